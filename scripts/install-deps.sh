@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the system packages sweepgate's build and tests need, when missing (Debian 12).
+set -euo pipefail
+
+need=()
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+if ((${#need[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+fi
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt 2>/dev/null || true

@@ -1,0 +1,36 @@
+//! Subcommand implementations: argument structs and thin calls into the library.
+
+pub mod lint;
+
+use std::path::PathBuf;
+
+use sweepgate::repo::{GitTree, Tree, WorkTree};
+
+/// `--repo DIR [--ref REV]`: a work tree, or a commit of the git repository at DIR.
+#[derive(Debug, clap::Args)]
+pub struct RepoArgs {
+    /// Repository folder (a git work tree or a plain directory).
+    #[arg(long, env = "SWEEPGATE_REPO")]
+    pub repo: PathBuf,
+    /// Read the files at this git revision instead of the work tree.
+    #[arg(long = "ref")]
+    pub rev: Option<String>,
+}
+
+impl RepoArgs {
+    pub fn open(&self) -> anyhow::Result<Box<dyn Tree>> {
+        if !self.repo.is_dir() {
+            anyhow::bail!("--repo {}: no such directory", self.repo.display());
+        }
+        Ok(match &self.rev {
+            Some(rev) => Box::new(GitTree::open(&self.repo, rev)?),
+            None => Box::new(WorkTree::new(&self.repo)),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}

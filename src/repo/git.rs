@@ -1,0 +1,183 @@
+//! A commit of a git repository as a [`Tree`], read through one `git cat-file --batch` process.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+
+use super::{check_path, under, RepoError, Tree, MAX_FILE_BYTES};
+
+pub struct GitTree {
+    repo: PathBuf,
+    commit: String,
+    files: Vec<String>,
+    batch: Mutex<Option<Batch>>,
+}
+
+struct Batch {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs git in `repo` and returns stdout.
+pub fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>, RepoError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| RepoError::Io { path: format!("git in {}", repo.display()), source })?;
+    if !out.status.success() {
+        return Err(RepoError::Git {
+            repo: repo.display().to_string(),
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+impl GitTree {
+    /// Opens `rev` (any commit-ish) of the repository at `repo`.
+    pub fn open(repo: impl Into<PathBuf>, rev: &str) -> Result<GitTree, RepoError> {
+        let repo = repo.into();
+        if rev.starts_with('-') {
+            return Err(RepoError::UnknownRev { repo: repo.display().to_string(), rev: rev.to_owned() });
+        }
+        let spec = format!("{rev}^{{commit}}");
+        let commit = git(&repo, &["rev-parse", "--verify", "--quiet", &spec])
+            .map_err(|_| RepoError::UnknownRev { repo: repo.display().to_string(), rev: rev.to_owned() })?;
+        let commit = String::from_utf8_lossy(&commit).trim().to_owned();
+        let listing = git(&repo, &["ls-tree", "-r", "-z", "--name-only", &commit])?;
+        let mut files: Vec<String> = listing
+            .split(|b| *b == 0)
+            .filter(|s| !s.is_empty())
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect();
+        files.sort();
+        Ok(GitTree { repo, commit, files, batch: Mutex::new(None) })
+    }
+
+    /// The full SHA of the commit.
+    pub fn commit(&self) -> &str {
+        &self.commit
+    }
+
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    fn start_batch(&self) -> Result<Batch, RepoError> {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&self.repo)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|source| RepoError::Io { path: "git cat-file".into(), source })?;
+        let stdin = child.stdin.take().ok_or_else(|| self.batch_error("no stdin"))?;
+        let stdout = BufReader::new(child.stdout.take().ok_or_else(|| self.batch_error("no stdout"))?);
+        Ok(Batch { child, stdin, stdout })
+    }
+
+    fn batch_error(&self, what: &str) -> RepoError {
+        RepoError::Git { repo: self.repo.display().to_string(), args: "cat-file --batch".into(), stderr: what.into() }
+    }
+
+    fn read_blob(&self, batch: &mut Batch, path: &str) -> Result<Vec<u8>, RepoError> {
+        let io = |source| RepoError::Io { path: path.to_owned(), source };
+        writeln!(batch.stdin, "{}:{}", self.commit, path).map_err(io)?;
+        batch.stdin.flush().map_err(io)?;
+        let mut header = String::new();
+        batch.stdout.read_line(&mut header).map_err(io)?;
+        let mut parts = header.split_whitespace();
+        let (_sha, kind, size) = (parts.next(), parts.next(), parts.next());
+        let size: u64 = match (kind, size) {
+            (Some("blob"), Some(size)) => size.parse().map_err(|_| self.batch_error(&header))?,
+            _ => return Err(self.batch_error(&format!("unexpected answer for {path}: {}", header.trim()))),
+        };
+        let mut body = vec![0u8; usize::try_from(size).map_err(|_| self.batch_error("size"))?];
+        batch.stdout.read_exact(&mut body).map_err(io)?;
+        let mut newline = [0u8; 1];
+        batch.stdout.read_exact(&mut newline).map_err(io)?;
+        if size > MAX_FILE_BYTES {
+            return Err(RepoError::TooLarge { path: path.to_owned(), size, limit: MAX_FILE_BYTES });
+        }
+        Ok(body)
+    }
+}
+
+impl Tree for GitTree {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, RepoError> {
+        check_path(path)?;
+        if self.files.binary_search_by(|p| p.as_str().cmp(path)).is_err() {
+            return Ok(None);
+        }
+        let mut guard = self.batch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if guard.is_none() {
+            *guard = Some(self.start_batch()?);
+        }
+        let Some(batch) = guard.as_mut() else { return Err(self.batch_error("not started")) };
+        match self.read_blob(batch, path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) => {
+                // A failed exchange leaves the stream out of step: start afresh next time.
+                *guard = None;
+                Err(e)
+            }
+        }
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<String>, RepoError> {
+        check_path(dir)?;
+        Ok(self.files.iter().filter(|p| under(dir, p)).cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(ok.status.success(), "{:?}", ok);
+    }
+
+    #[test]
+    fn reads_files_at_a_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(d, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(d.join("configs")).unwrap();
+        std::fs::write(d.join("configs/a.yaml"), "v1\n").unwrap();
+        sh(d, &["add", "."]);
+        sh(d, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+        std::fs::write(d.join("configs/a.yaml"), "v2\n").unwrap();
+        std::fs::write(d.join("b.txt"), "b").unwrap();
+        sh(d, &["add", "."]);
+        sh(d, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "two"]);
+
+        let old = GitTree::open(d, "HEAD~1").unwrap();
+        assert_eq!(old.list("").unwrap(), ["configs/a.yaml"]);
+        assert_eq!(old.read("configs/a.yaml").unwrap().unwrap(), b"v1\n");
+        assert_eq!(old.read("b.txt").unwrap(), None);
+        let new = GitTree::open(d, "main").unwrap();
+        assert_eq!(new.read("configs/a.yaml").unwrap().unwrap(), b"v2\n");
+        assert_eq!(new.read("b.txt").unwrap().unwrap(), b"b");
+        assert_eq!(new.commit().len(), 40);
+
+        assert!(matches!(GitTree::open(d, "no-such-branch"), Err(RepoError::UnknownRev { .. })));
+        assert!(matches!(GitTree::open(d, "--help"), Err(RepoError::UnknownRev { .. })));
+    }
+}

@@ -1,0 +1,459 @@
+//! YAML as the benchmark repository writes it, read the way upstream reads it.
+//!
+//! Upstream loads every policy file with PyYAML `safe_load` (YAML 1.1 scalar resolution). A
+//! YAML 1.2 parser would read `2_063_837` as a string and `yes` as text, so plain scalars are
+//! resolved here with PyYAML's 1.1 rules (docs/decisions.md, "YAML"). The tree keeps key order
+//! and the line/column of every node so that every error can name `file:line:col`.
+//!
+//! Hostile input is bounded: file size, nesting depth and the number of nodes after alias
+//! expansion (billion-laughs) all have hard limits, and nothing here panics on any input.
+
+mod de;
+mod scalar;
+
+use std::fmt;
+use std::path::Path;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span as RawSpan};
+
+pub use de::from_node;
+
+/// Largest policy file sweepgate reads (the biggest real file, the changelog, is ~400 KB).
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+/// Deepest nesting accepted (real files nest < 12 levels).
+pub const MAX_DEPTH: usize = 128;
+/// Most nodes one document may expand to, aliases included.
+pub const MAX_NODES: usize = 1_000_000;
+
+/// 1-based line and column of a node in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+impl Pos {
+    fn from_raw(span: &RawSpan) -> Pos {
+        Pos {
+            line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+            col: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// One YAML node with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    /// Entries in document order; keys are unique (duplicates are rejected while parsing).
+    Map(Vec<(Node, Node)>),
+}
+
+impl Value {
+    /// The YAML kind, as used in error messages ("expected a mapping, found a sequence").
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a sequence",
+            Value::Map(_) => "a mapping",
+        }
+    }
+}
+
+impl Node {
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value under a string key of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?.iter().find(|(k, _)| k.key_text().as_deref() == Some(key)).map(|(_, v)| v)
+    }
+
+    /// A scalar key as text (`8192` → "8192"); None for collection keys.
+    pub fn key_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        use std::borrow::Cow;
+        match &self.value {
+            Value::Str(s) => Some(Cow::Borrowed(s)),
+            Value::Int(i) => Some(Cow::Owned(i.to_string())),
+            Value::Float(x) => Some(Cow::Owned(scalar::python_float_repr(*x))),
+            Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+            Value::Null => Some(Cow::Borrowed("null")),
+            Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// Converts to JSON, keeping key order; non-string keys become their text.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(x) => serde_json::Number::from_f64(*x).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.key_text().map(|t| t.into_owned()).unwrap_or_default(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A YAML syntax or shape error, located in its file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct YamlError {
+    /// Repository-relative path, when known.
+    pub file: Option<String>,
+    pub pos: Option<Pos>,
+    /// Dotted path of the offending value inside the document (`a.b[2].c`), when known.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}:")?;
+        }
+        if let Some(pos) = self.pos {
+            write!(f, "{pos}:")?;
+        }
+        if self.file.is_some() || self.pos.is_some() {
+            f.write_str(" ")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, "{field}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl YamlError {
+    pub fn at(pos: Pos, message: impl Into<String>) -> YamlError {
+        YamlError { file: None, pos: Some(pos), field: None, message: message.into() }
+    }
+
+    /// Names the file the error was found in.
+    pub fn in_file(mut self, file: impl Into<String>) -> YamlError {
+        self.file = Some(file.into());
+        self
+    }
+}
+
+/// What to do with a key that appears twice in one mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DuplicateKeys {
+    /// An error naming both lines (policy files sweepgate owns the rules of).
+    Reject,
+    /// PyYAML's behaviour: the last value wins, the key keeps its first position. Each
+    /// duplicate is returned as a warning. Used for SRT recipes, which srtctl reads this way.
+    KeepLast,
+}
+
+/// Parses one YAML document (an empty file is `Null`), rejecting duplicate keys.
+/// `file` is only used in errors.
+pub fn parse(text: &str, file: &str) -> Result<Node, YamlError> {
+    parse_inner(text, DuplicateKeys::Reject).map(|(node, _)| node).map_err(|e| e.in_file(file))
+}
+
+/// Parses like PyYAML: duplicate keys keep the last value and come back as warnings.
+pub fn parse_lenient(text: &str, file: &str) -> Result<(Node, Vec<YamlError>), YamlError> {
+    match parse_inner(text, DuplicateKeys::KeepLast) {
+        Ok((node, warnings)) => Ok((node, warnings.into_iter().map(|w| w.in_file(file)).collect())),
+        Err(e) => Err(e.in_file(file)),
+    }
+}
+
+/// Reads and parses a file from disk, refusing files over [`MAX_FILE_BYTES`].
+pub fn parse_file(path: &Path) -> Result<Node, YamlError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| YamlError {
+        file: Some(name.clone()),
+        pos: None,
+        field: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    let text = text_of(&bytes).map_err(|e| e.in_file(&name))?;
+    parse(text, &name)
+}
+
+/// Checks the size bound and UTF-8 of a file's bytes.
+pub fn text_of(bytes: &[u8]) -> Result<&str, YamlError> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(YamlError {
+            file: None,
+            pos: None,
+            field: None,
+            message: format!(
+                "file is {} bytes; sweepgate reads policy files of at most {} bytes",
+                bytes.len(),
+                MAX_FILE_BYTES
+            ),
+        });
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
+        YamlError::at(Pos { line: line as u32, col: 1 }, format!("file is not valid UTF-8: {e}"))
+    })
+}
+
+fn parse_inner(text: &str, duplicates: DuplicateKeys) -> Result<(Node, Vec<YamlError>), YamlError> {
+    if text.len() > MAX_FILE_BYTES {
+        return Err(YamlError::at(Pos { line: 1, col: 1 }, format!("document larger than {MAX_FILE_BYTES} bytes")));
+    }
+    let mut builder = Builder {
+        parser: Parser::new_from_str(text),
+        anchors: Vec::new(),
+        nodes: 0,
+        last_pos: Pos { line: 1, col: 1 },
+        duplicates,
+        warnings: Vec::new(),
+    };
+    let node = builder.document()?;
+    Ok((node, builder.warnings))
+}
+
+struct Builder<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    anchors: Vec<(usize, Node)>,
+    nodes: usize,
+    last_pos: Pos,
+    duplicates: DuplicateKeys,
+    warnings: Vec<YamlError>,
+}
+
+enum Item {
+    Node(Node),
+    End,
+}
+
+impl<'a> Builder<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, Pos), YamlError> {
+        match self.parser.next_event() {
+            None => Ok((Event::StreamEnd, self.last_pos)),
+            Some(Ok((event, span))) => {
+                let pos = Pos::from_raw(&span);
+                self.last_pos = pos;
+                Ok((event, pos))
+            }
+            Some(Err(e)) => Err(YamlError::at(
+                Pos { line: e.marker().line() as u32, col: e.marker().col() as u32 + 1 },
+                format!("invalid YAML: {}", e.info()),
+            )),
+        }
+    }
+
+    fn document(&mut self) -> Result<Node, YamlError> {
+        let mut root: Option<Node> = None;
+        loop {
+            let (event, pos) = self.next()?;
+            match event {
+                Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+                Event::DocumentStart(_) => {
+                    if root.is_some() {
+                        return Err(YamlError::at(
+                            pos,
+                            "more than one YAML document in the file; expected exactly one",
+                        ));
+                    }
+                    root = Some(match self.item(0)? {
+                        Item::Node(n) => n,
+                        Item::End => Node { value: Value::Null, pos },
+                    });
+                }
+                Event::StreamEnd => {
+                    return Ok(root.unwrap_or(Node { value: Value::Null, pos: Pos { line: 1, col: 1 } }))
+                }
+                _ => return Err(YamlError::at(pos, "unexpected YAML event outside a document")),
+            }
+        }
+    }
+
+    fn count(&mut self, pos: Pos, n: usize) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES {
+            return Err(YamlError::at(pos, format!("document expands to more than {MAX_NODES} nodes (alias bomb?)")));
+        }
+        Ok(())
+    }
+
+    fn remember(&mut self, anchor: usize, node: &Node) {
+        if anchor != 0 {
+            self.anchors.push((anchor, node.clone()));
+        }
+    }
+
+    fn item(&mut self, depth: usize) -> Result<Item, YamlError> {
+        let (event, pos) = self.next()?;
+        if depth > MAX_DEPTH {
+            return Err(YamlError::at(pos, format!("nesting deeper than {MAX_DEPTH} levels")));
+        }
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                self.count(pos, 1)?;
+                let value = scalar::resolve(&text, style != ScalarStyle::Plain, tag.as_deref())
+                    .map_err(|m| YamlError::at(pos, m))?;
+                let node = Node { value, pos };
+                self.remember(anchor, &node);
+                Ok(Item::Node(node))
+            }
+            Event::Alias(id) => {
+                let index = self
+                    .anchors
+                    .iter()
+                    .rposition(|(a, _)| *a == id)
+                    .ok_or_else(|| YamlError::at(pos, "alias refers to an unknown anchor"))?;
+                // Count before cloning so that an alias bomb is refused before it allocates.
+                self.count(pos, size_of_tree(&self.anchors[index].1))?;
+                Ok(Item::Node(self.anchors[index].1.clone()))
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.count(pos, 1)?;
+                let mut items = Vec::new();
+                while let Item::Node(n) = self.item(depth + 1)? {
+                    items.push(n);
+                }
+                let node = Node { value: Value::Seq(items), pos };
+                self.remember(anchor, &node);
+                Ok(Item::Node(node))
+            }
+            Event::MappingStart(anchor, _) => {
+                self.count(pos, 1)?;
+                let node = Node { value: Value::Map(self.mapping(depth)?), pos };
+                self.remember(anchor, &node);
+                Ok(Item::Node(node))
+            }
+            Event::SequenceEnd | Event::MappingEnd | Event::DocumentEnd | Event::StreamEnd => Ok(Item::End),
+            Event::StreamStart | Event::DocumentStart(_) | Event::Nothing => {
+                Err(YamlError::at(pos, "unexpected YAML event inside a document"))
+            }
+        }
+    }
+
+    /// Reads mapping entries up to MappingEnd, applying `<<` merge keys the way PyYAML does:
+    /// merged entries come first, explicit entries override them.
+    fn mapping(&mut self, depth: usize) -> Result<Vec<(Node, Node)>, YamlError> {
+        let mut explicit: Vec<(Node, Node)> = Vec::new();
+        let mut merged: Vec<(Node, Node)> = Vec::new();
+        loop {
+            let key = match self.item(depth + 1)? {
+                Item::Node(k) => k,
+                Item::End => break,
+            };
+            let value = match self.item(depth + 1)? {
+                Item::Node(v) => v,
+                Item::End => return Err(YamlError::at(key.pos, "mapping key without a value")),
+            };
+            if matches!(&key.value, Value::Str(s) if s == "<<") {
+                merge_into(&mut merged, value)?;
+                continue;
+            }
+            if let Some(index) = explicit.iter().position(|(k, _)| same_key(k, &key)) {
+                let message = format!(
+                    "duplicate key '{}' (first defined at line {})",
+                    key.key_text().unwrap_or_default(),
+                    explicit[index].0.pos.line
+                );
+                match self.duplicates {
+                    DuplicateKeys::Reject => {
+                        return Err(YamlError::at(key.pos, format!("{message}; remove one of them")))
+                    }
+                    DuplicateKeys::KeepLast => {
+                        self.warnings.push(YamlError::at(key.pos, format!("{message}; the last value is used")));
+                        explicit[index].1 = value;
+                        continue;
+                    }
+                }
+            }
+            explicit.push((key, value));
+        }
+        if merged.is_empty() {
+            return Ok(explicit);
+        }
+        let mut out: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + explicit.len());
+        for (k, v) in merged {
+            if !explicit.iter().any(|(ek, _)| same_key(ek, &k)) {
+                out.push((k, v));
+            }
+        }
+        out.extend(explicit);
+        Ok(out)
+    }
+}
+
+fn same_key(a: &Node, b: &Node) -> bool {
+    a.value == b.value
+}
+
+fn merge_into(merged: &mut Vec<(Node, Node)>, value: Node) -> Result<(), YamlError> {
+    let sources: Vec<Node> = match value.value {
+        Value::Map(_) => vec![value],
+        Value::Seq(items) => items,
+        _ => return Err(YamlError::at(value.pos, "merge key '<<' needs a mapping or a list of mappings")),
+    };
+    for source in sources {
+        let Value::Map(entries) = source.value else {
+            return Err(YamlError::at(source.pos, "merge key '<<' needs a mapping or a list of mappings"));
+        };
+        for (k, v) in entries {
+            // Earlier sources win over later ones, as in PyYAML.
+            if !merged.iter().any(|(mk, _)| same_key(mk, &k)) {
+                merged.push((k, v));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn size_of_tree(node: &Node) -> usize {
+    match &node.value {
+        Value::Seq(items) => 1 + items.iter().map(size_of_tree).sum::<usize>(),
+        Value::Map(entries) => 1 + entries.iter().map(|(k, v)| size_of_tree(k) + size_of_tree(v)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests;

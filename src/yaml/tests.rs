@@ -1,0 +1,158 @@
+use super::*;
+use serde::Deserialize;
+
+#[test]
+fn keeps_order_and_positions() {
+    let doc = parse("b: 1\na:\n  - x\n  - 2_000\n", "f.yaml").unwrap();
+    let map = doc.as_map().unwrap();
+    assert_eq!(map[0].0.as_str(), Some("b"));
+    assert_eq!(map[1].0.as_str(), Some("a"));
+    let seq = map[1].1.as_seq().unwrap();
+    assert_eq!(seq[1].value, Value::Int(2000));
+    assert_eq!(seq[1].pos, Pos { line: 4, col: 5 });
+}
+
+#[test]
+fn empty_file_is_null() {
+    assert_eq!(parse("", "f").unwrap().value, Value::Null);
+    assert_eq!(parse("# only a comment\n", "f").unwrap().value, Value::Null);
+}
+
+#[test]
+fn duplicate_keys_are_errors_with_both_lines() {
+    let err = parse("a: 1\nb: 2\na: 3\n", "x.yaml").unwrap_err();
+    assert_eq!(err.to_string(), "x.yaml:3:1: duplicate key 'a' (first defined at line 1); remove one of them");
+}
+
+#[test]
+fn lenient_parse_keeps_last_value_at_first_position() {
+    let (doc, warnings) = parse_lenient("a: 1\nb: 2\na: 3\n", "r.yaml").unwrap();
+    assert_eq!(doc.to_json(), serde_json::json!({"a": 3, "b": 2}));
+    assert_eq!(doc.as_map().unwrap()[0].0.as_str(), Some("a"));
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(
+        warnings[0].to_string(),
+        "r.yaml:3:1: duplicate key 'a' (first defined at line 1); the last value is used"
+    );
+}
+
+#[test]
+fn syntax_errors_name_file_and_line() {
+    let err = parse("a: 1\nb: [1, 2\nc: 3\n", "broken.yaml").unwrap_err();
+    assert_eq!(err.file.as_deref(), Some("broken.yaml"));
+    assert!(err.pos.is_some());
+    assert!(err.message.starts_with("invalid YAML"), "{err}");
+}
+
+#[test]
+fn anchors_aliases_and_merge_keys() {
+    let text = "base: &b\n  x: 1\n  y: 2\nother:\n  <<: *b\n  y: 3\n  z: 4\nlist: [*b]\n";
+    let doc = parse(text, "m.yaml").unwrap();
+    let other = doc.get("other").unwrap().to_json();
+    assert_eq!(other, serde_json::json!({"x": 1, "y": 3, "z": 4}));
+    assert_eq!(doc.get("list").unwrap().to_json(), serde_json::json!([{"x": 1, "y": 2}]));
+}
+
+#[test]
+fn alias_bomb_is_refused() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let prev = i - 1;
+        text.push_str(&format!(
+            "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    let err = parse(&text, "bomb.yaml").unwrap_err();
+    assert!(err.message.contains("alias bomb"), "{err}");
+}
+
+#[test]
+fn deep_nesting_is_refused() {
+    let text = "[".repeat(MAX_DEPTH + 10) + &"]".repeat(MAX_DEPTH + 10);
+    let err = parse(&text, "deep.yaml").unwrap_err();
+    assert!(err.message.contains("nesting deeper"), "{err}");
+}
+
+#[test]
+fn oversized_files_are_refused() {
+    let big = vec![b' '; MAX_FILE_BYTES + 1];
+    let err = text_of(&big).unwrap_err();
+    assert!(err.message.contains("at most"), "{err}");
+}
+
+#[test]
+fn two_documents_are_refused() {
+    let err = parse("a: 1\n---\nb: 2\n", "two.yaml").unwrap_err();
+    assert!(err.message.contains("more than one YAML document"), "{err}");
+}
+
+#[test]
+fn unsupported_tags_are_refused() {
+    let err = parse("a: !!python/object:os.system x\n", "t.yaml").unwrap_err();
+    assert!(err.message.contains("unsupported YAML tag"), "{err}");
+    assert_eq!(parse("a: !!str 8\n", "t").unwrap().get("a").unwrap().value, Value::Str("8".into()));
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Inner {
+    tp: u32,
+    dp_attn: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Outer {
+    name: String,
+    items: Vec<Inner>,
+}
+
+#[test]
+fn typed_deserialization() {
+    let doc = parse("name: x\nitems:\n  - tp: 8\n    dp-attn: true\n  - tp: 4\n", "t.yaml").unwrap();
+    let outer: Outer = from_node(&doc).unwrap();
+    assert_eq!(outer.items, vec![Inner { tp: 8, dp_attn: Some(true) }, Inner { tp: 4, dp_attn: None }]);
+}
+
+#[test]
+fn typed_errors_name_line_and_field_path() {
+    let doc = parse("name: x\nitems:\n  - tp: 8\n  - tp: \"8\"\n", "t.yaml").unwrap();
+    let err = from_node::<Outer>(&doc).unwrap_err().in_file("t.yaml");
+    assert_eq!(err.to_string(), "t.yaml:4:9: items[1].tp: expected an integer, found the string \"8\"");
+
+    let doc = parse("name: x\nitems:\n  - tp: 8\n    ep: 8\n", "t.yaml").unwrap();
+    let err = from_node::<Outer>(&doc).unwrap_err();
+    assert_eq!(err.pos, Some(Pos { line: 4, col: 5 }));
+    assert_eq!(err.field.as_deref(), Some("items[0]"));
+    assert!(err.message.contains("unknown field `ep`"), "{err}");
+
+    let doc = parse("name: x\n", "t.yaml").unwrap();
+    let err = from_node::<Outer>(&doc).unwrap_err();
+    assert!(err.message.contains("missing field `items`"), "{err}");
+    assert_eq!(err.pos, Some(Pos { line: 1, col: 1 }));
+}
+
+#[test]
+fn numeric_keys_read_as_string_keys() {
+    let doc = parse("8192: a\n1k1k: b\n", "k").unwrap();
+    let map: indexmap::IndexMap<String, String> = from_node(&doc).unwrap();
+    assert_eq!(map.keys().collect::<Vec<_>>(), ["8192", "1k1k"]);
+}
+
+#[test]
+fn no_panic_on_garbage() {
+    for text in [
+        "{",
+        "]",
+        ":",
+        "- - - -",
+        "a: *nope",
+        "&a [*a]",
+        "? [a]\n: b",
+        "\t a: 1",
+        "a: 'unterminated",
+        "%YAML 9.9\n---\na",
+    ] {
+        let _ = parse(text, "g");
+    }
+}
