@@ -1,0 +1,1 @@
+//! `perf-changelog.yaml` entries (spec 20 §4, 30 §7.6).

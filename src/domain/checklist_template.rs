@@ -1,0 +1,1 @@
+//! The PR review checklist template (spec 30 §4).

@@ -1,0 +1,1 @@
+//! Eval score floors, `utils/evals/thresholds.yaml` (spec 40 §1.6, 30 §7.7).

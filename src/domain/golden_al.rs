@@ -1,0 +1,1 @@
+//! Golden acceptance-length YAML (spec 30 §7.3).

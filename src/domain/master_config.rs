@@ -1,0 +1,1 @@
+//! Master configs `configs/*-master.yaml` (spec 20 §3, 30 §7.5).

@@ -1,0 +1,13 @@
+//! The benchmark repository as types: one module per policy file, each a pure parser from
+//! text to a typed value with positioned errors.
+
+pub mod changelog;
+pub mod checklist_template;
+pub mod codeowners;
+pub mod eval_thresholds;
+pub mod golden_al;
+pub mod master_config;
+pub mod models_md;
+pub mod runners;
+pub mod srt_recipe;
+pub mod waiver;

@@ -1,0 +1,1 @@
+//! `MODELS.md`: deprecations, scenarios, policy baselines (spec 30 §7.2).

@@ -1,0 +1,1 @@
+//! `configs/runners.yaml` (spec 20 §3).

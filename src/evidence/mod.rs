@@ -1,0 +1,1 @@
+//! Evidence: the immutable snapshot every check reads, and bundles on disk.

@@ -1,0 +1,1 @@
+//! GitHub: App auth, webhook signatures, the narrow client trait and its octocrab implementation.

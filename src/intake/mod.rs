@@ -1,0 +1,1 @@
+//! Intake: what arrives from GitHub, parsed purely — labels, commands, sign-off checklists.

@@ -1,0 +1,1 @@
+//! Changelog validation and sweep-matrix generation with upstream parity (spec 20).

@@ -1,0 +1,1 @@
+//! Report rendering from `templates/`, escaping of user text, hidden markers.

@@ -1,0 +1,1 @@
+//! Benchmark, eval and power artifacts; Pareto frontiers and removed-point coverage (spec 40).

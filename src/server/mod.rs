@@ -1,0 +1,1 @@
+//! The axum webhook server: routes, delivery dedupe, work queue, health and metrics.

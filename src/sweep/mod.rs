@@ -1,0 +1,1 @@
+//! Sweep planning and dispatch: plan, SRT variant selection, pools, Slurm, ledger (spec 50).
