@@ -377,11 +377,7 @@ impl<'a> Builder<'a> {
     fn mapping(&mut self, depth: usize) -> Result<Vec<(Node, Node)>, YamlError> {
         let mut explicit: Vec<(Node, Node)> = Vec::new();
         let mut merged: Vec<(Node, Node)> = Vec::new();
-        loop {
-            let key = match self.item(depth + 1)? {
-                Item::Node(k) => k,
-                Item::End => break,
-            };
+        while let Item::Node(key) = self.item(depth + 1)? {
             let value = match self.item(depth + 1)? {
                 Item::Node(v) => v,
                 Item::End => return Err(YamlError::at(key.pos, "mapping key without a value")),
