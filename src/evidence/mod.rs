@@ -1,1 +1,248 @@
-//! Evidence: the immutable snapshot every check reads, and bundles on disk.
+//! Evidence: the immutable snapshot of everything a verdict reads, gathered by the shell before
+//! any check runs (ARCHITECTURE rule 1), and its on-disk form, the bundle (rule 2).
+//!
+//! Same Evidence → same verdict, byte for byte: every collection here is ordered.
+
+mod bundle;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::repo::MemTree;
+
+pub use bundle::{read_bundle, write_bundle, BundleError, BUNDLE_FORMAT};
+
+/// A fact that had to be fetched from outside and may not have been obtainable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fact<T> {
+    Ok(T),
+    /// Why it could not be obtained (HTTP status, timeout, not found, …).
+    Unavailable(String),
+}
+
+impl<T> Fact<T> {
+    pub fn as_ok(&self) -> Option<&T> {
+        match self {
+            Fact::Ok(v) => Some(v),
+            Fact::Unavailable(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PullRequest {
+    pub number: u64,
+    pub title: String,
+    #[serde(default)]
+    pub body: String,
+    pub author: String,
+    pub state: String,
+    pub draft: bool,
+    /// The pinned head SHA every check is evaluated at.
+    pub head_sha: String,
+    pub head_ref: String,
+    /// The base branch tip the policy files were read at (ARCHITECTURE decision 6).
+    pub base_sha: String,
+    pub base_ref: String,
+    #[serde(default)]
+    pub fork: bool,
+    #[serde(default)]
+    pub labels: Vec<String>,
+}
+
+/// Where a sign-off was posted; the key is the verdict's identity (ARCHITECTURE decision 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignoffKind {
+    /// A PR conversation comment (`issuecomment-N`).
+    Comment,
+    /// A review summary (`pullrequestreview-N`).
+    Review,
+    /// An inline review comment (`discussion_rN`).
+    ReviewComment,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Signoff {
+    pub kind: SignoffKind,
+    pub id: u64,
+    pub author: String,
+    pub body: String,
+    pub url: String,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default)]
+    pub updated_at: String,
+}
+
+impl Signoff {
+    /// `issuecomment-N`, `pullrequestreview-N` or `discussion_rN`.
+    pub fn key(&self) -> String {
+        match self.kind {
+            SignoffKind::Comment => format!("issuecomment-{}", self.id),
+            SignoffKind::Review => format!("pullrequestreview-{}", self.id),
+            SignoffKind::ReviewComment => format!("discussion_r{}", self.id),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangedFile {
+    pub filename: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_filename: Option<String>,
+    /// added, modified, removed, renamed, copied, changed, unchanged (GitHub's words).
+    pub status: String,
+    /// The unified diff hunk text GitHub returns (absent for binary or very large files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRun {
+    pub name: String,
+    /// queued, in_progress, completed.
+    pub status: String,
+    /// success, failure, skipped, cancelled, timed_out, neutral, action_required, stale; null while running.
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub details_url: String,
+    /// The Actions run id, parsed from `details_url` (`/actions/runs/<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowRun {
+    pub id: u64,
+    pub name: String,
+    /// Workflow file path, e.g. `.github/workflows/run-sweep.yml`.
+    pub path: String,
+    pub head_sha: String,
+    pub event: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    /// Artifact names of the run, each with whether its content is in the bundle.
+    #[serde(default)]
+    pub artifacts: BTreeMap<String, Fact<()>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comment {
+    pub id: u64,
+    pub author: String,
+    /// OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, NONE.
+    pub author_association: String,
+    pub body: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub updated_at: String,
+    #[serde(default)]
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Permission {
+    /// admin, write, read, none (GitHub's `permission`).
+    pub permission: String,
+    /// admin, maintain, write, triage, read (GitHub's `role_name`).
+    pub role_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamPull {
+    /// open, closed.
+    pub state: String,
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub merged_at: Option<String>,
+    /// Files the upstream PR touched.
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+/// Facts from outside the repository, fetched by the collectors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Upstream {
+    /// Upstream recipe / cookbook pull requests, by their URL.
+    #[serde(default)]
+    pub pulls: BTreeMap<String, Fact<UpstreamPull>>,
+    /// Image reference → manifest digest (`sha256:…`).
+    #[serde(default)]
+    pub image_digests: BTreeMap<String, Fact<String>>,
+    /// Hugging Face repo id → its `config.json`.
+    #[serde(default)]
+    pub model_configs: BTreeMap<String, Fact<serde_json::Value>>,
+}
+
+/// Everything a verdict reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    /// `owner/name`.
+    pub repository: String,
+    /// The UTC date the verification ran on (deprecation dates are compared with it).
+    pub review_date: chrono::NaiveDate,
+    pub pull_request: PullRequest,
+    /// The head SHA read again after collection; differs from the pinned head when the PR
+    /// moved during verification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_head_sha: Option<String>,
+    pub signoff: Signoff,
+    /// SHAs of the commits currently in the PR, oldest first.
+    pub commits: Vec<String>,
+    pub files: Vec<ChangedFile>,
+    /// Check-runs per in-PR commit SHA.
+    #[serde(default)]
+    pub check_runs: BTreeMap<String, Fact<Vec<CheckRun>>>,
+    /// Workflow runs referenced by check-runs or reuse commands, by id.
+    #[serde(default)]
+    pub runs: BTreeMap<u64, WorkflowRun>,
+    /// PR conversation comments, oldest first.
+    #[serde(default)]
+    pub comments: Vec<Comment>,
+    /// Repository permission of the people the checks ask about (signer, commenters).
+    #[serde(default)]
+    pub permissions: BTreeMap<String, Fact<Permission>>,
+    /// `org/team` → login → member?; a missing entry or `Unavailable` means unreadable.
+    #[serde(default)]
+    pub team_members: BTreeMap<String, BTreeMap<String, Fact<bool>>>,
+    #[serde(default)]
+    pub upstream: Upstream,
+    /// Policy and content files at `base_sha` (not serialized in evidence.json: `base/`).
+    #[serde(skip)]
+    pub base: MemTree,
+    /// Content files at the pinned head (not serialized in evidence.json: `head/`).
+    #[serde(skip)]
+    pub head: MemTree,
+    /// Unpacked artifacts: `<run id>/<artifact name>/<path>` (bundle folder `artifacts/`).
+    #[serde(skip)]
+    pub artifacts: MemTree,
+}
+
+impl Evidence {
+    /// The short form of the pinned head SHA, as reports name it.
+    pub fn short_sha(&self) -> &str {
+        let sha = &self.pull_request.head_sha;
+        sha.get(..7).unwrap_or(sha)
+    }
+
+    /// Whether the PR head moved while the evidence was being collected.
+    pub fn head_moved(&self) -> bool {
+        self.live_head_sha.as_deref().is_some_and(|live| live != self.pull_request.head_sha)
+    }
+}

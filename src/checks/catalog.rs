@@ -1,0 +1,207 @@
+//! The check catalog: one data file per check in `checks/` (bilingual name, rule, remediation,
+//! allowed statuses and message templates), embedded in the binary and validated at load.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::Status;
+
+/// English and Chinese text side by side.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Bilingual {
+    pub en: String,
+    pub zh: String,
+}
+
+impl Bilingual {
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::En => &self.en,
+            Lang::Zh => &self.zh,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+/// One check's catalog entry (`checks/NN-<slug>.toml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    pub id: u8,
+    pub slug: String,
+    pub allowed: Vec<Status>,
+    pub name: Bilingual,
+    pub rule: Bilingual,
+    pub remediation: Bilingual,
+    #[serde(default)]
+    pub messages: BTreeMap<String, Bilingual>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommonMessages {
+    messages: BTreeMap<String, Bilingual>,
+}
+
+/// The whole catalog: checks 0..=18 in order, plus the shared messages.
+#[derive(Debug)]
+pub struct Catalog {
+    checks: Vec<CheckSpec>,
+    common: BTreeMap<String, Bilingual>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CatalogError {
+    #[error("checks/{file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+macro_rules! catalog_files {
+    ($($file:literal),* $(,)?) => {
+        [$(($file, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/", $file)))),*]
+    };
+}
+
+const CHECK_FILES: [(&str, &str); 19] = catalog_files!(
+    "00-codeowner.toml",
+    "01-in-pr-sweep.toml",
+    "02-evals-pass.toml",
+    "03-upstream-recipe.toml",
+    "04-reuse-command.toml",
+    "05-checklist-template.toml",
+    "06-upstream-image.toml",
+    "07-deprecated-models.toml",
+    "08-architecture-hacks.toml",
+    "09-chat-template.toml",
+    "10-engine-patches.toml",
+    "11-golden-al.toml",
+    "12-append-only.toml",
+    "13-draft-precision.toml",
+    "14-pareto-coverage.toml",
+    "15-pr-description.toml",
+    "16-nvidia-overview.toml",
+    "17-metrics-publication.toml",
+    "18-consistency.toml",
+);
+
+const COMMON_FILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/common.toml"));
+
+/// Number of numbered checks (0..=18).
+pub const CHECK_COUNT: usize = 19;
+
+impl Catalog {
+    /// The embedded catalog (parsed once).
+    pub fn embedded() -> &'static Catalog {
+        static CATALOG: OnceLock<Catalog> = OnceLock::new();
+        // The embedded files are part of the binary and validated by tests; a broken catalog
+        // is a build defect, not user input.
+        CATALOG.get_or_init(|| Catalog::parse(&CHECK_FILES, COMMON_FILE).expect("embedded check catalog is valid"))
+    }
+
+    fn parse(files: &[(&str, &str)], common: &str) -> Result<Catalog, CatalogError> {
+        let invalid = |file: &str, message: String| CatalogError::Invalid { file: file.to_owned(), message };
+        let mut checks = Vec::with_capacity(files.len());
+        for (index, (file, text)) in files.iter().enumerate() {
+            let spec: CheckSpec = toml::from_str(text).map_err(|e| invalid(file, e.to_string()))?;
+            if usize::from(spec.id) != index {
+                return Err(invalid(file, format!("id {} where {} was expected", spec.id, index)));
+            }
+            if !file.starts_with(&format!("{:02}-{}.", spec.id, spec.slug)) {
+                return Err(invalid(file, format!("file name does not match id {} and slug {}", spec.id, spec.slug)));
+            }
+            if spec.allowed.is_empty() {
+                return Err(invalid(file, "no allowed statuses".into()));
+            }
+            checks.push(spec);
+        }
+        let common: CommonMessages = toml::from_str(common).map_err(|e| invalid("common.toml", e.to_string()))?;
+        for spec in &checks {
+            if let Some(key) = spec.messages.keys().find(|k| common.messages.contains_key(*k)) {
+                return Err(invalid(&spec.slug, format!("message '{key}' shadows a message of common.toml")));
+            }
+        }
+        Ok(Catalog { checks, common: common.messages })
+    }
+
+    pub fn check(&self, id: u8) -> &CheckSpec {
+        &self.checks[usize::from(id)]
+    }
+
+    pub fn checks(&self) -> &[CheckSpec] {
+        &self.checks
+    }
+
+    /// The message template for `key` of check `id` (its own messages, then the shared ones).
+    pub fn message(&self, id: u8, key: &str) -> Option<&Bilingual> {
+        self.checks.get(usize::from(id)).and_then(|c| c.messages.get(key)).or_else(|| self.common.get(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_has_all_checks_in_order() {
+        let catalog = Catalog::embedded();
+        assert_eq!(catalog.checks().len(), CHECK_COUNT);
+        for (i, c) in catalog.checks().iter().enumerate() {
+            assert_eq!(usize::from(c.id), i);
+            assert!(!c.name.en.is_empty() && !c.name.zh.is_empty(), "check {i} name");
+            assert!(!c.rule.zh.is_empty() && !c.remediation.zh.is_empty(), "check {i} Chinese text");
+        }
+        assert_eq!(catalog.check(18).name.en, "Recipe/image/sweep consistency");
+        assert!(catalog.message(3, "not_implemented").is_some(), "common messages are shared");
+    }
+
+    #[test]
+    fn row_names_are_upstreams_verbatim() {
+        let names: Vec<&str> = Catalog::embedded().checks().iter().map(|c| c.name.en.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "CODEOWNER",
+                "In-PR sweep + evals",
+                "Evals pass",
+                "Upstream recipe",
+                "Reuse command",
+                "Checklist template",
+                "Upstream image",
+                "Deprecated models",
+                "Architecture hacks",
+                "Chat template",
+                "No engine patches",
+                "Golden AL",
+                "Append-only",
+                "Draft precision",
+                "Pareto coverage",
+                "PR description",
+                "NVIDIA overview",
+                "Metrics publication",
+                "Recipe/image/sweep consistency",
+            ]
+        );
+    }
+
+    #[test]
+    fn invalid_catalogs_are_refused() {
+        let good = "id = 0\nslug = \"x\"\nallowed = [\"PASS\"]\nname = { en = \"a\", zh = \"b\" }\nrule = { en = \"a\", zh = \"b\" }\nremediation = { en = \"a\", zh = \"b\" }\n";
+        assert!(Catalog::parse(&[("00-x.toml", good)], "[messages]\n").is_ok());
+        let err = Catalog::parse(&[("01-x.toml", good)], "[messages]\n").unwrap_err();
+        assert!(err.to_string().contains("file name does not match"), "{err}");
+        let unknown = format!("{good}colour = \"red\"\n");
+        let err = Catalog::parse(&[("00-x.toml", &unknown)], "[messages]\n").unwrap_err();
+        assert!(err.to_string().contains("unknown field"), "{err}");
+        let bad_status = good.replace("\"PASS\"", "\"MAYBE\"");
+        assert!(Catalog::parse(&[("00-x.toml", &bad_status)], "[messages]\n").is_err());
+    }
+}

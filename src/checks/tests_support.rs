@@ -1,0 +1,57 @@
+//! Small Evidence builders for the checks' unit tests.
+
+use crate::evidence::{CheckRun, Evidence, PullRequest, Signoff, SignoffKind};
+
+/// A PR with two commits (`a…a`, `b…b`; head = `b…b`) and a sign-off by `alice`, nothing else.
+pub fn evidence() -> Evidence {
+    Evidence {
+        repository: "example/bench".into(),
+        review_date: chrono::NaiveDate::from_ymd_opt(2026, 11, 29).unwrap_or_default(),
+        pull_request: PullRequest {
+            number: 42,
+            title: "Add dsr1 fp4 b200 sglang".into(),
+            body: String::new(),
+            author: "vendor-dev".into(),
+            state: "open".into(),
+            draft: false,
+            head_sha: "b".repeat(40),
+            head_ref: "feature".into(),
+            base_sha: "0".repeat(40),
+            base_ref: "main".into(),
+            fork: false,
+            labels: vec![],
+        },
+        live_head_sha: None,
+        signoff: Signoff {
+            kind: SignoffKind::Comment,
+            id: 1001,
+            author: "alice".into(),
+            body: String::new(),
+            url: "https://github.com/example/bench/pull/42#issuecomment-1001".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+        },
+        commits: vec!["a".repeat(40), "b".repeat(40)],
+        files: vec![],
+        check_runs: Default::default(),
+        runs: Default::default(),
+        comments: vec![],
+        permissions: Default::default(),
+        team_members: Default::default(),
+        upstream: Default::default(),
+        base: Default::default(),
+        head: Default::default(),
+        artifacts: Default::default(),
+    }
+}
+
+/// A completed check-run of workflow run `run_id`.
+pub fn run(name: &str, conclusion: &str, run_id: u64) -> CheckRun {
+    CheckRun {
+        name: name.into(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        details_url: format!("https://github.com/example/bench/actions/runs/{run_id}/job/1"),
+        run_id: Some(run_id),
+    }
+}

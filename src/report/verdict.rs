@@ -1,0 +1,196 @@
+//! The verdict comment (spec 30 §3.1 with ARCHITECTURE decisions 1-2) and the JSON verdict.
+
+use std::collections::BTreeMap;
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use super::escape;
+use crate::checks::{Catalog, CheckResult, Lang, Status, Verdict, VerdictWord};
+use crate::evidence::Evidence;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("check {id}: message '{key}' is not in checks/{id:02}-*.toml or checks/common.toml")]
+    UnknownMessage { id: u8, key: String },
+    #[error("check {id}: message '{key}' ({lang:?}): {source}")]
+    Message { id: u8, key: String, lang: Lang, source: minijinja::Error },
+    #[error("template {name}: {source}")]
+    Template { name: &'static str, source: minijinja::Error },
+}
+
+/// Report settings from the bot's configuration.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Handles asked for human review of WARN rows and Pareto escalations (e.g. `@maint-a`).
+    pub reviewers: Vec<String>,
+    /// Which languages to render; `None` renders both (the comment the bot posts).
+    pub lang: Option<Lang>,
+}
+
+/// The hidden marker that identifies the verdict of one sign-off (ARCHITECTURE decision 2).
+pub fn verdict_marker(signoff_key: &str, head_sha: &str) -> String {
+    format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} -->")
+}
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().keep_trailing_newline(true).build() {
+        env.set_syntax(syntax);
+    }
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env
+}
+
+/// Escapes every string inside an argument value (lists are joined by the template or here).
+fn escape_value(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::String(s) => serde_json::Value::String(escape::inline(s)),
+        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(escape_value).collect()),
+        serde_json::Value::Object(map) => {
+            serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), escape_value(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The one-line text of a check's message in one language.
+pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderError> {
+    let catalog = Catalog::embedded();
+    let key = &result.outcome.message.key;
+    let template = catalog
+        .message(result.id, key)
+        .ok_or_else(|| RenderError::UnknownMessage { id: result.id, key: key.clone() })?;
+    let args: BTreeMap<&str, serde_json::Value> =
+        result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), escape_value(v))).collect();
+    let env = environment();
+    let text = env
+        .render_str(template.get(lang), minijinja::Value::from(minijinja::value::Serde(&args)))
+        .map_err(|source| RenderError::Message { id: result.id, key: key.clone(), lang, source })?;
+    Ok(text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// `❌ Check 2 (Evals pass): FAIL — …` (English) or `❌ 检查 2（评测通过）：FAIL — …` (Chinese).
+pub fn row(result: &CheckResult, lang: Lang) -> Result<String, RenderError> {
+    let spec = Catalog::embedded().check(result.id);
+    let status = result.outcome.status;
+    let text = message_text(result, lang)?;
+    Ok(match lang {
+        Lang::En => format!("{} Check {} ({}): {} — {}", status.emoji(), result.id, spec.name.en, status.word(), text),
+        Lang::Zh => format!("{} 检查 {}（{}）：{} — {}", status.emoji(), result.id, spec.name.zh, status.word(), text),
+    })
+}
+
+#[derive(Serialize)]
+struct RowView {
+    id: u8,
+    name_en: String,
+    name_zh: String,
+    en: String,
+    zh: String,
+}
+
+fn row_view(result: &CheckResult) -> Result<RowView, RenderError> {
+    let spec = Catalog::embedded().check(result.id);
+    Ok(RowView {
+        id: result.id,
+        name_en: spec.name.en.clone(),
+        name_zh: spec.name.zh.clone(),
+        en: row(result, Lang::En)?,
+        zh: row(result, Lang::Zh)?,
+    })
+}
+
+/// Renders the whole verdict comment.
+pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportOptions) -> Result<String, RenderError> {
+    let by_status = |s: Status| -> Result<Vec<RowView>, RenderError> { verdict.with_status(s).map(row_view).collect() };
+    let fail_rows = by_status(Status::Fail)?;
+    // Checks this build does not implement need a human: they stay visible with the WARN rows.
+    let unimplemented = |r: &&CheckResult| r.outcome.message.key == "not_implemented";
+    let mut open_rows = by_status(Status::Fail)?;
+    open_rows.extend(by_status(Status::Warn)?);
+    open_rows.extend(verdict.results.iter().filter(unimplemented).map(row_view).collect::<Result<Vec<_>, _>>()?);
+    let closed_rows: Vec<RowView> = verdict
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome.status, Status::Pass | Status::NotApplicable) && !unimplemented(r))
+        .map(row_view)
+        .collect::<Result<_, _>>()?;
+    let head_sha = &evidence.pull_request.head_sha;
+    let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::login(h.trim_start_matches('@'))).collect();
+    let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
+    let context = minijinja::context! {
+        marker => verdict_marker(&evidence.signoff.key(), head_sha),
+        approved => verdict.word == VerdictWord::Approved,
+        head_moved => evidence.head_moved(),
+        live_sha => escape::inline(evidence.live_head_sha.as_deref().unwrap_or_default()),
+        short_sha => escape::inline(evidence.short_sha()),
+        head_sha => escape::inline(head_sha),
+        pareto_warn => verdict.result(14).is_some_and(|r| r.outcome.status == Status::Warn),
+        warn_count => verdict.with_status(Status::Warn).count() + verdict.results.iter().filter(unimplemented).count(),
+        reviewers => reviewers,
+        show_en => options.lang != Some(Lang::Zh),
+        show_zh => options.lang != Some(Lang::En),
+        signer => escape::login(&evidence.signoff.author),
+        fail_rows => minijinja::Value::from(minijinja::value::Serde(&fail_rows)),
+        open_rows => minijinja::Value::from(minijinja::value::Serde(&open_rows)),
+        closed_rows => minijinja::Value::from(minijinja::value::Serde(&closed_rows)),
+    };
+    let context = minijinja::context! { fail_count => fail_rows.len(), ..context };
+    let env = environment();
+    const NAME: &str = "verdict.md.j2";
+    let source = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/verdict.md.j2"));
+    env.render_str(source, context).map_err(|source| RenderError::Template { name: NAME, source })
+}
+
+#[derive(Serialize)]
+struct JsonCheck {
+    id: u8,
+    name: String,
+    name_zh: String,
+    status: Status,
+    summary: String,
+    summary_zh: String,
+    evidence: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct JsonVerdict {
+    verdict: VerdictWord,
+    head_sha: String,
+    signoff: String,
+    head_moved: bool,
+    checks: Vec<JsonCheck>,
+}
+
+/// The machine-readable verdict (`sweepgate verify --format json`).
+pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, RenderError> {
+    let catalog = Catalog::embedded();
+    let checks = verdict
+        .results
+        .iter()
+        .map(|r| {
+            let spec = catalog.check(r.id);
+            Ok(JsonCheck {
+                id: r.id,
+                name: spec.name.en.clone(),
+                name_zh: spec.name.zh.clone(),
+                status: r.outcome.status,
+                summary: message_text(r, Lang::En)?,
+                summary_zh: message_text(r, Lang::Zh)?,
+                evidence: r.outcome.evidence.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, RenderError>>()?;
+    let out = JsonVerdict {
+        verdict: verdict.word,
+        head_sha: evidence.pull_request.head_sha.clone(),
+        signoff: evidence.signoff.key(),
+        head_moved: evidence.head_moved(),
+        checks,
+    };
+    let mut text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    text.push('\n');
+    Ok(text)
+}
