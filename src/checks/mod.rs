@@ -5,8 +5,12 @@
 //! references. `verify` runs all 19 and aggregates: APPROVED iff no check FAILs.
 
 pub mod c01_in_pr_sweep;
+pub mod c08_architecture_hacks;
+pub mod c09_chat_template;
+pub mod c17_metrics_publication;
 pub mod catalog;
 mod context;
+pub mod scan;
 #[cfg(test)]
 mod tests_support;
 
@@ -151,8 +155,8 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     not_implemented, // 5
     not_implemented, // 6
     not_implemented, // 7
-    not_implemented, // 8
-    not_implemented, // 9
+    c08_architecture_hacks::check,
+    c09_chat_template::check,
     not_implemented, // 10
     not_implemented, // 11
     not_implemented, // 12
@@ -160,7 +164,7 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     not_implemented, // 14
     not_implemented, // 15
     not_implemented, // 16
-    not_implemented, // 17
+    c17_metrics_publication::check,
     not_implemented, // 18
 ];
 

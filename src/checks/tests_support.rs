@@ -55,3 +55,26 @@ pub fn run(name: &str, conclusion: &str, run_id: u64) -> CheckRun {
         run_id: Some(run_id),
     }
 }
+
+/// Adds a modified file with its patch (and no head content).
+pub fn with_change(mut e: Evidence, path: &str, patch: &str) -> Evidence {
+    e.files.push(crate::evidence::ChangedFile {
+        filename: path.into(),
+        previous_filename: None,
+        status: "modified".into(),
+        patch: Some(patch.into()),
+    });
+    e
+}
+
+/// Adds a file at the head, listed as added by the PR (no patch: the whole file is new).
+pub fn with_added_file(mut e: Evidence, path: &str, content: &str) -> Evidence {
+    e.head.insert(path, content);
+    e.files.push(crate::evidence::ChangedFile {
+        filename: path.into(),
+        previous_filename: None,
+        status: "added".into(),
+        patch: None,
+    });
+    e
+}

@@ -142,6 +142,16 @@ impl MemTree {
         self
     }
 
+    /// The bytes of a file, borrowed.
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// The file as UTF-8 text, if it exists and is text.
+    pub fn text(&self, path: &str) -> Option<&str> {
+        self.get(path).and_then(|b| std::str::from_utf8(b).ok())
+    }
+
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.files.keys().map(String::as_str)
     }

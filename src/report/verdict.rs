@@ -33,26 +33,23 @@ pub fn verdict_marker(signoff_key: &str, head_sha: &str) -> String {
     format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} -->")
 }
 
+/// The template environment: strict (a missing value is an error) and escaping every value it
+/// prints as Markdown text, unless a filter (`code`) already made it safe.
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_formatter(|out, state, value| {
+        if value.is_safe() || value.as_str().is_none() {
+            return minijinja::escape_formatter(out, state, value);
+        }
+        out.write_str(&escape::inline(value.as_str().unwrap_or_default())).map_err(minijinja::Error::from)
+    });
+    env.add_filter("code", |value: String| minijinja::Value::from_safe_string(escape::code_span(&value)));
     if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().keep_trailing_newline(true).build() {
         env.set_syntax(syntax);
     }
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env
-}
-
-/// Escapes every string inside an argument value (lists are joined by the template or here).
-fn escape_value(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::String(s) => serde_json::Value::String(escape::inline(s)),
-        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(escape_value).collect()),
-        serde_json::Value::Object(map) => {
-            serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), escape_value(v))).collect())
-        }
-        other => other.clone(),
-    }
 }
 
 /// The one-line text of a check's message in one language.
@@ -62,8 +59,8 @@ pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderEr
     let template = catalog
         .message(result.id, key)
         .ok_or_else(|| RenderError::UnknownMessage { id: result.id, key: key.clone() })?;
-    let args: BTreeMap<&str, serde_json::Value> =
-        result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), escape_value(v))).collect();
+    let args: BTreeMap<&str, &serde_json::Value> =
+        result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let env = environment();
     let text = env
         .render_str(template.get(lang), minijinja::Value::from(minijinja::value::Serde(&args)))
@@ -82,36 +79,30 @@ pub fn row(result: &CheckResult, lang: Lang) -> Result<String, RenderError> {
     })
 }
 
-#[derive(Serialize)]
-struct RowView {
-    id: u8,
-    name_en: String,
-    name_zh: String,
-    en: String,
-    zh: String,
-}
-
-fn row_view(result: &CheckResult) -> Result<RowView, RenderError> {
+/// A pre-rendered row for the layout template: its text is already escaped Markdown.
+fn row_view(result: &CheckResult) -> Result<minijinja::Value, RenderError> {
+    use minijinja::Value;
     let spec = Catalog::embedded().check(result.id);
-    Ok(RowView {
-        id: result.id,
-        name_en: spec.name.en.clone(),
-        name_zh: spec.name.zh.clone(),
-        en: row(result, Lang::En)?,
-        zh: row(result, Lang::Zh)?,
+    Ok(minijinja::context! {
+        id => result.id,
+        name_en => spec.name.en.clone(),
+        name_zh => spec.name.zh.clone(),
+        en => Value::from_safe_string(row(result, Lang::En)?),
+        zh => Value::from_safe_string(row(result, Lang::Zh)?),
     })
 }
 
 /// Renders the whole verdict comment.
 pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportOptions) -> Result<String, RenderError> {
-    let by_status = |s: Status| -> Result<Vec<RowView>, RenderError> { verdict.with_status(s).map(row_view).collect() };
+    let by_status =
+        |s: Status| -> Result<Vec<minijinja::Value>, RenderError> { verdict.with_status(s).map(row_view).collect() };
     let fail_rows = by_status(Status::Fail)?;
     // Checks this build does not implement need a human: they stay visible with the WARN rows.
     let unimplemented = |r: &&CheckResult| r.outcome.message.key == "not_implemented";
     let mut open_rows = by_status(Status::Fail)?;
     open_rows.extend(by_status(Status::Warn)?);
     open_rows.extend(verdict.results.iter().filter(unimplemented).map(row_view).collect::<Result<Vec<_>, _>>()?);
-    let closed_rows: Vec<RowView> = verdict
+    let closed_rows: Vec<minijinja::Value> = verdict
         .results
         .iter()
         .filter(|r| matches!(r.outcome.status, Status::Pass | Status::NotApplicable) && !unimplemented(r))
@@ -121,23 +112,23 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
     let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::login(h.trim_start_matches('@'))).collect();
     let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
     let context = minijinja::context! {
-        marker => verdict_marker(&evidence.signoff.key(), head_sha),
+        marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha)),
         approved => verdict.word == VerdictWord::Approved,
         head_moved => evidence.head_moved(),
-        live_sha => escape::inline(evidence.live_head_sha.as_deref().unwrap_or_default()),
-        short_sha => escape::inline(evidence.short_sha()),
-        head_sha => escape::inline(head_sha),
+        live_sha => evidence.live_head_sha.as_deref().unwrap_or_default(),
+        short_sha => evidence.short_sha(),
+        head_sha => head_sha,
         pareto_warn => verdict.result(14).is_some_and(|r| r.outcome.status == Status::Warn),
         warn_count => verdict.with_status(Status::Warn).count() + verdict.results.iter().filter(unimplemented).count(),
-        reviewers => reviewers,
+        reviewers => minijinja::Value::from_safe_string(reviewers),
         show_en => options.lang != Some(Lang::Zh),
         show_zh => options.lang != Some(Lang::En),
-        signer => escape::login(&evidence.signoff.author),
-        fail_rows => minijinja::Value::from(minijinja::value::Serde(&fail_rows)),
-        open_rows => minijinja::Value::from(minijinja::value::Serde(&open_rows)),
-        closed_rows => minijinja::Value::from(minijinja::value::Serde(&closed_rows)),
+        signer => minijinja::Value::from_safe_string(escape::login(&evidence.signoff.author)),
+        fail_count => fail_rows.len(),
+        fail_rows => fail_rows,
+        open_rows => open_rows,
+        closed_rows => closed_rows,
     };
-    let context = minijinja::context! { fail_count => fail_rows.len(), ..context };
     let env = environment();
     const NAME: &str = "verdict.md.j2";
     let source = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/verdict.md.j2"));

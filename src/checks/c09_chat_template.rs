@@ -1,0 +1,185 @@
+//! Check 9 — Chat template (spec 30 Check 9): speculative-decoding benchmarks use the model's
+//! chat template, so the acceptance-length distribution matches real use.
+//!
+//! Scripts: the head file must pass `--use-chat-template` (or `--dsv4`, which implies it) to the
+//! benchmark client. SRT recipes: every `use_chat_template` in the recipe is `true`, and there
+//! is one. AgentX (agentic) scripts and recipes replay chat-format traces: PASS by construction.
+
+use serde_json::json;
+
+use super::scan::{self, Role};
+use super::{Context, Outcome};
+use crate::evidence::Evidence;
+use crate::yaml::{self, Node, Value};
+
+const SPEC_NAME_MARKERS: [&str; 4] = ["mtp", "eagle", "dspark", "dflash"];
+
+fn is_agentic(path: &str) -> bool {
+    path.contains("agentic")
+}
+
+fn code_lines(text: &str) -> impl Iterator<Item = (u32, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i as u32 + 1, scan::code_part(l)))
+}
+
+fn is_spec_decode(path: &str, text: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    SPEC_NAME_MARKERS.iter().any(|m| name.contains(m))
+        || code_lines(text).any(|(_, c)| c.contains("speculative") || c.contains("num-nextn") || c.contains("nextn"))
+}
+
+#[derive(Debug)]
+enum Verdict {
+    ChatTemplate,
+    Agentic,
+    Missing { line: u32, kind: &'static str },
+}
+
+fn judge_script(text: &str) -> Verdict {
+    if code_lines(text).any(|(_, c)| c.contains("--use-chat-template") || c.contains("--dsv4")) {
+        return Verdict::ChatTemplate;
+    }
+    let line = code_lines(text).find(|(_, c)| c.contains("run_benchmark_serving")).map_or(1, |(n, _)| n);
+    Verdict::Missing { line, kind: "script" }
+}
+
+/// Every `use_chat_template` value in the recipe, with its line.
+fn chat_template_flags(node: &Node, out: &mut Vec<(u32, bool)>) {
+    match &node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                if k.as_str() == Some("use_chat_template") {
+                    out.push((v.pos.line, matches!(v.value, Value::Bool(true))));
+                }
+                chat_template_flags(v, out);
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| chat_template_flags(i, out)),
+        _ => {}
+    }
+}
+
+fn judge_recipe(path: &str, text: &str) -> Verdict {
+    let Ok((root, _)) = yaml::parse_lenient(text, path) else {
+        return Verdict::Missing { line: 1, kind: "recipe_missing" };
+    };
+    let mut flags = Vec::new();
+    chat_template_flags(&root, &mut flags);
+    match flags.iter().find(|(_, on)| !on) {
+        Some((line, _)) => Verdict::Missing { line: *line, kind: "recipe_false" },
+        None if flags.is_empty() => Verdict::Missing { line: 1, kind: "recipe_missing" },
+        None => Verdict::ChatTemplate,
+    }
+}
+
+fn judge(evidence: &Evidence, path: &str, role: Role) -> Option<Verdict> {
+    let text = evidence.head.text(path)?;
+    if !is_spec_decode(path, text) {
+        return None;
+    }
+    if is_agentic(scan::logical_path(path)) {
+        return Some(Verdict::Agentic);
+    }
+    match role {
+        Role::Script if path.ends_with(".sh") => Some(judge_script(text)),
+        Role::Recipe => Some(judge_recipe(path, text)),
+        _ => None,
+    }
+}
+
+pub fn check(cx: &Context) -> Outcome {
+    let ev = cx.evidence;
+    let (mut count, mut agentic) = (0usize, 0usize);
+    let mut findings = Vec::new();
+    for (file, role) in scan::changed(ev) {
+        match judge(ev, &file.filename, role) {
+            None => {}
+            Some(Verdict::ChatTemplate) => count += 1,
+            Some(Verdict::Agentic) => {
+                count += 1;
+                agentic += 1;
+            }
+            Some(Verdict::Missing { line, kind }) => findings.push((file.filename.clone(), line, kind)),
+        }
+    }
+    if !findings.is_empty() {
+        let mut outcome = Outcome::fail("raw_completions").arg(
+            "findings",
+            findings
+                .iter()
+                .map(|(file, line, kind)| json!({"file": file, "line": line, "kind": kind}))
+                .collect::<Vec<_>>(),
+        );
+        for (file, line, _) in &findings {
+            outcome = outcome.evidence(format!("{file}:{line}"));
+        }
+        return outcome;
+    }
+    if count == 0 {
+        return Outcome::na("no_spec_decode");
+    }
+    Outcome::pass("chat_template_used").arg("count", count).arg("agentic", agentic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::{evidence, with_added_file};
+    use crate::checks::Status;
+
+    const MTP_SCRIPT: &str = "#!/usr/bin/env bash\npython3 -m sglang.launch_server --speculative-algorithm EAGLE &\n\nrun_benchmark_serving \\\n    --model \"$MODEL\" \\\n    --backend vllm\n";
+
+    #[test]
+    fn mtp_script_without_chat_template_fails_at_the_client_line() {
+        let e = with_added_file(evidence(), "benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh", MTP_SCRIPT);
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.evidence, ["benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh:4"]);
+    }
+
+    #[test]
+    fn mtp_script_with_chat_template_passes() {
+        let script = MTP_SCRIPT.replace("--backend vllm", "--backend vllm \\\n    --use-chat-template");
+        let e = with_added_file(evidence(), "benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh", &script);
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+    }
+
+    #[test]
+    fn a_commented_out_flag_does_not_count() {
+        let script = MTP_SCRIPT.replace("--backend vllm", "--backend vllm # --use-chat-template");
+        let e = with_added_file(evidence(), "benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh", &script);
+        assert_eq!(check(&Context::new(&e)).status, Status::Fail);
+    }
+
+    #[test]
+    fn recipes_need_use_chat_template_true() {
+        let recipe = "name: x-mtp\nbackend:\n  sglang_config:\n    decode:\n      speculative-algorithm: EAGLE\nbenchmark:\n  type: sa-bench\n  use_chat_template: false\n";
+        let e = with_added_file(evidence(), "benchmarks/multi_node/srt-slurm-recipes/sglang/x/8k1k_mtp.yaml", recipe);
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.message.args["findings"][0]["kind"], "recipe_false");
+        assert_eq!(o.message.args["findings"][0]["line"], 8);
+
+        let fixed = recipe.replace("use_chat_template: false", "use_chat_template: true");
+        let e = with_added_file(evidence(), "benchmarks/multi_node/srt-slurm-recipes/sglang/x/8k1k_mtp.yaml", &fixed);
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+
+        let missing = recipe.replace("  use_chat_template: false\n", "");
+        let e = with_added_file(evidence(), "benchmarks/multi_node/srt-slurm-recipes/sglang/x/8k1k_mtp.yaml", &missing);
+        assert_eq!(check(&Context::new(&e)).message.args["findings"][0]["kind"], "recipe_missing");
+    }
+
+    #[test]
+    fn agentic_replays_pass_by_construction_and_non_spec_changes_are_na() {
+        let e = with_added_file(evidence(), "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh", MTP_SCRIPT);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.args["agentic"].as_u64()), (Status::Pass, Some(1)));
+
+        let e = with_added_file(
+            evidence(),
+            "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh",
+            "run_benchmark_serving --model x\n",
+        );
+        assert_eq!(check(&Context::new(&e)).status, Status::NotApplicable);
+    }
+}

@@ -1,0 +1,217 @@
+//! Check 17 — Metrics publication (spec 30 Check 17, docs/decisions.md D7).
+//!
+//! For every added or changed Dynamo TRT-LLM recipe: the Dynamo version is read from the recipe
+//! (`dynamo.version`, `dynamo.wheel`, `identity.frameworks.dynamo`), never from the container
+//! tag. Dynamo builds after the KV-events/metrics decoupling (1.4+, or a dev build dated
+//! 2026-07-25 or later) need `return_perf_metrics: true` and `enable_iter_perf_stats: true`;
+//! older ones publish through `publish_events_and_metrics`, which must not be false. Any
+//! `publish_events_and_metrics: false` fails.
+
+use serde_json::json;
+
+use super::scan::{self, Role};
+use super::{Context, Outcome};
+use crate::yaml::{self, Node, Value};
+
+/// The first dev-build date that ships the decoupled metrics controls (Dynamo PR #12162).
+const DECOUPLED_DEV_DATE: u32 = 20260725;
+
+/// Whether this Dynamo version has the decoupled metrics controls.
+fn decoupled(version: &str) -> bool {
+    let mut parts = version.split('.');
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let dev_date = version.split(".dev").nth(1).and_then(|d| d.get(..8)).and_then(|d| d.parse::<u32>().ok());
+    (major, minor) >= (1, 4) || dev_date.is_some_and(|d| d >= DECOUPLED_DEV_DATE)
+}
+
+fn scalar_text(node: &Node) -> Option<String> {
+    match &node.value {
+        Value::Str(s) => Some(s.clone()),
+        Value::Float(_) | Value::Int(_) => node.key_text().map(|t| t.into_owned()),
+        _ => None,
+    }
+}
+
+fn dynamo_version(root: &Node) -> Option<String> {
+    let dynamo = root.get("dynamo");
+    dynamo
+        .and_then(|d| d.get("version"))
+        .or_else(|| dynamo.and_then(|d| d.get("wheel")))
+        .or_else(|| root.get("identity").and_then(|i| i.get("frameworks")).and_then(|f| f.get("dynamo")))
+        .and_then(scalar_text)
+}
+
+/// Every value of `key` anywhere in the tree, with its line.
+fn values_of<'a>(node: &'a Node, key: &str, out: &mut Vec<&'a Node>) {
+    match &node.value {
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                if k.as_str() == Some(key) {
+                    out.push(v);
+                }
+                values_of(v, key, out);
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| values_of(i, key, out)),
+        _ => {}
+    }
+}
+
+fn is_dynamo_trtllm(root: &Node) -> bool {
+    let backend_trtllm = root.get("backend").and_then(|b| b.get("type")).and_then(Node::as_str) == Some("trtllm");
+    let dynamo = root.get("dynamo").is_some()
+        || root.get("frontend").and_then(|f| f.get("type")).and_then(Node::as_str) == Some("dynamo");
+    backend_trtllm && dynamo
+}
+
+enum Judgement {
+    Published { version: String, decoupled: bool },
+    Findings(Vec<serde_json::Value>),
+}
+
+fn judge(file: &str, root: &Node) -> Judgement {
+    let mut findings = Vec::new();
+    let mut publish = Vec::new();
+    values_of(root, "publish_events_and_metrics", &mut publish);
+    for node in publish.iter().filter(|n| matches!(n.value, Value::Bool(false))) {
+        findings.push(
+            json!({"file": file, "line": node.pos.line, "kind": "disabled", "key": "publish_events_and_metrics"}),
+        );
+    }
+    let Some(version) = dynamo_version(root) else {
+        findings.push(json!({"file": file, "line": 0, "kind": "unresolved"}));
+        return Judgement::Findings(findings);
+    };
+    let is_decoupled = decoupled(&version);
+    if is_decoupled {
+        for key in ["return_perf_metrics", "enable_iter_perf_stats"] {
+            let mut values = Vec::new();
+            values_of(root, key, &mut values);
+            match values.iter().find(|n| !matches!(n.value, Value::Bool(true))) {
+                Some(off) => findings.push(json!({"file": file, "line": off.pos.line, "kind": "disabled", "key": key})),
+                None if values.is_empty() => {
+                    findings.push(json!({"file": file, "line": 0, "kind": "missing", "key": key, "version": version}))
+                }
+                None => {}
+            }
+        }
+    }
+    if findings.is_empty() {
+        Judgement::Published { version, decoupled: is_decoupled }
+    } else {
+        Judgement::Findings(findings)
+    }
+}
+
+pub fn check(cx: &Context) -> Outcome {
+    let ev = cx.evidence;
+    let mut published = Vec::new();
+    let mut findings = Vec::new();
+    for (file, role) in scan::changed(ev) {
+        if role != Role::Recipe {
+            continue;
+        }
+        let Some(text) = ev.head.text(&file.filename) else { continue };
+        let root = match yaml::parse_lenient(text, &file.filename) {
+            Ok((root, _)) => root,
+            Err(e) => return Outcome::unreadable(&file.filename, e.to_string()),
+        };
+        if !is_dynamo_trtllm(&root) {
+            continue;
+        }
+        match judge(&file.filename, &root) {
+            Judgement::Published { version, decoupled } => {
+                published.push(json!({"file": file.filename, "version": version, "decoupled": decoupled}))
+            }
+            Judgement::Findings(f) => findings.extend(f),
+        }
+    }
+    if !findings.is_empty() {
+        let refs: Vec<String> = findings
+            .iter()
+            .map(|f| match f["line"].as_u64() {
+                Some(line) if line > 0 => format!("{}:{line}", f["file"].as_str().unwrap_or_default()),
+                _ => f["file"].as_str().unwrap_or_default().to_owned(),
+            })
+            .collect();
+        let mut outcome = Outcome::fail("not_published").arg("findings", findings);
+        for r in refs {
+            outcome = outcome.evidence(r);
+        }
+        return outcome;
+    }
+    if published.is_empty() {
+        return Outcome::na("not_dynamo_trtllm");
+    }
+    Outcome::pass("published").arg("recipes", published)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::{evidence, with_added_file};
+    use crate::checks::Status;
+
+    const PATH: &str = "benchmarks/multi_node/srt-slurm-recipes/trtllm/x/disagg.yaml";
+
+    fn recipe(dynamo: &str, worker: &str, extra: &str) -> String {
+        format!(
+            "name: x\ndynamo:\n  install: true\n{dynamo}backend:\n  type: trtllm\n  trtllm_config:\n    decode:\n{worker}{extra}frontend:\n  type: dynamo\n"
+        )
+    }
+
+    fn outcome(text: &str) -> Outcome {
+        check(&Context::new(&with_added_file(evidence(), PATH, text)))
+    }
+
+    #[test]
+    fn decoupled_dynamo_needs_perf_metrics_controls() {
+        let on = "      return_perf_metrics: true\n      enable_iter_perf_stats: true\n";
+        assert_eq!(outcome(&recipe("  wheel: 1.4.0.dev20260807\n", on, "")).status, Status::Pass);
+        let off = "      return_perf_metrics: false\n      enable_iter_perf_stats: true\n";
+        let o = outcome(&recipe("  wheel: 1.4.0.dev20260807\n", off, ""));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.message.args["findings"][0]["key"], "return_perf_metrics");
+        let none = "      print_iter_log: true\n";
+        let o = outcome(&recipe("  version: 1.4.1\n", none, ""));
+        assert_eq!(o.message.args["findings"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn publish_events_and_metrics_false_always_fails() {
+        let o = outcome(&recipe(
+            "  version: 1.3.0.dev20260708\n",
+            "      print_iter_log: true\n",
+            "  publish_events_and_metrics: false\n",
+        ));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.message.args["findings"][0]["kind"], "disabled");
+        assert_eq!(
+            outcome(&recipe("  version: 1.3.0.dev20260708\n", "      print_iter_log: true\n", "")).status,
+            Status::Pass
+        );
+    }
+
+    #[test]
+    fn an_unresolvable_dynamo_version_fails() {
+        let o = outcome(&recipe("  hash: 4025cb6a\n", "      return_perf_metrics: true\n", ""));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.message.args["findings"][0]["kind"], "unresolved");
+    }
+
+    #[test]
+    fn other_serving_paths_are_not_applicable() {
+        let sglang = "name: x\nbackend:\n  type: sglang\nfrontend:\n  type: dynamo\n";
+        assert_eq!(outcome(sglang).status, Status::NotApplicable);
+    }
+
+    #[test]
+    fn version_cutoff() {
+        assert!(decoupled("1.4.0"));
+        assert!(decoupled("1.4.0.dev20260807"));
+        assert!(decoupled("1.3.0.dev20260801"));
+        assert!(!decoupled("1.3.0.dev20260708"));
+        assert!(!decoupled("0.8.1.post1"));
+    }
+}
