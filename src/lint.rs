@@ -76,11 +76,8 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                     }
                 }
                 Logical::Changelog | Logical::EvalThresholds => lint_yaml_syntax(tree, &path, &mut report),
-                Logical::ModelsMd
-                | Logical::ModelsZhMd
-                | Logical::ReviewChecklist
-                | Logical::WaiverDir
-                | Logical::Codeowners => {}
+                Logical::Codeowners => lint_codeowners(tree, &path, &mut report),
+                Logical::ModelsMd | Logical::ModelsZhMd | Logical::ReviewChecklist | Logical::WaiverDir => {}
             }
         }
     }
@@ -94,6 +91,13 @@ fn lint_yaml_syntax(tree: &dyn Tree, path: &str, report: &mut LintReport) {
         Ok(_) => report.count("yaml_files", 1),
         Err(e) => report.diagnostics.push(Diagnostic::from_yaml(path, &e)),
     }
+}
+
+fn lint_codeowners(tree: &dyn Tree, path: &str, report: &mut LintReport) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    let (owners, diags) = crate::domain::codeowners::Codeowners::parse(&text, path);
+    report.count("codeowners_rules", owners.rules.len());
+    report.diagnostics.extend(diags);
 }
 
 fn yaml_files(tree: &dyn Tree, dir: &str) -> Result<Vec<String>, RepoError> {
