@@ -77,7 +77,8 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                 }
                 Logical::Changelog | Logical::EvalThresholds => lint_yaml_syntax(tree, &path, &mut report),
                 Logical::Codeowners => lint_codeowners(tree, &path, &mut report),
-                Logical::ModelsMd | Logical::ModelsZhMd | Logical::ReviewChecklist | Logical::WaiverDir => {}
+                Logical::ReviewChecklist => lint_checklist(tree, &path, &mut report),
+                Logical::ModelsMd | Logical::ModelsZhMd | Logical::WaiverDir => {}
             }
         }
     }
@@ -97,6 +98,13 @@ fn lint_codeowners(tree: &dyn Tree, path: &str, report: &mut LintReport) {
     let Some(text) = read_text(tree, path, report) else { return };
     let (owners, diags) = crate::domain::codeowners::Codeowners::parse(&text, path);
     report.count("codeowners_rules", owners.rules.len());
+    report.diagnostics.extend(diags);
+}
+
+fn lint_checklist(tree: &dyn Tree, path: &str, report: &mut LintReport) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    let (template, diags) = crate::domain::checklist_template::ChecklistTemplate::parse(&text, path);
+    report.count("checklist_items", template.map_or(0, |t| t.items.len()));
     report.diagnostics.extend(diags);
 }
 
