@@ -4,6 +4,9 @@
 use std::collections::BTreeMap;
 
 use crate::diag::{Diagnostic, Severity};
+use crate::domain::eval_thresholds::EvalThresholds;
+use crate::domain::golden_al::GoldenAlFile;
+use crate::domain::waiver::Waiver;
 use crate::repo::{Layout, Logical, RepoError, Tree};
 use crate::yaml;
 
@@ -65,9 +68,19 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                 serde_json::to_value(logical).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
             report.layout.insert(key, path.clone());
             match logical {
-                Logical::ConfigsDir | Logical::GoldenAlDir => {
+                Logical::ConfigsDir => {
                     for file in yaml_files(tree, &path)? {
                         lint_yaml_syntax(tree, &file, &mut report);
+                    }
+                }
+                Logical::GoldenAlDir => {
+                    for file in yaml_files(tree, &path)? {
+                        lint_parsed(tree, &file, &mut report, "golden_al_files", GoldenAlFile::parse);
+                    }
+                }
+                Logical::WaiverDir => {
+                    for file in tree.list(&path)?.into_iter().filter(|f| is_waiver_candidate(f)) {
+                        lint_parsed(tree, &file, &mut report, "waivers", Waiver::parse);
                     }
                 }
                 Logical::SrtRecipesDir => {
@@ -75,12 +88,13 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                         lint_recipe(tree, &file, &mut report);
                     }
                 }
-                Logical::Changelog | Logical::EvalThresholds => lint_yaml_syntax(tree, &path, &mut report),
-                Logical::ModelsMd
-                | Logical::ModelsZhMd
-                | Logical::ReviewChecklist
-                | Logical::WaiverDir
-                | Logical::Codeowners => {}
+                Logical::Changelog => lint_yaml_syntax(tree, &path, &mut report),
+                Logical::EvalThresholds => {
+                    lint_parsed(tree, &path, &mut report, "eval_threshold_files", EvalThresholds::parse)
+                }
+                Logical::Codeowners => lint_codeowners(tree, &path, &mut report),
+                Logical::ReviewChecklist => lint_checklist(tree, &path, &mut report),
+                Logical::ModelsMd | Logical::ModelsZhMd => {}
             }
         }
     }
@@ -94,6 +108,41 @@ fn lint_yaml_syntax(tree: &dyn Tree, path: &str, report: &mut LintReport) {
         Ok(_) => report.count("yaml_files", 1),
         Err(e) => report.diagnostics.push(Diagnostic::from_yaml(path, &e)),
     }
+}
+
+/// Parses one file with a policy parser that returns its value or positioned errors.
+fn lint_parsed<T>(
+    tree: &dyn Tree,
+    path: &str,
+    report: &mut LintReport,
+    what: &'static str,
+    parse: fn(&str, &str) -> Result<T, Vec<Diagnostic>>,
+) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    match parse(&text, path) {
+        Ok(_) => report.count(what, 1),
+        Err(diags) => report.diagnostics.extend(diags),
+    }
+}
+
+/// Waiver files: Markdown in the waiver folder other than a README.
+fn is_waiver_candidate(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    name.ends_with(".md") && !name.to_ascii_lowercase().starts_with("readme")
+}
+
+fn lint_codeowners(tree: &dyn Tree, path: &str, report: &mut LintReport) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    let (owners, diags) = crate::domain::codeowners::Codeowners::parse(&text, path);
+    report.count("codeowners_rules", owners.rules.len());
+    report.diagnostics.extend(diags);
+}
+
+fn lint_checklist(tree: &dyn Tree, path: &str, report: &mut LintReport) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    let (template, diags) = crate::domain::checklist_template::ChecklistTemplate::parse(&text, path);
+    report.count("checklist_items", template.map_or(0, |t| t.items.len()));
+    report.diagnostics.extend(diags);
 }
 
 fn yaml_files(tree: &dyn Tree, dir: &str) -> Result<Vec<String>, RepoError> {
