@@ -1,14 +1,71 @@
 //! What the checks share: the Evidence, and values derived from it once (parsed policy files,
 //! parsed sign-off, …). Derivations are pure and lazy: a check that needs nothing pays nothing.
 
+use std::sync::OnceLock;
+
+use crate::domain::checklist_template::ChecklistTemplate;
+use crate::domain::codeowners::Codeowners;
 use crate::evidence::Evidence;
+use crate::intake::signoff::Signoff;
+use crate::repo::{Layout, Logical, MemTree};
+
+/// A policy file read from the base tree: its path and parsed value, or why it is unusable.
+pub type Parsed<T> = Result<(String, T), String>;
 
 pub struct Context<'e> {
     pub evidence: &'e Evidence,
+    layout: Layout,
+    codeowners: OnceLock<Parsed<Codeowners>>,
+    template: OnceLock<Parsed<ChecklistTemplate>>,
+    signoff: OnceLock<Result<Signoff, String>>,
 }
 
 impl<'e> Context<'e> {
     pub fn new(evidence: &'e Evidence) -> Context<'e> {
-        Context { evidence }
+        Context {
+            evidence,
+            layout: Layout::default(),
+            codeowners: OnceLock::new(),
+            template: OnceLock::new(),
+            signoff: OnceLock::new(),
+        }
+    }
+
+    /// Where a logical file is in `tree`, and its text.
+    pub fn text_of<'t>(&self, tree: &'t MemTree, logical: Logical) -> Result<(String, &'t str), String> {
+        let path = self
+            .layout
+            .resolve(tree, logical)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} is missing from the evidence", logical.default_candidates().join(" or ")))?;
+        let text = tree.text(&path).ok_or_else(|| format!("{path} is not UTF-8 text"))?;
+        Ok((path, text))
+    }
+
+    /// CODEOWNERS at the base SHA (policy never comes from the PR head).
+    pub fn codeowners(&self) -> &Parsed<Codeowners> {
+        self.codeowners.get_or_init(|| {
+            let (path, text) = self.text_of(&self.evidence.base, Logical::Codeowners)?;
+            let (parsed, _diagnostics) = Codeowners::parse(text, &path);
+            Ok((path, parsed))
+        })
+    }
+
+    /// The review checklist template at the base SHA.
+    pub fn template(&self) -> &Parsed<ChecklistTemplate> {
+        self.template.get_or_init(|| {
+            let (path, text) = self.text_of(&self.evidence.base, Logical::ReviewChecklist)?;
+            match ChecklistTemplate::parse(text, &path) {
+                (Some(t), _) => Ok((path, t)),
+                (None, diags) => {
+                    Err(diags.first().map_or_else(|| format!("{path}: no template block"), |d| d.to_string()))
+                }
+            }
+        })
+    }
+
+    /// The sign-off body, parsed.
+    pub fn signoff(&self) -> &Result<Signoff, String> {
+        self.signoff.get_or_init(|| Signoff::parse(&self.evidence.signoff.body).map_err(|e| e.to_string()))
     }
 }

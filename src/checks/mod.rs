@@ -4,9 +4,12 @@
 //! arguments, so all wording lives in `checks/*.toml` in both languages) and evidence
 //! references. `verify` runs all 19 and aggregates: APPROVED iff no check FAILs.
 
+pub mod c00_codeowner;
 pub mod c01_in_pr_sweep;
+pub mod c05_checklist_template;
 pub mod c08_architecture_hacks;
 pub mod c09_chat_template;
+pub mod c10_engine_patches;
 pub mod c17_metrics_publication;
 pub mod catalog;
 mod context;
@@ -147,17 +150,17 @@ type CheckFn = fn(&Context) -> Outcome;
 
 /// Checks 0..=18 in order.
 const CHECKS: [CheckFn; CHECK_COUNT] = [
-    not_implemented, // 0
+    c00_codeowner::check,
     c01_in_pr_sweep::check,
     not_implemented, // 2
     not_implemented, // 3
     not_implemented, // 4
-    not_implemented, // 5
+    c05_checklist_template::check,
     not_implemented, // 6
     not_implemented, // 7
     c08_architecture_hacks::check,
     c09_chat_template::check,
-    not_implemented, // 10
+    c10_engine_patches::check,
     not_implemented, // 11
     not_implemented, // 12
     not_implemented, // 13
