@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use crate::diag::{Diagnostic, Severity};
 use crate::domain::eval_thresholds::EvalThresholds;
 use crate::domain::golden_al::GoldenAlFile;
+use crate::domain::models_md::{self, ModelsMd};
 use crate::domain::waiver::Waiver;
 use crate::repo::{Layout, Logical, RepoError, Tree};
 use crate::yaml;
@@ -94,10 +95,13 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                 }
                 Logical::Codeowners => lint_codeowners(tree, &path, &mut report),
                 Logical::ReviewChecklist => lint_checklist(tree, &path, &mut report),
-                Logical::ModelsMd | Logical::ModelsZhMd => {}
+                Logical::ModelsMd | Logical::ModelsZhMd => {
+                    lint_parsed(tree, &path, &mut report, "models_md_files", ModelsMd::parse)
+                }
             }
         }
     }
+    lint_models_translation(tree, layout, &mut report)?;
     report.diagnostics.sort();
     Ok(report)
 }
@@ -123,6 +127,23 @@ fn lint_parsed<T>(
         Ok(_) => report.count(what, 1),
         Err(diags) => report.diagnostics.extend(diags),
     }
+}
+
+/// Warns where `MODELS_zh.md` disagrees with `MODELS.md` (both already linted on their own).
+fn lint_models_translation(tree: &dyn Tree, layout: &Layout, report: &mut LintReport) -> Result<(), RepoError> {
+    let (Some(en_path), Some(zh_path)) =
+        (layout.resolve(tree, Logical::ModelsMd)?, layout.resolve(tree, Logical::ModelsZhMd)?)
+    else {
+        return Ok(());
+    };
+    let parse = |path: &str| -> Result<Option<ModelsMd>, RepoError> {
+        let text = tree.read(path)?.and_then(|b| yaml::text_of(&b).ok().map(str::to_owned));
+        Ok(text.and_then(|t| ModelsMd::parse(&t, path).ok()))
+    };
+    if let (Some(en), Some(zh)) = (parse(&en_path)?, parse(&zh_path)?) {
+        report.diagnostics.extend(models_md::translation_drift(&en, &zh));
+    }
+    Ok(())
 }
 
 /// Waiver files: Markdown in the waiver folder other than a README.

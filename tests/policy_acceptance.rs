@@ -87,3 +87,48 @@ fn real_checklist_is_the_14_item_aug_2026_template() {
         ]
     );
 }
+
+#[test]
+fn real_models_md_english_and_chinese() {
+    use chrono::NaiveDate;
+    use sweepgate::domain::models_md::{Engine, ModelsMd, NoticeKind, ScenarioStatus};
+    let Some(en) = read("MODELS.md") else { return };
+    let m = ModelsMd::parse(&en, "MODELS.md").unwrap_or_else(|e| panic!("{e:?}"));
+    let day = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    assert_eq!(m.notices.len(), 2);
+    assert_eq!(m.notices[0].last_day, Some(day("2026-08-03")));
+    assert!(m.notices[0].enacted.as_ref().unwrap().partial);
+    assert_eq!(m.notices[0].tables[1].kind, NoticeKind::SpecDecodeArm);
+    assert!(m.notices[0].tables[1].not_yet_enacted);
+    assert!(!m.notices[0].tables[0].not_yet_enacted);
+    assert_eq!(m.notices[1].last_day, Some(day("2026-08-06")));
+    assert_eq!(m.notices[1].enacted.as_ref().unwrap().prs, [2527]);
+    assert_eq!(m.scenarios.len(), 4);
+    assert_eq!(
+        m.scenario("Single-turn 1k8k").unwrap().status,
+        ScenarioStatus::Deprecated { since: Some(day("2026-03-27")) }
+    );
+    assert_eq!(m.models.len(), 12);
+    assert!(m.model("kimik2.5").unwrap().retired_on(day("2026-08-07")));
+    assert!(!m.model("kimik2.5").unwrap().retired_on(day("2026-08-06")));
+    assert!(m.model("glm5.1").unwrap().retired_on(day("2026-08-21")));
+    assert_eq!(m.model("qwen3.8").unwrap().added, None);
+    assert!(m.model("dsr1").unwrap().lists_active("Single-turn 8k1k"));
+    assert_eq!(m.primary_engines("dsv4"), [Engine::Vllm, Engine::Sglang]);
+    assert_eq!(m.primary_engines("glm5.2"), [Engine::Sglang]);
+    assert!(m.policy_baseline.is_empty());
+    let qwen_bf16 = m.notice_rows("qwen3.5").find(|(_, t, _)| t.kind == NoticeKind::Retirement).unwrap().2;
+    assert_eq!(qwen_bf16.precisions, ["bf16"]);
+
+    let Some(zh) = read("MODELS_zh.md") else { return };
+    let z = ModelsMd::parse(&zh, "MODELS_zh.md").unwrap_or_else(|e| panic!("{e:?}"));
+    let prefixes = |m: &ModelsMd| m.models.iter().flat_map(|r| r.prefixes.clone()).collect::<Vec<_>>();
+    assert_eq!(prefixes(&z), prefixes(&m));
+    assert_eq!(
+        z.notices.iter().map(|n| n.last_day).collect::<Vec<_>>(),
+        m.notices.iter().map(|n| n.last_day).collect::<Vec<_>>()
+    );
+    assert_eq!(z.scenarios.len(), 4);
+    assert_eq!(z.engines.len(), m.engines.len());
+    assert!(sweepgate::domain::models_md::translation_drift(&m, &z).is_empty());
+}
