@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use crate::domain::checklist_template::ChecklistTemplate;
 use crate::domain::codeowners::Codeowners;
+use crate::domain::models_md::ModelsMd;
 use crate::evidence::Evidence;
 use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
@@ -18,6 +19,7 @@ pub struct Context<'e> {
     codeowners: OnceLock<Parsed<Codeowners>>,
     template: OnceLock<Parsed<ChecklistTemplate>>,
     signoff: OnceLock<Result<Signoff, String>>,
+    models_md: OnceLock<Parsed<ModelsMd>>,
 }
 
 impl<'e> Context<'e> {
@@ -28,6 +30,7 @@ impl<'e> Context<'e> {
             codeowners: OnceLock::new(),
             template: OnceLock::new(),
             signoff: OnceLock::new(),
+            models_md: OnceLock::new(),
         }
     }
 
@@ -62,6 +65,22 @@ impl<'e> Context<'e> {
                 }
             }
         })
+    }
+
+    /// MODELS.md at the base SHA.
+    pub fn models_md(&self) -> &Parsed<ModelsMd> {
+        self.models_md.get_or_init(|| {
+            let (path, text) = self.text_of(&self.evidence.base, Logical::ModelsMd)?;
+            match ModelsMd::parse(text, &path) {
+                Ok(m) => Ok((path, m)),
+                Err(diags) => Err(diags.first().map_or_else(|| format!("{path}: unreadable"), |d| d.to_string())),
+            }
+        })
+    }
+
+    /// The additional detail section of the sign-off (empty when it has none or is unparsable).
+    pub fn detail(&self) -> &str {
+        self.signoff().as_ref().map_or("", |s| s.detail.as_str())
     }
 
     /// The sign-off body, parsed.

@@ -4,9 +4,12 @@
 //! arguments, so all wording lives in `checks/*.toml` in both languages) and evidence
 //! references. `verify` runs all 19 and aggregates: APPROVED iff no check FAILs.
 
+pub mod affected;
 pub mod c00_codeowner;
 pub mod c01_in_pr_sweep;
 pub mod c05_checklist_template;
+pub mod c06_upstream_image;
+pub mod c07_deprecated_models;
 pub mod c08_architecture_hacks;
 pub mod c09_chat_template;
 pub mod c10_engine_patches;
@@ -156,8 +159,8 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     not_implemented, // 3
     not_implemented, // 4
     c05_checklist_template::check,
-    not_implemented, // 6
-    not_implemented, // 7
+    c06_upstream_image::check,
+    c07_deprecated_models::check,
     c08_architecture_hacks::check,
     c09_chat_template::check,
     c10_engine_patches::check,

@@ -1,0 +1,169 @@
+//! Check 7 — Deprecated models (spec 30 Check 7, §7.2): nothing the PR adds, changes or
+//! re-enables uses a retired model, a deprecated scenario, or a deprecated model–scenario or
+//! precision combination on the review date (deprecations bind only after their last day).
+
+use serde_json::json;
+
+use super::affected::{affected_configs, AffectedConfig};
+use super::{Context, Outcome};
+use crate::domain::models_md::ModelsMd;
+
+/// MODELS.md's scenario names for a config's scenarios.
+fn scenarios(config: &AffectedConfig) -> Vec<String> {
+    let mut out: Vec<String> = config
+        .fixed_seq
+        .iter()
+        .map(|(isl, osl)| match (isl, osl) {
+            (1024, 1024) => "Single-turn 1k1k".to_owned(),
+            (8192, 1024) => "Single-turn 8k1k".to_owned(),
+            (1024, 8192) => "Single-turn 1k8k".to_owned(),
+            (i, o) => format!("Single-turn {i}/{o}"),
+        })
+        .collect();
+    if config.agentic {
+        out.push("Agentic coding".to_owned());
+    }
+    out
+}
+
+fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveDate) -> Vec<serde_json::Value> {
+    let prefix = config.model_prefix.as_str();
+    let mut out = Vec::new();
+    let finding = |kind: &str, extra: serde_json::Value| {
+        let mut f = json!({"key": config.key, "prefix": prefix, "kind": kind});
+        if let (Some(f), Some(extra)) = (f.as_object_mut(), extra.as_object()) {
+            f.extend(extra.clone());
+        }
+        f
+    };
+    match models.model(prefix) {
+        None => out.push(finding("unlisted", json!({"where": models.file}))),
+        Some(row) if row.retired_on(date) => {
+            out.push(finding("retired", json!({"where": format!("{}:{}", models.file, row.line)})))
+        }
+        Some(_) => {}
+    }
+    for scenario in scenarios(config) {
+        if let Some(row) = models.scenario(&scenario).filter(|s| s.deprecated_on(date)) {
+            out.push(finding(
+                "scenario",
+                json!({"scenario": scenario, "where": format!("{}:{}", models.file, row.line)}),
+            ));
+        }
+        for (notice, table, row) in models.notice_rows(prefix) {
+            if table.not_yet_enacted || !notice.in_force_on(date) {
+                continue;
+            }
+            let scenario_hit = row.scenarios.iter().any(|s| s.eq_ignore_ascii_case(&scenario));
+            let precision_hit = row.precisions.iter().any(|p| p.eq_ignore_ascii_case(&config.precision));
+            if scenario_hit && (row.precisions.is_empty() || precision_hit) || precision_hit && row.scenarios.is_empty()
+            {
+                out.push(finding(
+                    "notice",
+                    json!({
+                        "what": row.deprecated,
+                        "last_day": notice.last_day.map(|d| d.to_string()).unwrap_or_default(),
+                        "where": format!("{}:{}", models.file, row.line),
+                    }),
+                ));
+            }
+        }
+    }
+    out
+}
+
+pub fn check(cx: &Context) -> Outcome {
+    let configs = match affected_configs(cx) {
+        Ok(c) => c,
+        Err(reason) => return Outcome::unreadable("the master configs", reason),
+    };
+    if configs.is_empty() {
+        return Outcome::na("untouched");
+    }
+    let (file, models) = match cx.models_md() {
+        Ok(m) => m,
+        Err(reason) => return Outcome::unreadable("MODELS.md", reason.clone()),
+    };
+    let date = cx.evidence.review_date;
+    let findings: Vec<serde_json::Value> = configs.iter().flat_map(|c| findings_for(c, models, date)).collect();
+    if !findings.is_empty() {
+        let refs: Vec<String> = findings.iter().filter_map(|f| f["where"].as_str().map(str::to_owned)).collect();
+        let mut o = Outcome::fail("deprecated").arg("findings", findings).arg("date", date.to_string());
+        for r in refs {
+            o = o.evidence(r);
+        }
+        return o;
+    }
+    let listed: Vec<serde_json::Value> = configs
+        .iter()
+        .map(|c| json!({"key": c.key, "prefix": c.model_prefix, "scenario": scenarios(c).join(" + ")}))
+        .collect();
+    Outcome::pass("active").arg("configs", listed).arg("file", file.clone()).arg("date", date.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::{evidence, with_change};
+    use crate::checks::Status;
+    use crate::evidence::Evidence;
+
+    const MODELS: &str = "# Models\n\n## Deprecation Notice\n\n### Friday, July 17, 2026\n\n**2026-07-17** is the last day for the following submissions.\n\n| Model | Deprecated | Remains |\n|---|---|---|\n| Qwen 3.5 (`qwen3.5`) | BF16 precision | FP8, FP4 |\n\n### Monday, December 14, 2026\n\n**2026-12-14** is the last day for the following submissions.\n\n| Model | Deprecated | Remains |\n|---|---|---|\n| DeepSeek R1 (`dsr1`) | Single-turn 8k1k | Agentic coding |\n\n## Scenarios\n\n| Scenario | ISL/OSL | Status |\n|---|---|---|\n| Agentic coding | — | Active |\n| Single-turn 8k1k | 8192/1024 | Active |\n| Single-turn 1k1k | 1024/1024 | Deprecated since 2026-07-17 (#2263) |\n\n## Model support matrix\n\n| Model architecture class | Prefix | Date added | Active scenarios | Deprecated scenarios |\n|---|---|---|---|---|\n| DeepSeek R1 | `dsr1` | 2026-01-10 ([#100](https://github.com/example/bench/pull/100)) | Single-turn 8k1k, Agentic coding | Single-turn 1k1k |\n| Qwen 3.5 | `qwen3.5` | 2026-03-01 ([#200](https://github.com/example/bench/pull/200)) | Single-turn 8k1k | — |\n| GPT-OSS | `gptoss` | 2025-08-01 ([#5](https://github.com/example/bench/pull/5)) | None (retired 2026-06-30, [#1900](https://github.com/example/bench/pull/1900)) | Single-turn 8k1k |\n";
+
+    fn config(key: &str, prefix: &str, precision: &str, isl: u32) -> String {
+        format!("{key}:\n  image: lmsysorg/sglang:v1\n  model: m\n  model-prefix: {prefix}\n  runner: b200\n  precision: {precision}\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: {isl}\n      osl: 1024\n      search-space:\n      - {{ tp: 8, conc-list: [4] }}\n")
+    }
+
+    fn pr(master: &str, date: (i32, u32, u32)) -> Evidence {
+        let mut e = with_change(evidence(), "configs/nvidia-master.yaml", "@@ -1,1 +1,2 @@\n+x\n");
+        e.head.insert("configs/nvidia-master.yaml", master);
+        e.base.insert("MODELS.md", MODELS);
+        e.review_date = chrono::NaiveDate::from_ymd_opt(date.0, date.1, date.2).unwrap();
+        e
+    }
+
+    fn kinds(e: &Evidence) -> (Status, Vec<String>) {
+        let o = check(&Context::new(e));
+        let kinds = o
+            .message
+            .args
+            .get("findings")
+            .and_then(|f| f.as_array())
+            .map_or(vec![], |a| a.iter().map(|f| f["kind"].as_str().unwrap_or_default().to_owned()).collect());
+        (o.status, kinds)
+    }
+
+    #[test]
+    fn an_active_model_and_scenario_passes() {
+        assert_eq!(kinds(&pr(&config("dsr1-fp4-b200-sglang", "dsr1", "fp4", 8192), (2026, 11, 29))).0, Status::Pass);
+    }
+
+    #[test]
+    fn a_retired_model_fails() {
+        assert_eq!(
+            kinds(&pr(&config("gptoss-fp4-b200-sglang", "gptoss", "fp4", 8192), (2026, 11, 29))),
+            (Status::Fail, vec!["retired".into()])
+        );
+    }
+
+    #[test]
+    fn a_deprecated_scenario_and_precision_fail() {
+        let (s, k) = kinds(&pr(&config("dsr1-fp4-b200-sglang", "dsr1", "fp4", 1024), (2026, 11, 29)));
+        assert_eq!((s, k), (Status::Fail, vec!["scenario".into()]));
+        let (s, k) = kinds(&pr(&config("qwen3.5-bf16-b200-sglang", "qwen3.5", "bf16", 8192), (2026, 11, 29)));
+        assert_eq!((s, k), (Status::Fail, vec!["notice".into()]));
+    }
+
+    #[test]
+    fn a_future_dated_deprecation_still_allows_submissions_up_to_its_last_day() {
+        let master = config("dsr1-fp4-b200-sglang", "dsr1", "fp4", 8192);
+        assert_eq!(kinds(&pr(&master, (2026, 12, 14))).0, Status::Pass, "the last day is still allowed");
+        assert_eq!(kinds(&pr(&master, (2026, 12, 15))), (Status::Fail, vec!["notice".into()]));
+    }
+
+    #[test]
+    fn an_unlisted_model_fails_and_no_config_change_is_na() {
+        assert_eq!(kinds(&pr(&config("newm-fp4-b200-sglang", "newm", "fp4", 8192), (2026, 11, 29))).1, ["unlisted"]);
+        assert_eq!(check(&Context::new(&evidence())).status, Status::NotApplicable);
+    }
+}
