@@ -65,7 +65,13 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                 serde_json::to_value(logical).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
             report.layout.insert(key, path.clone());
             match logical {
-                Logical::ConfigsDir | Logical::GoldenAlDir => {
+                Logical::ConfigsDir => {
+                    let handled = crate::matrix::lint::lint_configs(tree, &path, &mut report);
+                    for file in yaml_files(tree, &path)?.into_iter().filter(|f| !handled.contains(f)) {
+                        lint_yaml_syntax(tree, &file, &mut report);
+                    }
+                }
+                Logical::GoldenAlDir => {
                     for file in yaml_files(tree, &path)? {
                         lint_yaml_syntax(tree, &file, &mut report);
                     }
@@ -75,7 +81,8 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                         lint_recipe(tree, &file, &mut report);
                     }
                 }
-                Logical::Changelog | Logical::EvalThresholds => lint_yaml_syntax(tree, &path, &mut report),
+                Logical::Changelog => crate::matrix::lint::lint_changelog(tree, &path, &mut report),
+                Logical::EvalThresholds => lint_yaml_syntax(tree, &path, &mut report),
                 Logical::ModelsMd
                 | Logical::ModelsZhMd
                 | Logical::ReviewChecklist

@@ -1,6 +1,8 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
+pub mod generate;
 pub mod lint;
+pub mod matrix;
 
 use std::path::PathBuf;
 
