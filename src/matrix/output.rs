@@ -2,7 +2,7 @@
 //! declaration order, defaults added, nulls omitted, compact UTF-8.
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Row;
@@ -205,7 +205,7 @@ pub fn normalize(row: &Row) -> Row {
 }
 
 /// `changelog_metadata`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangelogMetadata {
     pub base_ref: String,
     pub head_ref: String,
@@ -213,7 +213,7 @@ pub struct ChangelogMetadata {
 }
 
 /// The processor's output (`ChangelogMatrixEntry`), rows already normalized.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatrixOutput {
     pub single_node: IndexMap<String, Vec<Row>>,
     pub multi_node: IndexMap<String, Vec<Row>>,
