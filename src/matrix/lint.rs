@@ -122,3 +122,43 @@ pub fn lint_changelog(tree: &dyn crate::repo::Tree, path: &str, report: &mut Lin
         report.diagnostics.push(Diagnostic::new(path, None, "the changelog does not end with a newline"));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Severity;
+    use crate::repo::MemTree;
+
+    #[test]
+    fn reports_every_invalid_entry_and_warns_on_accepted_oddities() {
+        let good = "  image: i\n  model: m\n  model-prefix: p\n  runner: gone\n  precision: fp8\n  framework: f\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - {isl: 1024, osl: 8192, search-space: [{tp: 8, conc-list: [4, 4]}]}\n";
+        let bad = good.replace("tp: 8", "tp: \"8\"");
+        let tree = MemTree::new()
+            .with("configs/amd-master.yaml", format!("a:\n{good}b:\n{bad}"))
+            .with("configs/nvidia-master.yaml", format!("c:\n{bad}a:\n{good}"))
+            .with("configs/runners.yaml", "labels:\n  r: [r_0]\n")
+            .with("perf-changelog.yaml", "- config-keys: [a]\n  description: [x]\n");
+        let mut report = LintReport::default();
+        let handled = lint_configs(&tree, "configs", &mut report);
+        lint_changelog(&tree, "perf-changelog.yaml", &mut report);
+        assert_eq!(handled.len(), 3);
+        let lines: Vec<String> = report.diagnostics.iter().map(|d| d.to_string()).collect();
+        let errors: Vec<&String> = lines.iter().filter(|l| !l.contains("warning")).collect();
+        assert_eq!(errors.len(), 4, "{lines:#?}");
+        assert!(errors[0].starts_with("configs/amd-master.yaml:22:50: master config 'b': scenarios.fixed-seq-len[0].search-space[0].tp: expected an integer"), "{lines:#?}");
+        assert_eq!(
+            errors[2],
+            "configs/nvidia-master.yaml:12:1: Duplicate configuration keys found in 'configs/nvidia-master.yaml': a"
+        );
+        assert!(errors.iter().any(|e| e.starts_with("perf-changelog.yaml:1:3: [0]: missing field `pr-link`")));
+        assert!(errors.iter().any(|e| e.contains("master config 'c'")));
+        let warnings: Vec<&String> = lines.iter().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 3, "{warnings:#?}");
+        assert!(warnings.iter().any(|w| w.contains("runner label 'gone' is not in runners.yaml")));
+        assert!(warnings
+            .iter()
+            .any(|w| w.contains("fixed-seq-len 1024_8192 rows are generated but no CI job runs them")));
+        assert!(warnings.iter().any(|w| w.contains("conc-list repeats 4")));
+        assert!(report.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count() == 3);
+    }
+}

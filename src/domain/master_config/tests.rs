@@ -294,3 +294,11 @@ fn diagnostics_carry_file_and_position() {
     let d = e.diagnostic("configs/nvidia-master.yaml");
     assert_eq!(d.to_string(), "configs/nvidia-master.yaml:14:9: master config 'a-fp8-h100-vllm': scenarios.fixed-seq-len[0].search-space[0]: 'tp' (8) must be divisible by 'dcp-size' (3)");
 }
+
+#[test]
+fn aug_2026_schema_rejects_newer_fields() {
+    let e = err_with(SINGLE, "{ tp: 8,", "{ tp: 8, spec-decoding: eagle,");
+    assert!(e.contains("unknown variant `eagle`"), "{e}");
+    let e = err_with(SINGLE, "      osl: 1024\n", "      osl: 1024\n      dram-utilization: 0.5\n");
+    assert!(e.contains("unknown field `dram-utilization`"), "{e}");
+}

@@ -362,3 +362,19 @@ fn full_sweep_filters() {
     let bad = FullSweepOptions { min_conc: Some(8), max_conc: Some(4), ..Default::default() };
     assert!(full_sweep(&configs, &runners, &bad, &no_evals()).is_err());
 }
+
+#[test]
+fn explicit_null_hides_top_level_metadata() {
+    let text = NVIDIA.replace(
+        "      - conc-list: [8, 16]\n",
+        "      - conc-list: [8, 16]\n        router: null\n        kv-p2p-transfer: null\n",
+    );
+    let configs = load_master_configs(&[("configs/nvidia-master.yaml", &text)]);
+    // disagg=true needs a transfer in every entry when the top level has one; the top level has one here.
+    let configs = configs.unwrap();
+    let runners = Runners::parse(RUNNERS, "r").unwrap();
+    let options = TestConfigOptions { config_keys: vec!["dsr1-fp4-gb200-dynamo-sglang".into()], ..Default::default() };
+    let rows = test_config(&configs, &runners, &options, &no_evals()).unwrap();
+    assert!(rows[0].contains_key("router") && rows[0].contains_key("kv-p2p-transfer"));
+    assert!(!rows[1].contains_key("router") && !rows[1].contains_key("kv-p2p-transfer"), "null hides the top level");
+}
