@@ -70,7 +70,8 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
             report.layout.insert(key, path.clone());
             match logical {
                 Logical::ConfigsDir => {
-                    for file in yaml_files(tree, &path)? {
+                    let handled = crate::matrix::lint::lint_configs(tree, &path, &mut report);
+                    for file in yaml_files(tree, &path)?.into_iter().filter(|f| !handled.contains(f)) {
                         lint_yaml_syntax(tree, &file, &mut report);
                     }
                 }
@@ -89,7 +90,7 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                         lint_recipe(tree, &file, &mut report);
                     }
                 }
-                Logical::Changelog => lint_yaml_syntax(tree, &path, &mut report),
+                Logical::Changelog => crate::matrix::lint::lint_changelog(tree, &path, &mut report),
                 Logical::EvalThresholds => {
                     lint_parsed(tree, &path, &mut report, "eval_threshold_files", EvalThresholds::parse)
                 }

@@ -26,6 +26,12 @@ enum LogFormat {
 enum Command {
     Lint(cli::lint::LintArgs),
     Verify(cli::verify::VerifyArgs),
+    /// Print the sweep matrix of the changelog entries added between two revisions.
+    Matrix(cli::matrix::MatrixArgs),
+    /// Generate matrix rows from the master configs (test-config | full-sweep).
+    Generate(cli::generate::GenerateArgs),
+    /// Validate a changelog change like the CI gate (add --strict for the merge path's rules).
+    ValidateChangelog(cli::matrix::ValidateChangelogArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -44,6 +50,9 @@ fn main() -> ExitCode {
     let result = match &opts.command {
         Command::Lint(args) => cli::lint::run(args),
         Command::Verify(args) => cli::verify::run(args),
+        Command::Matrix(args) => cli::matrix::run_matrix(args),
+        Command::Generate(args) => cli::generate::run(args),
+        Command::ValidateChangelog(args) => cli::matrix::run_validate(args),
     };
     match result {
         Ok(code) => code,

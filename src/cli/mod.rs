@@ -1,7 +1,9 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
+pub mod generate;
 pub mod lint;
 pub mod verify;
+pub mod matrix;
 
 use std::path::PathBuf;
 
