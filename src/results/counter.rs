@@ -159,6 +159,28 @@ impl PythonFormatter {
         }
         Ok(())
     }
+
+    fn open<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.indent += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    /// Empty containers stay on one line (`[]`, `{}`), as Python writes them.
+    fn close<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.indent -= 1;
+        if self.has_value {
+            self.newline_indent(w)?;
+        }
+        w.write_all(bracket)
+    }
+
+    fn entry<W: ?Sized + io::Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        self.newline_indent(w)
+    }
 }
 
 impl serde_json::ser::Formatter for PythonFormatter {
@@ -181,24 +203,15 @@ impl serde_json::ser::Formatter for PythonFormatter {
     }
 
     fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.indent += 1;
-        self.has_value = false;
-        w.write_all(b"[")
+        self.open(w, b"[")
     }
 
     fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.indent -= 1;
-        if self.has_value {
-            self.newline_indent(w)?;
-        }
-        w.write_all(b"]")
+        self.close(w, b"]")
     }
 
     fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
-        self.newline_indent(w)
+        self.entry(w, first)
     }
 
     fn end_array_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
@@ -207,24 +220,15 @@ impl serde_json::ser::Formatter for PythonFormatter {
     }
 
     fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.indent += 1;
-        self.has_value = false;
-        w.write_all(b"{")
+        self.open(w, b"{")
     }
 
     fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.indent -= 1;
-        if self.has_value {
-            self.newline_indent(w)?;
-        }
-        w.write_all(b"}")
+        self.close(w, b"}")
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
-        self.newline_indent(w)
+        self.entry(w, first)
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {

@@ -1,0 +1,51 @@
+//! The published example artifacts (`reference/examples/`, upstream producer formats) through
+//! sweepgate's parsers and validators. Skipped with a message when the examples are absent.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sweepgate::results::power::{validate_single_node, PowerOptions, PowerReason, SourceNames, Telemetry};
+
+const RF: &str = "qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-none_conc4_h200-cw_01_recipe-3f9c2a7e51d04b86";
+
+fn examples_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("SWEEPGATE_REFERENCE_DIR").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/examples")),
+        Some(PathBuf::from("/work/shared/reference/examples")),
+    ];
+    let found = candidates.into_iter().flatten().find(|p| p.join("README.md").is_file());
+    if found.is_none() {
+        eprintln!("reference examples not found (set SWEEPGATE_REFERENCE_DIR); skipping");
+    }
+    found
+}
+
+fn read(dir: &Path, rel: &str) -> Vec<u8> {
+    std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn power_sidecar_matches_upstream_byte_for_byte_in_values() {
+    let Some(dir) = examples_dir() else { return };
+    let bench = read(&dir, &format!("benchmark/{RF}.json"));
+    let csv = read(&dir, "power/gpu_metrics.csv");
+    let names = SourceNames { telemetry: "gpu_metrics.csv", benchmark_result: &format!("{RF}.json") };
+    let (ours, metrics) = validate_single_node(&bench, Telemetry::Bytes(&csv), 8, &PowerOptions::default(), names);
+    let theirs: Value =
+        serde_json::from_slice(&read(&dir, &format!("power/power_validation_{RF}.json"))).expect("sidecar JSON");
+    let ours_json = serde_json::to_value(&ours).expect("serialize");
+    assert_eq!(ours_json, theirs);
+    assert_eq!(ours.max_sample_gap_s(), Some(1.1610000133514404));
+
+    // The aggregate's patched power keys are what process_result.py wrote.
+    let agg: Value = serde_json::from_slice(&read(&dir, &format!("benchmark/agg_{RF}.json"))).expect("agg JSON");
+    for (key, value) in ours.aggregate_fields(&metrics) {
+        assert_eq!(agg.get(key), Some(&value), "{key}");
+    }
+
+    // The same CSV against TP4's 4 serving GPUs.
+    let (tp4, _) = validate_single_node(&bench, Telemetry::Bytes(&csv), 4, &PowerOptions::default(), names);
+    assert!(!tp4.power_valid);
+    assert_eq!(tp4.reasons.as_slice(), &[PowerReason::ExpectedGpuCountMismatch]);
+}
