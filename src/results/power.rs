@@ -167,16 +167,22 @@ pub fn load_benchmark_window(raw: &[u8]) -> (Option<BenchmarkWindow>, Reasons) {
     (Some(window), reasons)
 }
 
+/// Per-GPU audit figures, keyed by GPU id in observed order.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DeviceAudit {
+    pub per_gpu_sample_counts: IndexMap<String, usize>,
+    pub per_gpu_max_sample_gap_s: IndexMap<String, f64>,
+    pub per_gpu_energy_j: IndexMap<String, f64>,
+    pub device_issues: IndexMap<String, Vec<PowerReason>>,
+}
+
 /// Result of integrating one telemetry stream (upstream `PowerIntegration`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PowerIntegration {
     pub reasons: Reasons,
     pub expected_num_gpus: Option<i64>,
     pub observed_gpu_ids: Vec<String>,
-    pub per_gpu_sample_counts: IndexMap<String, usize>,
-    pub per_gpu_max_sample_gap_s: IndexMap<String, f64>,
-    pub per_gpu_energy_j: IndexMap<String, f64>,
-    pub device_issues: IndexMap<String, Vec<PowerReason>>,
+    pub devices: DeviceAudit,
     /// Present when every observed GPU has an energy value.
     pub total_gpu_energy_j: Option<f64>,
     pub avg_total_gpu_power_w: Option<f64>,
@@ -482,22 +488,22 @@ pub fn integrate_power(
     let mut out = PowerIntegration { expected_num_gpus, ..PowerIntegration::default() };
     for id in &ids {
         let samples = average_duplicate_timestamps(raw.get(id).map_or(&[][..], Vec::as_slice));
-        out.per_gpu_sample_counts.insert(id.clone(), samples.len());
+        out.devices.per_gpu_sample_counts.insert(id.clone(), samples.len());
         let issue = match device_energy(&samples, start_unix, end_unix) {
             Err(issue) => Some(issue),
             Ok((max_gap, energy)) => {
-                out.per_gpu_max_sample_gap_s.insert(id.clone(), max_gap);
-                out.per_gpu_energy_j.insert(id.clone(), energy);
+                out.devices.per_gpu_max_sample_gap_s.insert(id.clone(), max_gap);
+                out.devices.per_gpu_energy_j.insert(id.clone(), energy);
                 (max_gap > gap_limit).then_some(PowerReason::SamplingGapExceeded)
             }
         };
         if let Some(issue) = issue {
             reasons.push(issue);
-            out.device_issues.insert(id.clone(), vec![issue]);
+            out.devices.device_issues.insert(id.clone(), vec![issue]);
         }
     }
-    if out.per_gpu_energy_j.len() == ids.len() {
-        let total: f64 = out.per_gpu_energy_j.values().sum();
+    if out.devices.per_gpu_energy_j.len() == ids.len() {
+        let total: f64 = out.devices.per_gpu_energy_j.values().sum();
         let avg_total = total / (end_unix - start_unix);
         out.total_gpu_energy_j = Some(total);
         out.avg_total_gpu_power_w = Some(avg_total);
@@ -595,10 +601,8 @@ pub struct PowerValidation {
     pub expected_gpu_count: Option<i64>,
     pub observed_gpu_count: usize,
     pub observed_gpu_ids: Vec<String>,
-    pub per_gpu_sample_counts: IndexMap<String, usize>,
-    pub per_gpu_max_sample_gap_s: IndexMap<String, f64>,
-    pub per_gpu_energy_j: IndexMap<String, f64>,
-    pub device_issues: IndexMap<String, Vec<PowerReason>>,
+    #[serde(flatten)]
+    pub devices: DeviceAudit,
     /// Advisory AMD accumulator cross-check; not computed by sweepgate (always null).
     pub accumulator_check: Option<Value>,
     /// Rounded to 6 dp; empty unless valid.
@@ -608,7 +612,7 @@ pub struct PowerValidation {
 impl PowerValidation {
     /// Largest per-GPU gap, the figure reports quote ("maximum sample gap 1.161 s").
     pub fn max_sample_gap_s(&self) -> Option<f64> {
-        self.per_gpu_max_sample_gap_s.values().copied().reduce(f64::max)
+        self.devices.per_gpu_max_sample_gap_s.values().copied().reduce(f64::max)
     }
 
     /// The keys `process_result.py` patches into the aggregate: `power_metric_schema_version`,
@@ -667,10 +671,7 @@ pub fn validate_single_node(
         expected_gpu_count: integration.expected_num_gpus,
         observed_gpu_count: integration.observed_gpu_ids.len(),
         observed_gpu_ids: integration.observed_gpu_ids,
-        per_gpu_sample_counts: integration.per_gpu_sample_counts,
-        per_gpu_max_sample_gap_s: integration.per_gpu_max_sample_gap_s,
-        per_gpu_energy_j: integration.per_gpu_energy_j,
-        device_issues: integration.device_issues,
+        devices: integration.devices,
         accumulator_check: None,
         metrics: metrics.iter().filter(|(_, v)| v.is_finite()).map(|(&k, &v)| (k, round_to(v, 6))).collect(),
     };

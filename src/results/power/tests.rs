@@ -63,7 +63,7 @@ fn clean_stream_is_valid_and_energy_is_exact_for_constant_power() {
     assert!(v.power_valid, "{:?}", v.reasons);
     assert_eq!(v.observed_gpu_ids, vec!["0", "1", "2", "3"]);
     let duration = END - START;
-    for (g, e) in v.per_gpu_energy_j.values().enumerate() {
+    for (g, e) in v.devices.per_gpu_energy_j.values().enumerate() {
         assert!((e - (400.0 + g as f64) * duration).abs() < 1e-6, "gpu {g}: {e}");
     }
     assert!((v.max_sample_gap_s().unwrap_or(0.0) - 1.0).abs() < 1e-6);
@@ -81,7 +81,7 @@ fn wrong_gpu_count_is_reported_and_metrics_withheld() {
     assert_eq!(v.observed_gpu_count, 8);
     assert!(v.metrics.is_empty());
     // Energies are still computed for audit.
-    assert_eq!(v.per_gpu_energy_j.len(), 8);
+    assert_eq!(v.devices.per_gpu_energy_j.len(), 8);
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn gap_above_three_seconds_fails_and_exactly_three_passes() {
     }
     let v = validate(&bench(START, END), &csv, 1);
     assert_eq!(reasons(&v), vec!["sampling_gap_exceeded"]);
-    assert_eq!(v.device_issues.get("0"), Some(&vec![PowerReason::SamplingGapExceeded]));
+    assert_eq!(v.devices.device_issues.get("0"), Some(&vec![PowerReason::SamplingGapExceeded]));
     assert_eq!(v.max_sample_gap_s(), Some(5.0));
 
     let csv3 = nvidia(1, T0 as f64, T0 as f64 + 70.0, 3.0, 300.0);
@@ -120,7 +120,7 @@ fn buffered_stream_that_stops_early_is_not_bracketed() {
     let csv = nvidia(2, T0 as f64, END - 4.0, 1.0, 300.0);
     let v = validate(&bench(START, END), &csv, 2);
     assert_eq!(reasons(&v), vec!["benchmark_window_not_bracketed"]);
-    assert!(v.per_gpu_energy_j.is_empty());
+    assert!(v.devices.per_gpu_energy_j.is_empty());
     assert_eq!(v.metrics.len(), 0);
     // Starting late is the same failure.
     let csv = nvidia(2, START + 0.5, END + 2.0, 1.0, 300.0);
@@ -261,8 +261,12 @@ fn duplicate_timestamps_are_averaged_and_ids_sort_numerically() {
     let v = validate(&bench(START, END), &csv, 3);
     assert!(v.power_valid, "{:?}", v.reasons);
     assert_eq!(v.observed_gpu_ids, vec!["2", "10", "gpu-x"]);
-    assert_eq!(v.per_gpu_sample_counts.get("2"), Some(&66), "rows more than 3 s outside the window are skipped");
-    let e = v.per_gpu_energy_j.get("10").copied().unwrap_or(0.0);
+    assert_eq!(
+        v.devices.per_gpu_sample_counts.get("2"),
+        Some(&66),
+        "rows more than 3 s outside the window are skipped"
+    );
+    let e = v.devices.per_gpu_energy_j.get("10").copied().unwrap_or(0.0);
     assert!((e - 200.0 * (END - START)).abs() < 1e-6);
 }
 
