@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use sweepgate::results::eval::{
+    build_row, check_scores, ep_from_result_name, parse_agg_eval_all, scores_pass, LmEvalResults, MetaEnv, Threshold,
+    FALLBACK_MIN_SCORE,
+};
 use sweepgate::results::power::{validate_single_node, PowerOptions, PowerReason, SourceNames, Telemetry};
 
 const RF: &str = "qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-none_conc4_h200-cw_01_recipe-3f9c2a7e51d04b86";
@@ -48,4 +52,35 @@ fn power_sidecar_matches_upstream_byte_for_byte_in_values() {
     let (tp4, _) = validate_single_node(&bench, Telemetry::Bytes(&csv), 4, &PowerOptions::default(), names);
     assert!(!tp4.power_valid);
     assert_eq!(tp4.reasons.as_slice(), &[PowerReason::ExpectedGpuCountMismatch]);
+}
+
+#[test]
+fn eval_rows_rederive_to_the_collector_row_and_pass_the_qwen_threshold() {
+    let Some(dir) = examples_dir() else { return };
+    let set = "eval_qwen3.5_8k1k_qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-none_conc64_h200-nb_1";
+    let results_name = "results_2026-08-21T16-23-10.412233.json";
+    let meta = MetaEnv::parse(&read(&dir, &format!("eval/{set}/meta_env.json")), "meta_env.json").expect("meta_env");
+    let results =
+        LmEvalResults::parse(&read(&dir, &format!("eval/{set}/{results_name}")), results_name).expect("lm-eval");
+    let rows: Vec<_> =
+        results.tasks.iter().map(|t| build_row(&meta, t, &format!("{set}/{results_name}"), None)).collect();
+    let collected = parse_agg_eval_all(&read(&dir, "eval/agg_eval_all.json"), "agg_eval_all.json").expect("agg");
+    assert_eq!(rows, collected);
+    // The producer quirk: meta says ep 1, the artifact name says 8.
+    assert_eq!((meta.ep, ep_from_result_name(set)), (1, Some(8)));
+
+    let thresholds = |prefix: Option<&str>, task: &str| {
+        (prefix == Some("qwen3.5") && task == "gsm8k")
+            .then(|| Threshold { value: 0.94, source: "models.qwen3.5".into() })
+    };
+    let checks = check_scores(&results, meta.model_prefix(), &thresholds, FALLBACK_MIN_SCORE);
+    let lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "PASS: gsm8k exact_match,strict-match = 0.9613343442001516 (>= 0.94 from models.qwen3.5)",
+            "PASS: gsm8k exact_match,flexible-extract = 0.9643669446550417 (>= 0.94 from models.qwen3.5)",
+        ]
+    );
+    assert!(scores_pass(&checks));
 }

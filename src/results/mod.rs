@@ -13,3 +13,4 @@ pub mod power;
 pub fn round_to(value: f64, digits: usize) -> f64 {
     format!("{value:.digits$}").parse().unwrap_or(value)
 }
+pub mod eval;
