@@ -4,10 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use sweepgate::results::benchmark::{validate_aggregate, validate_raw, FixedSeqAggregate, RawResult};
 use sweepgate::results::eval::{
     build_row, check_scores, ep_from_result_name, parse_agg_eval_all, scores_pass, LmEvalResults, MetaEnv, Threshold,
     FALLBACK_MIN_SCORE,
 };
+use sweepgate::results::pareto::Plane;
 use sweepgate::results::power::{validate_single_node, PowerOptions, PowerReason, SourceNames, Telemetry};
 
 const RF: &str = "qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-none_conc4_h200-cw_01_recipe-3f9c2a7e51d04b86";
@@ -83,4 +85,15 @@ fn eval_rows_rederive_to_the_collector_row_and_pass_the_qwen_threshold() {
         ]
     );
     assert!(scores_pass(&checks));
+}
+
+#[test]
+fn benchmark_raw_and_aggregate_are_consistent() {
+    let Some(dir) = examples_dir() else { return };
+    let raw = RawResult::parse(&read(&dir, &format!("benchmark/{RF}.json")), "raw").expect("raw result");
+    assert_eq!(validate_raw(&raw), vec![], "40/40 requests, totals and throughputs agree");
+    let agg = FixedSeqAggregate::parse(&read(&dir, &format!("benchmark/agg_{RF}.json")), "agg").expect("aggregate");
+    assert_eq!(validate_aggregate(&agg, &raw), vec![]);
+    let p = agg.point(Plane::FixedSeqInteractivity);
+    assert_eq!((p.x, p.y), (111.7070844828534, 451.60531535097147));
 }

@@ -8,27 +8,12 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::{parse_json, ArtifactError};
+
 /// Largest eval JSON read (real lm-eval results are ~50 KB; `agg_eval_all.json` a few MB).
 pub const MAX_EVAL_JSON_BYTES: usize = 32 * 1024 * 1024;
 /// `validate_scores.py --min-score` default.
 pub const FALLBACK_MIN_SCORE: f64 = 0.85;
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum EvalError {
-    #[error("{file}: {size} bytes is above the {MAX_EVAL_JSON_BYTES}-byte limit")]
-    TooLarge { file: String, size: usize },
-    #[error("{file}: {message}")]
-    Json { file: String, message: String },
-    #[error("{file}: not an lm-eval results file (no top-level `lm_eval_version`)")]
-    NotLmEval { file: String },
-}
-
-fn parse_json<T: for<'de> Deserialize<'de>>(bytes: &[u8], file: &str) -> Result<T, EvalError> {
-    if bytes.len() > MAX_EVAL_JSON_BYTES {
-        return Err(EvalError::TooLarge { file: file.to_string(), size: bytes.len() });
-    }
-    serde_json::from_slice(bytes).map_err(|e| EvalError::Json { file: file.to_string(), message: e.to_string() })
-}
 
 /// `meta_env.json` as `_write_lm_eval_meta_json` writes it (§1.2). Types are strict; extra keys
 /// written by newer producers are kept in `extra`.
@@ -69,8 +54,8 @@ fn one() -> i64 {
 }
 
 impl MetaEnv {
-    pub fn parse(bytes: &[u8], file: &str) -> Result<MetaEnv, EvalError> {
-        parse_json(bytes, file)
+    pub fn parse(bytes: &[u8], file: &str) -> Result<MetaEnv, ArtifactError> {
+        parse_json(bytes, file, MAX_EVAL_JSON_BYTES)
     }
 
     /// An integer key of `extra` (`prefill_tp`, `decode_num_workers`, …).
@@ -125,10 +110,10 @@ pub struct LmEvalResults {
 }
 
 impl LmEvalResults {
-    pub fn parse(bytes: &[u8], file: &str) -> Result<LmEvalResults, EvalError> {
-        let raw: Map<String, Value> = parse_json(bytes, file)?;
+    pub fn parse(bytes: &[u8], file: &str) -> Result<LmEvalResults, ArtifactError> {
+        let raw: Map<String, Value> = parse_json(bytes, file, MAX_EVAL_JSON_BYTES)?;
         if !raw.contains_key("lm_eval_version") {
-            return Err(EvalError::NotLmEval { file: file.to_string() });
+            return Err(ArtifactError::NotLmEval { file: file.to_string() });
         }
         let tasks = extract_tasks(&raw);
         Ok(LmEvalResults { raw, tasks })
@@ -248,8 +233,8 @@ pub struct EvalRow {
 }
 
 /// Parse `agg_eval_all.json`.
-pub fn parse_agg_eval_all(bytes: &[u8], file: &str) -> Result<Vec<EvalRow>, EvalError> {
-    parse_json(bytes, file)
+pub fn parse_agg_eval_all(bytes: &[u8], file: &str) -> Result<Vec<EvalRow>, ArtifactError> {
+    parse_json(bytes, file, MAX_EVAL_JSON_BYTES)
 }
 
 /// Re-derive a collector row from `meta_env.json` and one task's metrics (`build_row`).

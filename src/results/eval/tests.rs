@@ -86,8 +86,8 @@ fn slots_follow_filter_names() {
         (a.tasks[0].scores.em_strict, a.tasks[0].scores.em_strict_se, a.tasks[1].scores.em_strict),
         (Some(0.7), Some(0.01), Some(0.4))
     );
-    assert!(matches!(LmEvalResults::parse(br#"{"results": {}}"#, "x.json"), Err(EvalError::NotLmEval { .. })));
-    assert!(matches!(LmEvalResults::parse(b"{", "x.json"), Err(EvalError::Json { .. })));
+    assert!(matches!(LmEvalResults::parse(br#"{"results": {}}"#, "x.json"), Err(ArtifactError::NotLmEval { .. })));
+    assert!(matches!(LmEvalResults::parse(b"{", "x.json"), Err(ArtifactError::Json { .. })));
 }
 
 #[test]
