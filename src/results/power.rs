@@ -551,23 +551,26 @@ fn device_energy(samples: &[(f64, f64)], start: f64, end: f64) -> Result<(f64, f
     let left = samples.partition_point(|s| s.0 <= start).saturating_sub(1);
     let right = samples.partition_point(|s| s.0 < end).min(samples.len() - 1);
     let max_gap = samples[left..=right].windows(2).map(|w| w[1].0 - w[0].0).fold(0.0, f64::max);
-    let mut clipped = vec![(start, interpolate(samples, start)?)];
-    clipped.extend(samples.iter().copied().filter(|s| start < s.0 && s.0 < end));
-    clipped.push((end, interpolate(samples, end)?));
-    let energy = clipped.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0).sum();
+    let energy = trapezoid(samples, start, end).ok_or(PowerReason::BenchmarkWindowNotBracketed)?;
     Ok((max_gap, energy))
 }
 
-/// Linear interpolation at a bracketed time; a sample within 1e-9 s is taken as is.
-fn interpolate(samples: &[(f64, f64)], t: f64) -> Result<f64, PowerReason> {
-    let right = samples.partition_point(|s| s.0 < t);
-    if let Some(s) = samples.get(right).filter(|s| (s.0 - t).abs() <= 1e-9) {
-        return Ok(s.1);
-    }
-    match (right.checked_sub(1).and_then(|l| samples.get(l)), samples.get(right)) {
-        (Some(&(lt, lp)), Some(&(rt, rp))) => Ok(lp + (t - lt) / (rt - lt) * (rp - lp)),
-        _ => Err(PowerReason::BenchmarkWindowNotBracketed),
-    }
+/// Trapezoidal energy over [start, end] of time-sorted samples, with linear interpolation at
+/// both boundaries (a sample within 1e-9 s of a boundary is taken as is); `None` when a
+/// boundary is not bracketed.
+pub(super) fn trapezoid(samples: &[(f64, f64)], start: f64, end: f64) -> Option<f64> {
+    let at = |t: f64| -> Option<f64> {
+        let right = samples.partition_point(|s| s.0 < t);
+        if let Some(s) = samples.get(right).filter(|s| (s.0 - t).abs() <= 1e-9) {
+            return Some(s.1);
+        }
+        let (l, r) = (samples.get(right.checked_sub(1)?)?, samples.get(right)?);
+        Some(l.1 + (t - l.0) / (r.0 - l.0) * (r.1 - l.1))
+    };
+    let mut clipped = vec![(start, at(start)?)];
+    clipped.extend(samples.iter().copied().filter(|s| start < s.0 && s.0 < end));
+    clipped.push((end, at(end)?));
+    Some(clipped.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0).sum())
 }
 
 /// The whole-deployment metrics of a valid measurement, unrounded, in upstream's key order.
