@@ -15,6 +15,7 @@ pub fn round_to(value: f64, digits: usize) -> f64 {
     format!("{value:.digits$}").parse().unwrap_or(value)
 }
 pub mod benchmark;
+pub mod chart;
 pub mod eval;
 
 /// A result or eval artifact that could not be read.
