@@ -32,6 +32,7 @@ enum Command {
     Generate(cli::generate::GenerateArgs),
     /// Validate a changelog change like the CI gate (add --strict for the merge path's rules).
     ValidateChangelog(cli::matrix::ValidateChangelogArgs),
+    Pareto(cli::pareto::ParetoArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => cli::matrix::run_matrix(args),
         Command::Generate(args) => cli::generate::run(args),
         Command::ValidateChangelog(args) => cli::matrix::run_validate(args),
+        Command::Pareto(args) => cli::pareto::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@ pub mod generate;
 pub mod lint;
 pub mod verify;
 pub mod matrix;
+pub mod pareto;
 
 use std::path::PathBuf;
 
