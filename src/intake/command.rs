@@ -7,6 +7,8 @@ use std::ops::Range;
 use chrono::{DateTime, Utc};
 use pulldown_cmark::{Event, Options, Parser, Tag};
 
+use crate::report::escape::code;
+
 /// Which spelling was used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CommandName {
@@ -52,13 +54,13 @@ impl std::fmt::Display for ReuseCommand {
 /// A line that starts with a command word but breaks the grammar. `line` is 1-based.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
-    #[error("line {line}: `/use` needs a run id, e.g. `/use 40714803265`")]
+    #[error("line {line}: /use needs a run id")]
     MissingRunId { line: usize },
-    #[error("line {line}: run id `{arg}` must be decimal digits only")]
+    #[error("line {line}: run id {arg:?} must be decimal digits only")]
     NotDigits { line: usize, arg: String },
-    #[error("line {line}: run id `{arg}` is too large")]
+    #[error("line {line}: run id {arg:?} is too large")]
     RunIdTooLarge { line: usize, arg: String },
-    #[error("line {line}: the command must be alone on its line (unexpected `{extra}`)")]
+    #[error("line {line}: the command must be alone on its line (unexpected {extra:?})")]
     TrailingText { line: usize, extra: String },
 }
 
@@ -72,14 +74,30 @@ impl CommandError {
         }
     }
 
-    /// The same message in Chinese.
+    /// Markdown-safe English message (user text shown as escaped code).
+    pub fn en(&self) -> String {
+        match self {
+            CommandError::MissingRunId { line } => {
+                format!("line {line}: `/use` needs a run id, e.g. `/use 40714803265`")
+            }
+            CommandError::NotDigits { line, arg } => {
+                format!("line {line}: run id {} must be decimal digits only", code(arg))
+            }
+            CommandError::RunIdTooLarge { line, arg } => format!("line {line}: run id {} is too large", code(arg)),
+            CommandError::TrailingText { line, extra } => {
+                format!("line {line}: the command must be alone on its line (unexpected {})", code(extra))
+            }
+        }
+    }
+
+    /// Markdown-safe Chinese message.
     pub fn zh(&self) -> String {
         match self {
             CommandError::MissingRunId { line } => format!("第 {line} 行：`/use` 需要运行 ID，例如 `/use 40714803265`"),
-            CommandError::NotDigits { line, arg } => format!("第 {line} 行：运行 ID `{arg}` 只能包含十进制数字"),
-            CommandError::RunIdTooLarge { line, arg } => format!("第 {line} 行：运行 ID `{arg}` 过大"),
+            CommandError::NotDigits { line, arg } => format!("第 {line} 行：运行 ID {} 只能包含十进制数字", code(arg)),
+            CommandError::RunIdTooLarge { line, arg } => format!("第 {line} 行：运行 ID {} 过大", code(arg)),
             CommandError::TrailingText { line, extra } => {
-                format!("第 {line} 行：指令必须独占一行（多余内容 `{extra}`）")
+                format!("第 {line} 行：指令必须独占一行（多余内容 {}）", code(extra))
             }
         }
     }
@@ -337,8 +355,10 @@ mod tests {
     #[test]
     fn error_messages_in_both_languages() {
         let e = CommandError::MissingRunId { line: 3 };
-        assert_eq!(e.to_string(), "line 3: `/use` needs a run id, e.g. `/use 40714803265`");
+        assert_eq!(e.en(), "line 3: `/use` needs a run id, e.g. `/use 40714803265`");
         assert!(e.zh().starts_with("第 3 行"));
+        let forged = CommandError::NotDigits { line: 1, arg: "`@eve`".into() };
+        assert_eq!(forged.en(), "line 1: run id `` `@eve` `` must be decimal digits only");
     }
 
     #[test]

@@ -190,11 +190,12 @@ pub fn decide<S: AsRef<str>>(labels: &[S], facts: &PrFacts) -> LabelDecision {
                 reasons.push(reason("retired-label", false, en.to_string(), zh.to_string()));
             }
         } else if let Some(known) = near_miss(label) {
+            let shown = crate::report::escape::code(label);
             reasons.push(reason(
                 "label-name-mismatch",
                 false,
-                format!("Label `{label}` is ignored: sweep labels match exactly and case-sensitively. Did you mean `{known}`?"),
-                format!("标签 `{label}` 被忽略：扫描标签须完全一致（区分大小写）。是否想用 `{known}`？"),
+                format!("Label {shown} is ignored: sweep labels match exactly and case-sensitively. Did you mean `{known}`?"),
+                format!("标签 {shown} 被忽略：扫描标签须完全一致（区分大小写）。是否想用 `{known}`？"),
             ));
         }
     }

@@ -1,0 +1,108 @@
+//! Escaping of untrusted text (PR titles, comment bodies, label names, logins) before it appears
+//! in a comment the bot posts. Every function here guarantees: no @-mention or team ping, no raw
+//! HTML (so no forged `<!-- sweepgate:` marker and no hidden text), no Markdown structure
+//! (links, images, emphasis, headings, table pipes), one line, bounded length.
+
+/// Longest escaped snippet, in characters, before it is cut with `…`.
+pub const MAX_CHARS: usize = 300;
+
+/// Zero-width space: breaks `@user` mentions and `#123` cross-references without changing
+/// what a reader sees.
+const ZWSP: char = '\u{200B}';
+
+fn one_line_bounded(text: &str) -> (String, bool) {
+    let mut out = String::new();
+    let mut cut = false;
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_CHARS {
+            cut = true;
+            break;
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+    }
+    (out, cut)
+}
+
+/// Text for Markdown prose and table cells: every Markdown and HTML metacharacter escaped.
+pub fn inline(text: &str) -> String {
+    let (line, cut) = one_line_bounded(text);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '@' => {
+                out.push('@');
+                out.push(ZWSP);
+            }
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '!' | '|' | '~' | ':' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// Text shown verbatim as an inline code span (GitHub neither links mentions nor renders HTML
+/// inside code). The fence is longer than any backtick run in the text.
+pub fn code(text: &str) -> String {
+    let (line, cut) = one_line_bounded(text);
+    let line = if cut { format!("{line}…") } else { line };
+    let longest_run = line.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    let pad = if line.starts_with('`') || line.ends_with('`') || line.is_empty() { " " } else { "" };
+    format!("{fence}{pad}{line}{pad}{fence}")
+}
+
+/// A GitHub login as a mention-free name: `@` is not added, and the login is escaped.
+pub fn login(name: &str) -> String {
+    inline(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_and_team_pings_are_broken() {
+        let out = inline("ping @alice and @SemiAnalysisAI/core");
+        assert!(!out.contains("@alice") && !out.contains("@SemiAnalysisAI"));
+        assert!(out.contains("@\u{200B}alice"));
+    }
+
+    #[test]
+    fn html_and_forged_markers_are_inert() {
+        let out = inline("<!-- sweepgate:labels pr=1 --><img src=x onerror=alert(1)>");
+        assert!(!out.contains('<') && !out.contains('>'));
+        assert!(out.starts_with("&lt;\\!\\-\\- sweepgate\\:labels"));
+    }
+
+    #[test]
+    fn markdown_structure_is_escaped_and_table_safe() {
+        assert_eq!(inline("[x](javascript:y) | **b**"), "\\[x\\]\\(javascript\\:y\\) \\| \\*\\*b\\*\\*");
+        assert_eq!(inline("line1\nline2\r\n# h"), "line1 line2  \\# h");
+    }
+
+    #[test]
+    fn long_text_is_cut() {
+        let out = inline(&"a".repeat(1000));
+        assert_eq!(out.chars().count(), MAX_CHARS + 1);
+        assert!(out.ends_with('…'));
+    }
+
+    #[test]
+    fn code_spans_survive_backticks() {
+        assert_eq!(code("/use 12"), "`/use 12`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code(""), "`  `");
+        assert_eq!(code("a\nb"), "`a b`");
+    }
+}
