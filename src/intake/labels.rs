@@ -161,6 +161,20 @@ pub struct LabelDecision {
     pub reasons: Vec<Reason>,
 }
 
+impl LabelDecision {
+    /// Adds a blocking reason found outside the pure policy (e.g. facts that could not be
+    /// read): the sweep and every plan flag are switched off.
+    pub fn block(&mut self, reason: Reason) {
+        self.reasons.push(reason);
+        self.sweep = false;
+        self.canary = false;
+        self.fail_fast = false;
+        self.evals_only = false;
+        self.all_evals = false;
+        self.agentx_fast = false;
+    }
+}
+
 const SKIP_SWEEP_MARKER: &str = "[skip-sweep]";
 
 fn code_list(names: &[&str]) -> String {
@@ -483,6 +497,13 @@ mod tests {
         let d = decide(&["full-sweep-enabled", "full-sweep-enabled", "all-evals", "all-evals"], &ok_facts());
         assert!(d.sweep);
         assert_eq!(d.modifiers, [Modifier::AllEvals]);
+    }
+
+    #[test]
+    fn an_external_blocker_clears_the_plan() {
+        let mut d = decide(&["full-sweep-fail-fast", "all-evals"], &ok_facts());
+        d.block(reason("facts-unavailable", true, "x".into(), "y".into()));
+        assert!(!d.sweep && !d.canary && !d.fail_fast && !d.all_evals);
     }
 
     #[test]
