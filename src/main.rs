@@ -26,6 +26,9 @@ enum LogFormat {
 enum Command {
     Lint(cli::lint::LintArgs),
     Labels(cli::labels::LabelsArgs),
+    Serve(cli::serve::ServeArgs),
+    Replay(cli::replay::ReplayArgs),
+    Action(cli::action::ActionArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -44,6 +47,9 @@ fn main() -> ExitCode {
     let result = match &opts.command {
         Command::Lint(args) => cli::lint::run(args),
         Command::Labels(args) => cli::labels::run(args),
+        Command::Serve(args) => cli::serve::run(args),
+        Command::Replay(args) => cli::replay::run(args),
+        Command::Action(args) => cli::action::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,7 +1,10 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
+pub mod action;
 pub mod labels;
 pub mod lint;
+pub mod replay;
+pub mod serve;
 
 use std::path::PathBuf;
 

@@ -60,7 +60,9 @@ fn build_base(
     >,
     GitHubError,
 > {
-    Octocrab::builder().base_uri(base_url.trim_end_matches('/')).map_err(setup_err)
+    // octocrab's own retry layer would repeat POSTs after a 5xx; retries are ours (see above).
+    let builder = Octocrab::builder().add_retry_config(octocrab::service::middleware::retry::RetryConfig::None);
+    builder.base_uri(base_url.trim_end_matches('/')).map_err(setup_err)
 }
 
 impl OctoGitHub {
