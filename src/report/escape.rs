@@ -27,8 +27,10 @@ fn one_line_bounded(text: &str) -> (String, bool) {
 pub fn inline(text: &str) -> String {
     let (line, cut) = one_line_bounded(text);
     let mut out = String::with_capacity(line.len() + 8);
-    for c in line.chars() {
+    for (i, c) in line.chars().enumerate() {
         match c {
+            // List markers matter only at the start of a line.
+            '-' | '+' if i > 0 => out.push(c),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -37,7 +39,7 @@ pub fn inline(text: &str) -> String {
                 out.push('@');
                 out.push(ZWSP);
             }
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '!' | '|' | '~' | ':' => {
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '!' | '|' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -81,12 +83,13 @@ mod tests {
     fn html_and_forged_markers_are_inert() {
         let out = inline("<!-- sweepgate:labels pr=1 --><img src=x onerror=alert(1)>");
         assert!(!out.contains('<') && !out.contains('>'));
-        assert!(out.starts_with("&lt;\\!\\-\\- sweepgate\\:labels"));
+        assert!(out.starts_with("&lt;\\!-- sweepgate:labels"));
     }
 
     #[test]
     fn markdown_structure_is_escaped_and_table_safe() {
-        assert_eq!(inline("[x](javascript:y) | **b**"), "\\[x\\]\\(javascript\\:y\\) \\| \\*\\*b\\*\\*");
+        assert_eq!(inline("[x](javascript:y) | **b**"), "\\[x\\]\\(javascript:y\\) \\| \\*\\*b\\*\\*");
+        assert_eq!(inline("- item-1 + 2"), "\\- item-1 + 2");
         assert_eq!(inline("line1\nline2\r\n# h"), "line1 line2  \\# h");
     }
 

@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn user_text_goes_through_escaping_filters() {
-        let ctx = serde_json::json!({"accepted": false, "command": "/use `x`", "author": "@eve <b>", "reasons": []});
+        let ctx = serde_json::json!({"accepted": false, "command": "/use `x`", "author": "@eve <b>", "reasons": [], "hint": true});
         let text = render("reuse.en.md.j2", &ctx).unwrap();
         assert!(text.contains("`` /use `x` ``") && text.contains("@\u{200B}eve &lt;b&gt;"), "{text}");
     }

@@ -214,8 +214,8 @@ async fn welcome<G: GitHub>(
 fn unavailable_reason(what: &str) -> Reason {
     Reason {
         code: "facts-unavailable",
-        en: format!("Could not read {what} (dry-run mode without GitHub credentials); no sweep is decided."),
-        zh: format!("无法读取{what}（dry-run 模式，未配置 GitHub 凭据）；不作扫描决定。"),
+        en: format!("Could not read {what}: dry-run mode has no GitHub credentials, so this is not decided."),
+        zh: format!("无法读取{what}：dry-run 模式没有 GitHub 凭据，因此无法作出决定。"),
         blocking: true,
     }
 }
@@ -397,7 +397,11 @@ async fn issue_comment<G: GitHub>(
         )];
         return reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await;
     }
-    match validate_command(gh, cfg, &e.repo, e.issue_number, command).await? {
+    let checked = match validate_command(gh, cfg, &e.repo, e.issue_number, command).await {
+        Err(HandlerError::GitHub(GitHubError::DryRun(_))) => Err(vec![unavailable_reason("the PR and the named run")]),
+        other => other?,
+    };
+    match checked {
         Ok(run) => reply(gh, cfg, e, &shown, Verdict::Accepted(command, &run), out).await,
         Err(reasons) => reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await,
     }
@@ -525,7 +529,9 @@ async fn reply<G: GitHub>(
                     }
                 }
             }
-            json!({"accepted": false, "command": shown, "author": e.comment.user.login, "reasons": reasons})
+            // Never suggest a command to someone who cannot run it.
+            let hint = !reasons.iter().any(|r| r.code == "unauthorized");
+            json!({"accepted": false, "command": shown, "author": e.comment.user.login, "reasons": reasons, "hint": hint})
         }
     };
     let body = render_bilingual("reuse", &context)?;
