@@ -39,19 +39,19 @@ pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
         other => other,
     };
     let event = event::parse(name, &body)?;
-    let gh = OctoGitHub::with_token(
-        &args.api_url,
-        SecretString::from(args.token.clone()),
-        RetryPolicy::default(),
-        Arc::new(ApiMetrics::default()),
-    )?;
     let bot = BotConfig {
         bot_login: args.bot_login.clone(),
         status_context: args.status_context.clone(),
         ..BotConfig::default()
     };
+    // octocrab's client needs the runtime while it is built.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let result = runtime.block_on(handle(&gh, &bot, &event));
+    let result = runtime.block_on(async {
+        let metrics = Arc::new(ApiMetrics::default());
+        let token = SecretString::from(args.token.clone());
+        let gh = OctoGitHub::with_token(&args.api_url, token, RetryPolicy::default(), metrics)?;
+        anyhow::Ok(handle(&gh, &bot, &event).await?)
+    });
     let (summary, code) = match &result {
         Ok(outcome) => {
             let lines: Vec<String> = outcome.lines.iter().map(|l| format!("- {l}")).collect();
