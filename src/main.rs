@@ -33,6 +33,10 @@ enum Command {
     /// Validate a changelog change like the CI gate (add --strict for the merge path's rules).
     ValidateChangelog(cli::matrix::ValidateChangelogArgs),
     Pareto(cli::pareto::ParetoArgs),
+    Labels(cli::labels::LabelsArgs),
+    Serve(cli::serve::ServeArgs),
+    Replay(cli::replay::ReplayArgs),
+    Action(cli::action::ActionArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -55,6 +59,10 @@ fn main() -> ExitCode {
         Command::Generate(args) => cli::generate::run(args),
         Command::ValidateChangelog(args) => cli::matrix::run_validate(args),
         Command::Pareto(args) => cli::pareto::run(args),
+        Command::Labels(args) => cli::labels::run(args),
+        Command::Serve(args) => cli::serve::run(args),
+        Command::Replay(args) => cli::replay::run(args),
+        Command::Action(args) => cli::action::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,10 +1,14 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
+pub mod action;
 pub mod generate;
+pub mod labels;
 pub mod lint;
-pub mod verify;
 pub mod matrix;
 pub mod pareto;
+pub mod replay;
+pub mod serve;
+pub mod verify;
 
 use std::path::PathBuf;
 

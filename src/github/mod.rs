@@ -1,1 +1,170 @@
-//! GitHub: App auth, webhook signatures, the narrow client trait and its octocrab implementation.
+//! GitHub: the narrow client trait the bot calls ([`GitHub`]), its octocrab implementation with
+//! App auth and retries ([`octo`]), a dry-run outbox ([`outbox`]), and webhook signatures
+//! ([`webhook`]). The verifier reuses the same trait.
+
+pub mod octo;
+pub mod outbox;
+pub mod types;
+pub mod webhook;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::intake::labels::Permission;
+use types::*;
+
+/// `owner/name`, validated to GitHub's alphabet so it can be put in a URL path as is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RepoRef {
+    pub owner: String,
+    pub name: String,
+}
+
+impl RepoRef {
+    pub fn parse(full_name: &str) -> Result<RepoRef, GitHubError> {
+        let valid = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 100
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        };
+        match full_name.split_once('/') {
+            Some((owner, name)) if valid(owner) && valid(name) && name != "." && name != ".." => {
+                Ok(RepoRef { owner: owner.to_string(), name: name.to_string() })
+            }
+            _ => Err(GitHubError::InvalidRepo(full_name.chars().take(200).collect())),
+        }
+    }
+}
+
+impl fmt::Display for RepoRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitHubError {
+    #[error("{method} {path}: HTTP {status}: {message}")]
+    Http { method: String, path: String, status: u16, message: String },
+    #[error("{method} {path}: rate limited; GitHub asks to wait {wait_secs}s, more than the {max_secs}s allowed")]
+    RateLimited { method: String, path: String, wait_secs: u64, max_secs: u64 },
+    #[error("{method} {path}: {message}")]
+    Transport { method: String, path: String, message: String },
+    #[error("{path}: unexpected response body: {message}")]
+    Decode { path: String, message: String },
+    #[error("{path}: more than {max_pages} pages; refusing to read further")]
+    TooManyPages { path: String, max_pages: u32 },
+    #[error("invalid repository name {0:?}: expected owner/name")]
+    InvalidRepo(String),
+    #[error("{0} is not available in dry-run mode (no GitHub App credentials or token configured)")]
+    DryRun(&'static str),
+    #[error("GitHub client setup: {0}")]
+    Setup(String),
+}
+
+impl GitHubError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, GitHubError::Http { status: 404, .. })
+    }
+}
+
+/// Counters of API traffic, exported by the server's `/metrics`.
+#[derive(Debug, Default)]
+pub struct ApiMetrics {
+    pub calls: AtomicU64,
+    pub errors: AtomicU64,
+    pub retries: AtomicU64,
+}
+
+impl ApiMetrics {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Every GitHub call the bot makes. Lists return all pages (bounded).
+pub trait GitHub: Send + Sync {
+    fn list_issue_comments(
+        &self,
+        repo: &RepoRef,
+        issue: u64,
+    ) -> impl Future<Output = Result<Vec<Comment>, GitHubError>> + Send;
+    fn create_issue_comment(
+        &self,
+        repo: &RepoRef,
+        issue: u64,
+        body: &str,
+    ) -> impl Future<Output = Result<Comment, GitHubError>> + Send;
+    fn update_issue_comment(
+        &self,
+        repo: &RepoRef,
+        comment_id: u64,
+        body: &str,
+    ) -> impl Future<Output = Result<Comment, GitHubError>> + Send;
+    fn add_reaction(
+        &self,
+        repo: &RepoRef,
+        comment_id: u64,
+        reaction: Reaction,
+    ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    fn get_pull(&self, repo: &RepoRef, number: u64) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+    fn list_pull_commits(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+    ) -> impl Future<Output = Result<Vec<PullCommit>, GitHubError>> + Send;
+    fn list_pull_files(
+        &self,
+        repo: &RepoRef,
+        number: u64,
+    ) -> impl Future<Output = Result<Vec<PullFile>, GitHubError>> + Send;
+    fn create_status(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+        status: &StatusInput,
+    ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    fn list_check_runs(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+    ) -> impl Future<Output = Result<Vec<CheckRun>, GitHubError>> + Send;
+    /// `None` when the run does not exist (HTTP 404).
+    fn get_workflow_run(
+        &self,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> impl Future<Output = Result<Option<WorkflowRun>, GitHubError>> + Send;
+    /// Runs of one workflow file, newest first.
+    fn list_workflow_runs(
+        &self,
+        repo: &RepoRef,
+        workflow_file: &str,
+        query: &RunQuery,
+    ) -> impl Future<Output = Result<Vec<WorkflowRun>, GitHubError>> + Send;
+    fn list_run_artifacts(
+        &self,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> impl Future<Output = Result<Vec<Artifact>, GitHubError>> + Send;
+    /// The user's repository role (`role_name`, falling back to the legacy `permission`).
+    fn collaborator_permission(
+        &self,
+        repo: &RepoRef,
+        user: &str,
+    ) -> impl Future<Output = Result<Permission, GitHubError>> + Send;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_names_are_validated() {
+        assert_eq!(RepoRef::parse("SemiAnalysisAI/InferenceX").unwrap().to_string(), "SemiAnalysisAI/InferenceX");
+        for bad in ["", "a", "a/", "/b", "a/b/c", "a/..", "a b/c", "a/b?x=1", "a/%2e"] {
+            assert!(RepoRef::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,62 +1,90 @@
-//! Escaping of untrusted text (PR titles, paths, logins, quoted config values) before it
-//! appears in a Markdown comment: no @-mention pings, no HTML (so no forged hidden markers),
-//! nothing that breaks a table row or a one-line report row, bounded length.
+//! Escaping of untrusted text (PR titles, comment bodies, label names, logins) before it appears
+//! in a comment the bot posts. Every function here guarantees: no @-mention or team ping, no raw
+//! HTML (so no forged `<!-- sweepgate:` marker and no hidden text), no Markdown structure
+//! (links, images, emphasis, headings, table pipes), one line, bounded length.
 
-/// Longest untrusted value shown inline; longer values are cut with an ellipsis.
-pub const MAX_INLINE_CHARS: usize = 300;
+/// Longest escaped snippet, in characters, before it is cut with `…`.
+pub const MAX_CHARS: usize = 300;
 
-/// Escapes a value for inline Markdown text. Intraword underscores (`multi_node`) stay as they
-/// are: GitHub never reads them as emphasis.
-pub fn inline(text: &str) -> String {
-    let chars: Vec<char> = text.chars().take(MAX_INLINE_CHARS + 1).collect();
-    let mut out = String::with_capacity(text.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        if i == MAX_INLINE_CHARS {
-            out.push('…');
+/// Zero-width space: breaks `@user` mentions and `#123` cross-references without changing
+/// what a reader sees.
+const ZWSP: char = '\u{200B}';
+
+fn one_line_bounded(text: &str) -> (String, bool) {
+    let mut out = String::new();
+    let mut cut = false;
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_CHARS {
+            cut = true;
             break;
         }
-        let word_char = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
+        out.push(if c.is_control() { ' ' } else { c });
+    }
+    (out, cut)
+}
+
+/// Text for Markdown prose and table cells: every Markdown and HTML metacharacter escaped.
+/// Intraword underscores (`multi_node`) stay as they are: GitHub never reads them as emphasis.
+pub fn inline(text: &str) -> String {
+    let (line, cut) = one_line_bounded(text);
+    let chars: Vec<char> = line.chars().collect();
+    let word_char = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
+    let mut out = String::with_capacity(line.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
         match c {
-            // A word joiner after '@' keeps the text readable but stops the mention.
-            '@' => out.push_str("@\u{2060}"),
+            '_' if word_char(i.checked_sub(1)) && word_char(Some(i + 1)) => out.push('_'),
+            // List markers matter only at the start of a line.
+            '-' | '+' if i > 0 => out.push(c),
+            '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '_' if word_char(i.checked_sub(1)) && word_char(Some(i + 1)) => out.push('_'),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+            '"' => out.push_str("&quot;"),
+            '@' => {
+                out.push('@');
+                out.push(ZWSP);
+            }
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '!' | '|' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
-            '\r' | '\n' | '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
+            _ => out.push(c),
         }
+    }
+    if cut {
+        out.push('…');
     }
     out
 }
 
-/// Text shown as an inline code span: backticks and line breaks removed, length bounded.
-/// Markdown does not interpret anything inside a code span, and HTML is not rendered there.
-pub fn code_span(text: &str) -> String {
-    let cleaned: String =
-        text.chars().take(MAX_INLINE_CHARS).map(|c| if c == '`' || c.is_control() { ' ' } else { c }).collect();
-    let cleaned = cleaned.trim();
-    if cleaned.is_empty() {
-        return "` `".to_owned();
-    }
-    format!("`{cleaned}`")
+/// Text shown verbatim as an inline code span (GitHub neither links mentions nor renders HTML
+/// inside code). The fence is longer than any backtick run in the text.
+pub fn code(text: &str) -> String {
+    let (line, cut) = one_line_bounded(text);
+    let line = if cut { format!("{line}…") } else { line };
+    let longest_run = line.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    let pad = if line.starts_with('`') || line.ends_with('`') || line.is_empty() { " " } else { "" };
+    format!("{fence}{pad}{line}{pad}{fence}")
 }
 
-/// A GitHub login as it may be @-mentioned on purpose (the signer of a sign-off): only a
-/// well-formed login is returned as is; anything else is escaped.
-pub fn login(text: &str) -> String {
-    let well_formed = !text.is_empty()
-        && text.len() <= 39 + "[bot]".len()
-        && text.trim_end_matches("[bot]").chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+/// A GitHub login as a mention-free name: `@` is not added, and the login is escaped.
+pub fn login(name: &str) -> String {
+    inline(name)
+}
+
+/// A login the bot mentions on purpose (the signer of a sign-off, configured reviewers): a
+/// well-formed login is returned as is, to be written after `@`; anything else is escaped.
+pub fn mention(name: &str) -> String {
+    let name = name.trim_start_matches('@');
+    let bare = name.strip_suffix("[bot]").unwrap_or(name);
+    let well_formed = !bare.is_empty()
+        && bare.len() <= 39
+        && !bare.starts_with('-')
+        && bare.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
     if well_formed {
-        text.to_owned()
+        name.to_owned()
     } else {
-        inline(text)
+        inline(name)
     }
 }
 
@@ -65,19 +93,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mentions_html_and_markers_are_neutralised() {
-        let hostile = "@org/team <!-- sweepgate:verdict signoff=issuecomment-1 --> <img src=x>";
-        let escaped = inline(hostile);
-        assert!(!escaped.contains("@org"), "{escaped}");
-        assert!(!escaped.contains("<!--"), "{escaped}");
-        assert!(!escaped.contains('<'), "{escaped}");
+    fn mentions_and_team_pings_are_broken() {
+        let out = inline("ping @alice and @SemiAnalysisAI/core");
+        assert!(!out.contains("@alice") && !out.contains("@SemiAnalysisAI"));
+        assert!(out.contains("@\u{200B}alice"));
     }
 
     #[test]
-    fn table_and_row_breakers_are_neutralised() {
-        assert_eq!(inline("a|b\nc"), "a\\|b c");
-        assert_eq!(inline("`code`"), "\\`code\\`");
-        assert_eq!(inline("[link](http://x)"), "\\[link\\](http://x)");
+    fn html_and_forged_markers_are_inert() {
+        let out = inline("<!-- sweepgate:labels pr=1 --><img src=x onerror=alert(1)>");
+        assert!(!out.contains('<') && !out.contains('>'));
+        assert!(out.starts_with("&lt;\\!-- sweepgate:labels"));
+    }
+
+    #[test]
+    fn markdown_structure_is_escaped_and_table_safe() {
+        assert_eq!(inline("[x](javascript:y) | **b**"), "\\[x\\]\\(javascript:y\\) \\| \\*\\*b\\*\\*");
+        assert_eq!(inline("- item-1 + 2"), "\\- item-1 + 2");
+        assert_eq!(inline("line1\nline2\r\n# h"), "line1 line2  \\# h");
     }
 
     #[test]
@@ -87,23 +120,26 @@ mod tests {
     }
 
     #[test]
-    fn long_values_are_cut() {
-        let long = "x".repeat(1000);
-        assert_eq!(inline(&long).chars().count(), MAX_INLINE_CHARS + 1);
+    fn mentions_on_purpose_only_for_well_formed_logins() {
+        assert_eq!(mention("alice-amd"), "alice-amd");
+        assert_eq!(mention("@maint-a"), "maint-a");
+        assert_eq!(mention("github-actions[bot]"), "github-actions[bot]");
+        assert_eq!(mention("evil <b>"), "evil &lt;b&gt;");
     }
 
     #[test]
-    fn code_spans_cannot_be_closed_early() {
-        assert_eq!(code_span("--hf-overrides"), "`--hf-overrides`");
-        assert_eq!(code_span("a`b\nc"), "`a b c`");
-        assert_eq!(code_span("``"), "` `");
+    fn long_text_is_cut() {
+        let out = inline(&"a".repeat(1000));
+        assert_eq!(out.chars().count(), MAX_CHARS + 1);
+        assert!(out.ends_with('…'));
     }
 
     #[test]
-    fn logins() {
-        assert_eq!(login("alice-amd"), "alice-amd");
-        assert_eq!(login("github-actions[bot]"), "github-actions[bot]");
-        assert_eq!(login("evil <b>"), "evil &lt;b&gt;");
-        assert_eq!(login(""), "");
+    fn code_spans_survive_backticks() {
+        assert_eq!(code("/use 12"), "`/use 12`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code(""), "`  `");
+        assert_eq!(code("a\nb"), "`a b`");
     }
 }

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::OnceLock;
+
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
@@ -33,23 +35,25 @@ pub fn verdict_marker(signoff_key: &str, head_sha: &str) -> String {
     format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} -->")
 }
 
-/// The template environment: strict (a missing value is an error) and escaping every value it
-/// prints as Markdown text, unless a filter (`code`) already made it safe.
-fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_formatter(|out, state, value| {
-        if value.is_safe() || value.as_str().is_none() {
-            return minijinja::escape_formatter(out, state, value);
+/// The verdict's template environment: strict (a missing value is an error) and escaping every
+/// value it prints as Markdown text unless a filter (`code`) already made it safe: catalog
+/// messages interpolate untrusted values (paths, logins, quoted config values) directly.
+fn environment() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().keep_trailing_newline(true).build() {
+            env.set_syntax(syntax);
         }
-        out.write_str(&escape::inline(value.as_str().unwrap_or_default())).map_err(minijinja::Error::from)
-    });
-    env.add_filter("code", |value: String| minijinja::Value::from_safe_string(escape::code_span(&value)));
-    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().keep_trailing_newline(true).build() {
-        env.set_syntax(syntax);
-    }
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-    env
+        env.set_formatter(|out, state, value| match value.as_str() {
+            Some(text) if !value.is_safe() => out.write_str(&escape::inline(text)).map_err(minijinja::Error::from),
+            _ => minijinja::escape_formatter(out, state, value),
+        });
+        env.add_filter("code", |s: String| minijinja::Value::from_safe_string(escape::code(&s)));
+        env
+    })
 }
 
 /// The one-line text of a check's message in one language.
@@ -61,8 +65,7 @@ pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderEr
         .ok_or_else(|| RenderError::UnknownMessage { id: result.id, key: key.clone() })?;
     let args: BTreeMap<&str, &serde_json::Value> =
         result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    let env = environment();
-    let text = env
+    let text = environment()
         .render_str(template.get(lang), minijinja::Value::from(minijinja::value::Serde(&args)))
         .map_err(|source| RenderError::Message { id: result.id, key: key.clone(), lang, source })?;
     Ok(text.split_whitespace().collect::<Vec<_>>().join(" "))
@@ -109,7 +112,7 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         .map(row_view)
         .collect::<Result<_, _>>()?;
     let head_sha = &evidence.pull_request.head_sha;
-    let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::login(h.trim_start_matches('@'))).collect();
+    let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::mention(h)).collect();
     let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
     let context = minijinja::context! {
         marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha)),
@@ -123,16 +126,15 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         reviewers => minijinja::Value::from_safe_string(reviewers),
         show_en => options.lang != Some(Lang::Zh),
         show_zh => options.lang != Some(Lang::En),
-        signer => minijinja::Value::from_safe_string(escape::login(&evidence.signoff.author)),
+        signer => minijinja::Value::from_safe_string(escape::mention(&evidence.signoff.author)),
         fail_count => fail_rows.len(),
         fail_rows => fail_rows,
         open_rows => open_rows,
         closed_rows => closed_rows,
     };
-    let env = environment();
     const NAME: &str = "verdict.md.j2";
     let source = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/verdict.md.j2"));
-    env.render_str(source, context).map_err(|source| RenderError::Template { name: NAME, source })
+    environment().render_str(source, context).map_err(|source| RenderError::Template { name: NAME, source })
 }
 
 #[derive(Serialize)]

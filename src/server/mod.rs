@@ -1,1 +1,313 @@
-//! The axum webhook server: routes, delivery dedupe, work queue, health and metrics.
+//! The axum webhook server: verify the signature, dedupe the delivery id, parse into an
+//! [`Event`], enqueue, answer 202 at once. Workers process events of one PR in arrival order
+//! (one shard per PR), retry transient failures with backoff, and count every outcome.
+//! Routes: `POST /webhook`, `GET /healthz`, `GET /metrics`.
+
+pub mod handlers;
+pub mod metrics;
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+use secrecy::{ExposeSecret, SecretString};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::github::octo::{AppClients, OctoGitHub};
+use crate::github::{webhook, GitHub, GitHubError};
+use crate::intake::event::{self, Event};
+use handlers::{BotConfig, HandlerError};
+use metrics::{event_label, Metrics};
+
+/// Where the GitHub client for a delivery comes from.
+pub trait Clients: Send + Sync + 'static {
+    type G: GitHub + 'static;
+    fn client(&self, installation: Option<u64>) -> Result<Arc<Self::G>, GitHubError>;
+}
+
+/// One client for every delivery (a token, or the dry-run outbox).
+pub struct Single<G>(pub Arc<G>);
+
+impl<G: GitHub + 'static> Clients for Single<G> {
+    type G = G;
+    fn client(&self, _: Option<u64>) -> Result<Arc<G>, GitHubError> {
+        Ok(self.0.clone())
+    }
+}
+
+impl Clients for AppClients {
+    type G = OctoGitHub;
+    fn client(&self, installation: Option<u64>) -> Result<Arc<OctoGitHub>, GitHubError> {
+        let id = installation
+            .ok_or_else(|| GitHubError::Setup("the delivery names no App installation (installation.id)".into()))?;
+        self.installation(id)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub secrets: Vec<SecretString>,
+    pub bot: BotConfig,
+    /// GitHub's own limit for webhook payloads.
+    pub max_body_bytes: usize,
+    /// Events waiting per worker shard before deliveries are refused with 503.
+    pub queue_capacity: usize,
+    pub workers: usize,
+    /// Delivery ids remembered for deduplication, and for how long.
+    pub dedupe_capacity: usize,
+    pub dedupe_ttl: Duration,
+    /// Attempts per event on transient failures, and the first backoff.
+    pub handler_attempts: u32,
+    pub retry_delay: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            secrets: Vec::new(),
+            bot: BotConfig::default(),
+            max_body_bytes: 25 * 1024 * 1024,
+            queue_capacity: 1024,
+            workers: 4,
+            dedupe_capacity: 100_000,
+            dedupe_ttl: Duration::from_secs(24 * 3600),
+            handler_attempts: 4,
+            retry_delay: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Recently seen `X-GitHub-Delivery` ids, bounded in count and age.
+struct Dedupe {
+    seen: HashSet<String>,
+    order: VecDeque<(Instant, String)>,
+    capacity: usize,
+    ttl: Duration,
+}
+
+impl Dedupe {
+    fn new(capacity: usize, ttl: Duration) -> Dedupe {
+        Dedupe { seen: HashSet::new(), order: VecDeque::new(), capacity: capacity.max(1), ttl }
+    }
+
+    /// True when `id` was not seen yet (and is now remembered).
+    fn insert(&mut self, id: &str, now: Instant) -> bool {
+        while let Some((at, _)) = self.order.front() {
+            if self.order.len() < self.capacity && now.duration_since(*at) < self.ttl {
+                break;
+            }
+            if let Some((_, old)) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        if !self.seen.insert(id.to_string()) {
+            return false;
+        }
+        self.order.push_back((now, id.to_string()));
+        true
+    }
+
+    fn forget(&mut self, id: &str) {
+        self.seen.remove(id);
+        self.order.retain(|(_, seen)| seen != id);
+    }
+}
+
+struct Job {
+    delivery: String,
+    event: Event,
+}
+
+struct AppState {
+    secrets: Vec<SecretString>,
+    dedupe: Mutex<Dedupe>,
+    shards: Vec<mpsc::Sender<Job>>,
+    metrics: Arc<Metrics>,
+}
+
+/// The router and its worker tasks (which end when the router and its state are dropped).
+pub struct Server {
+    pub router: Router,
+    pub workers: Vec<JoinHandle<()>>,
+    pub metrics: Arc<Metrics>,
+}
+
+pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Server {
+    let bot = Arc::new(config.bot.clone());
+    let mut shards = Vec::new();
+    let mut workers = Vec::new();
+    for _ in 0..config.workers.max(1) {
+        let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
+        shards.push(tx);
+        let worker = Worker {
+            clients: clients.clone(),
+            bot: bot.clone(),
+            metrics: metrics.clone(),
+            attempts: config.handler_attempts.max(1),
+            retry_delay: config.retry_delay,
+        };
+        workers.push(tokio::spawn(worker.run(rx)));
+    }
+    let state = Arc::new(AppState {
+        secrets: config.secrets,
+        dedupe: Mutex::new(Dedupe::new(config.dedupe_capacity, config.dedupe_ttl)),
+        shards,
+        metrics: metrics.clone(),
+    });
+    let router = Router::new()
+        .route("/webhook", post(receive))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/metrics", get(render_metrics))
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(tower_http::catch_panic::CatchPanicLayer::new())
+        .with_state(state);
+    Server { router, workers, metrics }
+}
+
+async fn render_metrics(State(state): State<Arc<AppState>>) -> ([(&'static str, &'static str); 1], String) {
+    ([("content-type", "text/plain; version=0.0.4")], state.metrics.render())
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn receive(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
+    let name = header(&headers, "x-github-event").unwrap_or("");
+    let label = event_label(name);
+    let secrets: Vec<&[u8]> = state.secrets.iter().map(|s| s.expose_secret().as_bytes()).collect();
+    if let Err(err) = webhook::verify(&secrets, header(&headers, "x-hub-signature-256"), &body) {
+        state.metrics.delivery(label, "unauthorized");
+        tracing::warn!(event = label, "webhook refused: {err}");
+        return (StatusCode::UNAUTHORIZED, format!("{err}\n"));
+    }
+    let delivery = match header(&headers, "x-github-delivery") {
+        Some(id) if !id.is_empty() && id.len() <= 128 && id.is_ascii() => id.to_string(),
+        _ => {
+            state.metrics.delivery(label, "bad_request");
+            return (StatusCode::BAD_REQUEST, "missing or invalid X-GitHub-Delivery header\n".into());
+        }
+    };
+    if name.is_empty() {
+        state.metrics.delivery(label, "bad_request");
+        return (StatusCode::BAD_REQUEST, "missing X-GitHub-Event header\n".into());
+    }
+    let event = match event::parse(name, &body) {
+        Ok(event) => event,
+        Err(err) => {
+            state.metrics.delivery(label, "bad_request");
+            tracing::warn!(delivery, "webhook payload refused: {err}");
+            return (StatusCode::BAD_REQUEST, format!("{err}\n"));
+        }
+    };
+    let Some((repo, pr)) = event.pr_key() else {
+        state.metrics.delivery(label, "ignored");
+        return (StatusCode::ACCEPTED, "nothing to do\n".into());
+    };
+    if !state.dedupe.lock().unwrap_or_else(|p| p.into_inner()).insert(&delivery, Instant::now()) {
+        state.metrics.delivery(label, "duplicate");
+        return (StatusCode::OK, "duplicate delivery\n".into());
+    }
+    let mut hasher = DefaultHasher::new();
+    (repo, pr).hash(&mut hasher);
+    let shard = &state.shards[(hasher.finish() % state.shards.len() as u64) as usize];
+    state.metrics.queue_depth.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    match shard.try_send(Job { delivery: delivery.clone(), event }) {
+        Ok(()) => {
+            state.metrics.delivery(label, "queued");
+            (StatusCode::ACCEPTED, "queued\n".into())
+        }
+        Err(_) => {
+            state.metrics.queue_depth.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            // Forget the id so GitHub's redelivery of this event is accepted later.
+            state.dedupe.lock().unwrap_or_else(|p| p.into_inner()).forget(&delivery);
+            state.metrics.delivery(label, "queue_full");
+            tracing::error!(delivery, "work queue full; delivery refused with 503");
+            (StatusCode::SERVICE_UNAVAILABLE, "work queue full; redeliver later\n".into())
+        }
+    }
+}
+
+struct Worker<C> {
+    clients: Arc<C>,
+    bot: Arc<BotConfig>,
+    metrics: Arc<Metrics>,
+    attempts: u32,
+    retry_delay: Duration,
+}
+
+fn is_transient(err: &HandlerError) -> bool {
+    match err {
+        HandlerError::GitHub(GitHubError::Http { status, .. }) => *status >= 500 || *status == 429,
+        HandlerError::GitHub(GitHubError::Transport { .. } | GitHubError::RateLimited { .. }) => true,
+        _ => false,
+    }
+}
+
+impl<C: Clients> Worker<C> {
+    async fn run(self, mut rx: mpsc::Receiver<Job>) {
+        while let Some(job) = rx.recv().await {
+            self.metrics.queue_depth.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            let started = Instant::now();
+            let ok = self.process(&job).await;
+            self.metrics.handled(started.elapsed(), ok);
+        }
+    }
+
+    async fn process(&self, job: &Job) -> bool {
+        let gh = match self.clients.client(job.event.installation_id()) {
+            Ok(gh) => gh,
+            Err(err) => {
+                tracing::error!(delivery = job.delivery, "no GitHub client: {err}");
+                return false;
+            }
+        };
+        let mut delay = self.retry_delay;
+        for attempt in 1..=self.attempts {
+            match handlers::handle(gh.as_ref(), &self.bot, &job.event).await {
+                Ok(outcome) => {
+                    tracing::info!(delivery = job.delivery, actions = ?outcome.lines, "event handled");
+                    return true;
+                }
+                Err(err) if is_transient(&err) && attempt < self.attempts => {
+                    tracing::warn!(delivery = job.delivery, attempt, "transient failure, retrying: {err}");
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2);
+                }
+                Err(err) => {
+                    tracing::error!(delivery = job.delivery, attempt, "event failed: {err}");
+                    return false;
+                }
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedupe_remembers_and_evicts() {
+        let t0 = Instant::now();
+        let mut d = Dedupe::new(2, Duration::from_secs(60));
+        assert!(d.insert("a", t0));
+        assert!(!d.insert("a", t0));
+        assert!(d.insert("b", t0));
+        assert!(d.insert("c", t0), "capacity 2: a is evicted");
+        assert!(d.insert("a", t0));
+        let later = t0 + Duration::from_secs(61);
+        assert!(d.insert("c", later), "entries older than the TTL are forgotten");
+        d.forget("c");
+        assert!(d.insert("c", later));
+    }
+}

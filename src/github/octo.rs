@@ -1,0 +1,415 @@
+//! The real client: octocrab for transport and auth (App JWT → installation token, cached and
+//! refreshed by octocrab; or a plain token in Actions), our own DTOs, pagination and retries.
+//!
+//! Retries: rate limits (429, or 403 with `x-ratelimit-remaining: 0` / `retry-after`) are
+//! retried for every method, waiting what `Retry-After` or `X-RateLimit-Reset` asks (GitHub did
+//! not process the request). 5xx and transport errors are retried with exponential backoff only
+//! for idempotent calls: a comment POST that failed with 502 may have been created, so it is
+//! reported instead of duplicated (the sticky-comment upsert re-lists before writing again).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::{HeaderMap, Method, StatusCode};
+use octocrab::Octocrab;
+use secrecy::SecretString;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::types::*;
+use super::{ApiMetrics, GitHub, GitHubError, RepoRef};
+use crate::intake::labels::Permission;
+
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+    /// Longest wait honoured for a rate limit; beyond it the call fails (and is logged).
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(500), max_wait: Duration::from_secs(120) }
+    }
+}
+
+/// Most pages read from one list endpoint (100 items each).
+const MAX_PAGES: u32 = 50;
+const PER_PAGE: usize = 100;
+
+pub struct OctoGitHub {
+    client: Octocrab,
+    retry: RetryPolicy,
+    metrics: Arc<ApiMetrics>,
+}
+
+fn setup_err(err: impl std::fmt::Display) -> GitHubError {
+    GitHubError::Setup(err.to_string())
+}
+
+fn build_base(
+    base_url: &str,
+) -> Result<
+    octocrab::OctocrabBuilder<
+        octocrab::NoSvc,
+        octocrab::DefaultOctocrabBuilderConfig,
+        octocrab::NoAuth,
+        octocrab::NotLayerReady,
+    >,
+    GitHubError,
+> {
+    // octocrab's own retry layer would repeat POSTs after a 5xx; retries are ours (see above).
+    let builder = Octocrab::builder().add_retry_config(octocrab::service::middleware::retry::RetryConfig::None);
+    builder.base_uri(base_url.trim_end_matches('/')).map_err(setup_err)
+}
+
+impl OctoGitHub {
+    /// Token auth (`GITHUB_TOKEN` in Actions, or a fine-grained token).
+    pub fn with_token(
+        base_url: &str,
+        token: SecretString,
+        retry: RetryPolicy,
+        metrics: Arc<ApiMetrics>,
+    ) -> Result<OctoGitHub, GitHubError> {
+        let client = build_base(base_url)?.personal_token(token).build().map_err(setup_err)?;
+        Ok(OctoGitHub { client, retry, metrics })
+    }
+
+    async fn send_once(
+        &self,
+        method: &Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(StatusCode, HeaderMap, String), String> {
+        let response = match *method {
+            Method::GET => self.client._get(path).await,
+            Method::POST => self.client._post(path, body).await,
+            Method::PATCH => self.client._patch(path, body).await,
+            Method::PUT => self.client._put(path, body).await,
+            _ => return Err(format!("unsupported method {method}")),
+        }
+        .map_err(|e| format!("{e}"))?;
+        let status = StatusCode::from_u16(response.status().as_u16()).map_err(|e| e.to_string())?;
+        let headers = response.headers().clone();
+        let text = self.client.body_to_string(response).await.map_err(|e| format!("reading body: {e}"))?;
+        Ok((status, headers, text))
+    }
+
+    /// One call with retries; `idempotent` allows retrying after 5xx and transport errors.
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        idempotent: bool,
+    ) -> Result<String, GitHubError> {
+        let mut attempt = 0;
+        loop {
+            ApiMetrics::bump(&self.metrics.calls);
+            let outcome = self.send_once(&method, path, body).await;
+            let wait = match &outcome {
+                Ok((status, _, text)) if status.is_success() => return Ok(text.clone()),
+                Ok((status, headers, _)) if is_rate_limited(*status, headers) => {
+                    let wait = rate_limit_wait(headers, chrono::Utc::now().timestamp(), self.backoff(attempt));
+                    if wait > self.retry.max_wait {
+                        ApiMetrics::bump(&self.metrics.errors);
+                        return Err(GitHubError::RateLimited {
+                            method: method.to_string(),
+                            path: path.to_string(),
+                            wait_secs: wait.as_secs(),
+                            max_secs: self.retry.max_wait.as_secs(),
+                        });
+                    }
+                    Some(wait)
+                }
+                Ok((status, _, _)) if status.is_server_error() && idempotent => Some(self.backoff(attempt)),
+                Err(_) if idempotent => Some(self.backoff(attempt)),
+                _ => None,
+            };
+            match wait {
+                Some(wait) if attempt < self.retry.max_retries => {
+                    attempt += 1;
+                    ApiMetrics::bump(&self.metrics.retries);
+                    tracing::warn!(%method, path, attempt, wait_ms = wait.as_millis() as u64, "GitHub call failed; retrying");
+                    tokio::time::sleep(wait).await;
+                }
+                _ => {
+                    ApiMetrics::bump(&self.metrics.errors);
+                    return Err(match outcome {
+                        Ok((status, _, text)) => GitHubError::Http {
+                            method: method.to_string(),
+                            path: path.to_string(),
+                            status: status.as_u16(),
+                            message: error_message(&text),
+                        },
+                        Err(message) => {
+                            GitHubError::Transport { method: method.to_string(), path: path.to_string(), message }
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        self.retry.base_delay.saturating_mul(2u32.saturating_pow(attempt.min(10)))
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, GitHubError> {
+        let text = self.call(Method::GET, path, None, true).await?;
+        decode(path, &text)
+    }
+
+    /// All pages of a list endpoint; `field` names the array inside a wrapper object.
+    async fn paginate<T: DeserializeOwned>(&self, path: &str, field: Option<&str>) -> Result<Vec<T>, GitHubError> {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let mut items = Vec::new();
+        for page in 1..=MAX_PAGES {
+            let page_path = format!("{path}{sep}per_page={PER_PAGE}&page={page}");
+            let value: Value = self.get(&page_path).await?;
+            let list = match field {
+                Some(f) => value.get(f).cloned().unwrap_or(Value::Null),
+                None => value,
+            };
+            let batch: Vec<T> = decode_value(&page_path, list)?;
+            let done = batch.len() < PER_PAGE;
+            items.extend(batch);
+            if done {
+                return Ok(items);
+            }
+        }
+        Err(GitHubError::TooManyPages { path: path.to_string(), max_pages: MAX_PAGES })
+    }
+}
+
+fn is_rate_limited(status: StatusCode, headers: &HeaderMap) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    status == StatusCode::TOO_MANY_REQUESTS
+        || (status == StatusCode::FORBIDDEN
+            && (header("retry-after").is_some() || header("x-ratelimit-remaining") == Some("0")))
+}
+
+/// How long GitHub asks us to wait: `Retry-After` seconds, else until `X-RateLimit-Reset`
+/// (epoch seconds) plus one second, else the caller's backoff.
+fn rate_limit_wait(headers: &HeaderMap, now_epoch: i64, fallback: Duration) -> Duration {
+    let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<i64>().ok();
+    if let Some(secs) = number("retry-after") {
+        return Duration::from_secs(secs.max(0) as u64);
+    }
+    if let Some(reset) = number("x-ratelimit-reset") {
+        return Duration::from_secs((reset - now_epoch + 1).max(0) as u64);
+    }
+    fallback
+}
+
+fn error_message(body: &str) -> String {
+    let message = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| body.to_string());
+    message.chars().take(300).collect()
+}
+
+fn decode<T: DeserializeOwned>(path: &str, text: &str) -> Result<T, GitHubError> {
+    serde_json::from_str(text).map_err(|e| GitHubError::Decode { path: path.to_string(), message: e.to_string() })
+}
+
+fn decode_value<T: DeserializeOwned>(path: &str, value: Value) -> Result<Vec<T>, GitHubError> {
+    serde_json::from_value(value).map_err(|e| GitHubError::Decode { path: path.to_string(), message: e.to_string() })
+}
+
+/// A login fit for a URL path segment (GitHub logins, plus the `[bot]` suffix).
+fn valid_login(user: &str) -> bool {
+    let name = user.strip_suffix("[bot]").unwrap_or(user);
+    !name.is_empty() && name.len() <= 39 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+fn query_escape(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl GitHub for OctoGitHub {
+    async fn list_issue_comments(&self, repo: &RepoRef, issue: u64) -> Result<Vec<Comment>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/issues/{issue}/comments"), None).await
+    }
+
+    async fn create_issue_comment(&self, repo: &RepoRef, issue: u64, body: &str) -> Result<Comment, GitHubError> {
+        let path = format!("/repos/{repo}/issues/{issue}/comments");
+        let text = self.call(Method::POST, &path, Some(&json!({ "body": body })), false).await?;
+        decode(&path, &text)
+    }
+
+    async fn update_issue_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> Result<Comment, GitHubError> {
+        let path = format!("/repos/{repo}/issues/comments/{comment_id}");
+        let text = self.call(Method::PATCH, &path, Some(&json!({ "body": body })), true).await?;
+        decode(&path, &text)
+    }
+
+    async fn add_reaction(&self, repo: &RepoRef, comment_id: u64, reaction: Reaction) -> Result<(), GitHubError> {
+        // GitHub answers 200 for a reaction that already exists: safe to retry.
+        let path = format!("/repos/{repo}/issues/comments/{comment_id}/reactions");
+        self.call(Method::POST, &path, Some(&json!({ "content": reaction })), true).await.map(drop)
+    }
+
+    async fn get_pull(&self, repo: &RepoRef, number: u64) -> Result<PullRequest, GitHubError> {
+        self.get(&format!("/repos/{repo}/pulls/{number}")).await
+    }
+
+    async fn list_pull_commits(&self, repo: &RepoRef, number: u64) -> Result<Vec<PullCommit>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/pulls/{number}/commits"), None).await
+    }
+
+    async fn list_pull_files(&self, repo: &RepoRef, number: u64) -> Result<Vec<PullFile>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/pulls/{number}/files"), None).await
+    }
+
+    async fn create_status(&self, repo: &RepoRef, sha: &str, status: &StatusInput) -> Result<(), GitHubError> {
+        if sha.len() != 40 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(GitHubError::Setup(format!("refusing to post a status on {sha:?}: not a 40-hex commit SHA")));
+        }
+        let mut status = status.clone();
+        status.description = status.description.chars().take(140).collect();
+        let body = serde_json::to_value(&status).map_err(setup_err)?;
+        // Repeating a status only adds an identical entry: safe to retry.
+        self.call(Method::POST, &format!("/repos/{repo}/statuses/{sha}"), Some(&body), true).await.map(drop)
+    }
+
+    async fn list_check_runs(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CheckRun>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/commits/{}/check-runs", query_escape(sha)), Some("check_runs")).await
+    }
+
+    async fn get_workflow_run(&self, repo: &RepoRef, run_id: u64) -> Result<Option<WorkflowRun>, GitHubError> {
+        match self.get(&format!("/repos/{repo}/actions/runs/{run_id}")).await {
+            Ok(run) => Ok(Some(run)),
+            Err(err) if err.is_not_found() => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn list_workflow_runs(
+        &self,
+        repo: &RepoRef,
+        workflow_file: &str,
+        query: &RunQuery,
+    ) -> Result<Vec<WorkflowRun>, GitHubError> {
+        let mut path = format!("/repos/{repo}/actions/workflows/{}/runs?", query_escape(workflow_file));
+        for (key, value) in [("event", &query.event), ("branch", &query.branch), ("status", &query.status)] {
+            if let Some(value) = value {
+                path.push_str(&format!("{key}={}&", query_escape(value)));
+            }
+        }
+        let path = path.trim_end_matches(['&', '?']).to_string();
+        self.paginate(&path, Some("workflow_runs")).await
+    }
+
+    async fn list_run_artifacts(&self, repo: &RepoRef, run_id: u64) -> Result<Vec<Artifact>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/actions/runs/{run_id}/artifacts"), Some("artifacts")).await
+    }
+
+    async fn collaborator_permission(&self, repo: &RepoRef, user: &str) -> Result<Permission, GitHubError> {
+        if !valid_login(user) {
+            return Ok(Permission::None);
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            permission: String,
+            #[serde(default)]
+            role_name: Option<String>,
+        }
+        match self.get::<Answer>(&format!("/repos/{repo}/collaborators/{user}/permission")).await {
+            Ok(a) => Ok(Permission::parse(a.role_name.as_deref().unwrap_or(&a.permission))),
+            Err(err) if err.is_not_found() => Ok(Permission::None),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// GitHub App credentials → one client per installation (from each webhook's
+/// `installation.id`), each holding an installation token that octocrab refreshes.
+pub struct AppClients {
+    app: Octocrab,
+    retry: RetryPolicy,
+    metrics: Arc<ApiMetrics>,
+    installations: Mutex<HashMap<u64, Arc<OctoGitHub>>>,
+}
+
+impl AppClients {
+    pub fn new(
+        base_url: &str,
+        app_id: u64,
+        private_key_pem: &[u8],
+        retry: RetryPolicy,
+        metrics: Arc<ApiMetrics>,
+    ) -> Result<AppClients, GitHubError> {
+        let key = octocrab::EncodingKey::from_rsa_pem(private_key_pem)
+            .map_err(|e| GitHubError::Setup(format!("GitHub App private key is not an RSA PEM key: {e}")))?;
+        let app = build_base(base_url)?.app(app_id.into(), key).build().map_err(setup_err)?;
+        Ok(AppClients { app, retry, metrics, installations: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn installation(&self, id: u64) -> Result<Arc<OctoGitHub>, GitHubError> {
+        let mut cache = self.installations.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(client) = cache.get(&id) {
+            return Ok(client.clone());
+        }
+        let client = self.app.installation(id.into()).map_err(setup_err)?;
+        let client = Arc::new(OctoGitHub { client, retry: self.retry, metrics: self.metrics.clone() });
+        cache.insert(id, client.clone());
+        Ok(client)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, v.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn rate_limit_detection() {
+        assert!(is_rate_limited(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new()));
+        assert!(is_rate_limited(StatusCode::FORBIDDEN, &headers(&[("x-ratelimit-remaining", "0")])));
+        assert!(is_rate_limited(StatusCode::FORBIDDEN, &headers(&[("retry-after", "30")])));
+        assert!(!is_rate_limited(StatusCode::FORBIDDEN, &headers(&[("x-ratelimit-remaining", "12")])));
+        assert!(!is_rate_limited(StatusCode::BAD_GATEWAY, &HeaderMap::new()));
+    }
+
+    #[test]
+    fn waits_honour_retry_after_then_reset() {
+        let fallback = Duration::from_millis(500);
+        assert_eq!(rate_limit_wait(&headers(&[("retry-after", "7")]), 0, fallback), Duration::from_secs(7));
+        assert_eq!(
+            rate_limit_wait(&headers(&[("x-ratelimit-reset", "1060")]), 1000, fallback),
+            Duration::from_secs(61)
+        );
+        assert_eq!(rate_limit_wait(&headers(&[("x-ratelimit-reset", "900")]), 1000, fallback), Duration::ZERO);
+        assert_eq!(rate_limit_wait(&headers(&[("retry-after", "soon")]), 0, fallback), fallback);
+    }
+
+    #[test]
+    fn error_messages_come_from_the_json_body() {
+        assert_eq!(error_message(r#"{"message":"Not Found","documentation_url":"x"}"#), "Not Found");
+        assert_eq!(error_message("<html>bad gateway</html>"), "<html>bad gateway</html>");
+    }
+
+    #[test]
+    fn logins_and_query_values_are_path_safe() {
+        assert!(valid_login("alice-amd") && valid_login("sweepgate[bot]"));
+        assert!(!valid_login("../admin") && !valid_login("a b") && !valid_login(""));
+        assert_eq!(query_escape("feat/x y&z"), "feat%2Fx%20y%26z");
+    }
+}

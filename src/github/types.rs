@@ -1,0 +1,186 @@
+//! The GitHub REST resources the bot reads, as our own small DTOs (octocrab's models are
+//! `#[non_exhaustive]`, so tests could not build them). Unknown fields are ignored; fields
+//! GitHub may omit or null have defaults.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub login: String,
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    #[serde(default)]
+    pub body: String,
+    pub user: User,
+    #[serde(default)]
+    pub author_association: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoSummary {
+    pub full_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitRef {
+    pub sha: String,
+    #[serde(rename = "ref", default)]
+    pub ref_name: String,
+    /// Null when the head repository was deleted.
+    #[serde(default)]
+    pub repo: Option<RepoSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub title: String,
+    pub head: GitRef,
+    pub base: GitRef,
+    #[serde(default)]
+    pub labels: Vec<Label>,
+    #[serde(default)]
+    pub merged_at: Option<DateTime<Utc>>,
+    pub user: User,
+}
+
+impl PullRequest {
+    /// The head lives in another repository (or one that was deleted).
+    pub fn is_fork(&self) -> bool {
+        match (&self.head.repo, &self.base.repo) {
+            (Some(head), Some(base)) => head.full_name != base.full_name,
+            _ => true,
+        }
+    }
+
+    pub fn label_names(&self) -> Vec<&str> {
+        self.labels.iter().map(|l| l.name.as_str()).collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitDetail {
+    #[serde(default)]
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullCommit {
+    pub sha: String,
+    pub commit: CommitDetail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullFile {
+    pub filename: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub additions: u64,
+    #[serde(default)]
+    pub deletions: u64,
+    #[serde(default)]
+    pub previous_filename: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusState {
+    Pending,
+    Success,
+    Failure,
+    Error,
+}
+
+/// A commit status to create (`POST /repos/{o}/{r}/statuses/{sha}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusInput {
+    pub state: StatusState,
+    pub context: String,
+    /// GitHub truncates at 140 characters; the client cuts before sending.
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub head_sha: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkflowRun {
+    pub id: u64,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub event: String,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub head_sha: String,
+    #[serde(default)]
+    pub head_branch: Option<String>,
+    #[serde(default)]
+    pub html_url: String,
+    #[serde(default)]
+    pub run_attempt: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub expired: bool,
+}
+
+/// Reactions the bot adds to a command comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reaction {
+    #[serde(rename = "+1")]
+    ThumbsUp,
+    #[serde(rename = "-1")]
+    ThumbsDown,
+    #[serde(rename = "eyes")]
+    Eyes,
+}
+
+/// Filters of `GET /actions/workflows/{file}/runs`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunQuery {
+    pub event: Option<String>,
+    pub branch: Option<String>,
+    pub status: Option<String>,
+}

@@ -1,0 +1,648 @@
+//! What the bot does for one event, shared by `serve` and `action`: the welcome comment, the
+//! label-policy sticky comment and commit status, and the reuse-command acknowledgement.
+//! Every write is idempotent: comments are found again by their marker and edited only when the
+//! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
+
+use serde_json::json;
+
+use crate::github::types::{Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, WorkflowRun};
+use crate::github::{GitHub, GitHubError, RepoRef};
+use crate::intake::command::{self, Ack, CommandName, CommentView, ReuseCommand, Scan};
+use crate::intake::event::{CommentEvent, Event, PullRequestEvent};
+use crate::intake::labels::{self, Modifier, Permission, PrFacts, Primary, Reason};
+use crate::repo::Logical;
+use crate::report::marker::{with_marker, Marker};
+use crate::report::{render_bilingual, RenderError};
+
+/// Settings of the handlers (the same in both deployments).
+#[derive(Debug, Clone)]
+pub struct BotConfig {
+    /// The bot's own login: its comments are the only ones whose markers are trusted.
+    pub bot_login: String,
+    /// Commit-status context of the label policy.
+    pub status_context: String,
+    /// Workflow file whose pull-request runs may be reused.
+    pub sweep_workflow: String,
+}
+
+impl Default for BotConfig {
+    fn default() -> Self {
+        BotConfig {
+            bot_login: "sweepgate[bot]".into(),
+            status_context: "sweepgate/sweep-labels".into(),
+            sweep_workflow: "run-sweep.yml".into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HandlerError {
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// What a handler did, one line per side effect or decision (logged, and the job summary).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub lines: Vec<String>,
+}
+
+impl Outcome {
+    fn note(&mut self, line: impl Into<String>) {
+        self.lines.push(line.into());
+    }
+}
+
+pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result<Outcome, HandlerError> {
+    let mut out = Outcome::default();
+    match event {
+        Event::PullRequest(e) => pull_request(gh, cfg, e, &mut out).await?,
+        Event::IssueComment(e) => issue_comment(gh, cfg, e, &mut out).await?,
+        Event::Ping => out.note("ping"),
+        Event::Ignored { name, reason } => out.note(format!("ignored {name}: {reason}")),
+    }
+    Ok(out)
+}
+
+const LABEL_ACTIONS: [&str; 7] =
+    ["opened", "reopened", "ready_for_review", "synchronize", "labeled", "unlabeled", "converted_to_draft"];
+const WELCOME_ACTIONS: [&str; 3] = ["opened", "reopened", "ready_for_review"];
+
+async fn pull_request<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    e: &PullRequestEvent,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    if !LABEL_ACTIONS.contains(&e.action.as_str()) {
+        out.note(format!("pull_request.{}: nothing to do", e.action));
+        return Ok(());
+    }
+    let number = e.pull.number;
+    // Fresh state, as the trusted-external workflow reads it; the payload when unavailable.
+    let live = match gh.get_pull(&e.repo, number).await {
+        Ok(pull) => pull,
+        Err(GitHubError::DryRun(_)) => e.pull.clone(),
+        Err(err) => return Err(err.into()),
+    };
+    if live.state == "closed" {
+        out.note(format!("#{number} is closed: nothing to do"));
+        return Ok(());
+    }
+    let files = available(gh.list_pull_files(&e.repo, number).await)?;
+    let label_names = live.label_names();
+    let mentions_sweep = label_names.iter().any(|l| is_sweep_label(l));
+    if let Some(files) = &files {
+        if !touches_benchmark_files(files) && !mentions_sweep {
+            out.note(format!("#{number} does not touch benchmark files: nothing to do"));
+            return Ok(());
+        }
+    }
+    let comments = gh.list_issue_comments(&e.repo, number).await?;
+    if WELCOME_ACTIONS.contains(&e.action.as_str()) {
+        welcome(gh, cfg, &e.repo, &live, files.as_deref(), &comments, out).await?;
+    }
+    label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await
+}
+
+/// `Ok(None)` for data that dry-run mode cannot read.
+fn available<T>(result: Result<T, GitHubError>) -> Result<Option<T>, GitHubError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(GitHubError::DryRun(_)) => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+fn is_sweep_label(label: &str) -> bool {
+    Primary::ALL.iter().any(|p| p.name() == label) || Modifier::ALL.iter().any(|m| m.name() == label)
+}
+
+fn is_changelog(path: &str) -> bool {
+    Logical::Changelog.default_candidates().contains(&path)
+}
+
+/// Benchmark content in either layout: the changelog, configs, benchmarks, or anything under
+/// `inferencex-e2e/`.
+pub fn touches_benchmark_files(files: &[PullFile]) -> bool {
+    let hit = |p: &str| {
+        is_changelog(p)
+            || Logical::ConfigsDir.default_candidates().iter().any(|d| p.starts_with(&format!("{d}/")))
+            || p.starts_with("benchmarks/")
+            || p.starts_with("inferencex-e2e/")
+    };
+    files.iter().any(|f| hit(&f.filename) || f.previous_filename.as_deref().is_some_and(hit))
+}
+
+/// The PR appends to the changelog: the file is in the diff with added lines. (Whether the
+/// additions are a valid append is the changelog validator's job.)
+fn appends_changelog(files: &[PullFile]) -> bool {
+    files.iter().any(|f| is_changelog(&f.filename) && f.additions > 0 && f.status != "removed")
+}
+
+fn own_comment<'a>(comments: &'a [Comment], bot_login: &str, wanted: &Marker) -> Option<(&'a Comment, Marker)> {
+    comments.iter().filter(|c| c.user.login.eq_ignore_ascii_case(bot_login)).find_map(|c| {
+        let marker = Marker::parse(&c.body)?;
+        marker.matches(wanted).then_some((c, marker))
+    })
+}
+
+/// The pull request a handler writes to.
+struct Target<'a> {
+    repo: &'a RepoRef,
+    number: u64,
+}
+
+/// Creates the marked comment, or edits the bot's existing one when its text changed.
+async fn upsert<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    target: Target<'_>,
+    comments: &[Comment],
+    marker: &Marker,
+    body: &str,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Target { repo, number: issue } = target;
+    let full = with_marker(marker, body);
+    let find = Marker { kind: marker.kind.clone(), fields: vec![("pr".into(), issue.to_string())] };
+    match own_comment(comments, &cfg.bot_login, &find) {
+        Some((c, _)) if c.body == full => out.note(format!("{} comment {} unchanged", marker.kind, c.id)),
+        Some((c, _)) => {
+            gh.update_issue_comment(repo, c.id, &full).await?;
+            out.note(format!("edited {} comment {}", marker.kind, c.id));
+        }
+        None => {
+            let c = gh.create_issue_comment(repo, issue, &full).await?;
+            out.note(format!("posted {} comment {}", marker.kind, c.id));
+        }
+    }
+    Ok(())
+}
+
+async fn welcome<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    files: Option<&[PullFile]>,
+    comments: &[Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let marker = Marker::new("welcome").with("pr", pull.number);
+    if let Some((c, _)) = own_comment(comments, &cfg.bot_login, &marker) {
+        out.note(format!("welcome comment {} already posted", c.id));
+        return Ok(());
+    }
+    let newer_layout = files.is_some_and(|f| f.iter().any(|f| f.filename.starts_with("inferencex-e2e/")));
+    let [changelog_path, checklist_path] = if newer_layout {
+        ["inferencex-e2e/perf-changelog.yaml", "inferencex-e2e/docs/PR_REVIEW_CHECKLIST.md"]
+    } else {
+        ["perf-changelog.yaml", "docs/PR_REVIEW_CHECKLIST.md"]
+    };
+    let body = render_bilingual(
+        "welcome",
+        &json!({"changelog_path": changelog_path, "checklist_path": checklist_path, "fork": pull.is_fork()}),
+    )?;
+    let c = gh.create_issue_comment(repo, pull.number, &with_marker(&marker, &body)).await?;
+    out.note(format!("posted welcome comment {}", c.id));
+    Ok(())
+}
+
+fn unavailable_reason(what: &str) -> Reason {
+    Reason {
+        code: "facts-unavailable",
+        en: format!("Could not read {what}: dry-run mode has no GitHub credentials, so this is not decided."),
+        zh: format!("无法读取{what}：dry-run 模式没有 GitHub 凭据，因此无法作出决定。"),
+        blocking: true,
+    }
+}
+
+async fn label_policy<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    e: &PullRequestEvent,
+    pull: &PullRequest,
+    files: Option<&[PullFile]>,
+    comments: &[Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let number = pull.number;
+    let head_sha = pull.head.sha.clone();
+    let commits = available(gh.list_pull_commits(&e.repo, number).await)?;
+    let head_message =
+        commits.as_ref().and_then(|cs| cs.iter().find(|c| c.sha == head_sha)).map(|c| c.commit.message.clone());
+
+    let previous = own_comment(comments, &cfg.bot_login, &Marker::new("labels").with("pr", number)).map(|(_, m)| m);
+    let mut approved_sha = previous.as_ref().and_then(|m| m.get("approved")).map(str::to_string);
+    let mut labeler_permission = approved_sha.as_ref().map(|_| Permission::Write);
+    if pull.is_fork() {
+        let primary_event = e.label.as_deref().is_some_and(|l| Primary::ALL.iter().any(|p| p.name() == l));
+        if primary_event && e.action == "labeled" {
+            let permission = available(gh.collaborator_permission(&e.repo, &e.sender.login).await)?;
+            labeler_permission = permission;
+            approved_sha = permission.filter(|p| p.can_write()).map(|_| head_sha.clone());
+        } else if primary_event && e.action == "unlabeled" {
+            (approved_sha, labeler_permission) = (None, None);
+        }
+    }
+    let facts = PrFacts {
+        draft: pull.draft,
+        fork: pull.is_fork(),
+        changelog_appended: files.is_some_and(appends_changelog),
+        head_message,
+        labeler_permission,
+        approved_sha: approved_sha.clone(),
+        head_sha: Some(head_sha.clone()),
+    };
+    let mut decision = labels::decide(&pull.label_names(), &facts);
+    if files.is_none() {
+        decision.reasons.retain(|r| r.code != "no-changelog-append");
+        decision.block(unavailable_reason("the PR's files"));
+    }
+    if commits.is_none() {
+        decision.block(unavailable_reason("the PR's commits"));
+    }
+    let body = render_bilingual("labels", &json!({"decision": decision, "head_sha": head_sha}))?;
+    let mut marker = Marker::new("labels").with("pr", number);
+    if let Some(sha) = approved_sha.filter(|_| pull.is_fork()) {
+        marker = marker.with("approved", sha);
+    }
+    upsert(gh, cfg, Target { repo: &e.repo, number }, comments, &marker, &body, out).await?;
+
+    let description = match decision.reasons.iter().find(|r| r.blocking) {
+        None => format!("sweep: {}", decision.primary.map_or("none", Primary::name)),
+        Some(r) => format!("no sweep: {}", r.code),
+    };
+    let status = StatusInput {
+        state: if decision.sweep { StatusState::Success } else { StatusState::Failure },
+        context: cfg.status_context.clone(),
+        description,
+        target_url: None,
+    };
+    gh.create_status(&e.repo, &head_sha, &status).await?;
+    out.note(format!("status {} {:?}: {}", short(&head_sha), status.state, status.description));
+    Ok(())
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+fn reject(code: &'static str, en: String, zh: String) -> Reason {
+    Reason { code, en, zh, blocking: true }
+}
+
+/// Artifacts that make a run reusable (spec 10 §6.3).
+fn is_results_artifact(name: &str) -> bool {
+    name == "results_bmk" || name == "eval_results_all" || name.starts_with("bmk_agentic_")
+}
+
+/// Checks a pinned source run (spec 10 §3.6 step 6). Every failing rule is reported.
+pub fn validate_pinned_run(
+    run: &WorkflowRun,
+    artifact_names: &[(String, bool)],
+    pr_commits: &[String],
+    sweep_workflow: &str,
+) -> Vec<Reason> {
+    let id = run.id;
+    let mut reasons = Vec::new();
+    let expected_path = format!(".github/workflows/{sweep_workflow}");
+    if !(run.path.is_empty() || run.path == expected_path || run.path.starts_with(&format!("{expected_path}@"))) {
+        reasons.push(reject(
+            "run-wrong-workflow",
+            format!("Run {id} is from {}, expected `{expected_path}`.", crate::report::escape::code(&run.path)),
+            format!("运行 {id} 来自 {}，应为 `{expected_path}`。", crate::report::escape::code(&run.path)),
+        ));
+    }
+    if run.event != "pull_request" {
+        reasons.push(reject(
+            "run-not-pull-request",
+            format!("Run {id} is not a pull_request run."),
+            format!("运行 {id} 不是 pull_request 运行。"),
+        ));
+    }
+    if run.status.as_deref() != Some("completed") {
+        reasons.push(reject(
+            "run-not-completed",
+            format!("Run {id} is not completed."),
+            format!("运行 {id} 尚未完成。"),
+        ));
+    } else if !matches!(run.conclusion.as_deref(), Some("success" | "failure" | "cancelled")) {
+        let c = run.conclusion.as_deref().unwrap_or("none");
+        reasons.push(reject(
+            "run-conclusion",
+            format!("Run {id} has conclusion `{c}`; expected success, failure, or cancelled."),
+            format!("运行 {id} 的结论为 `{c}`；应为 success、failure 或 cancelled。"),
+        ));
+    }
+    if run.head_sha.is_empty() || !pr_commits.contains(&run.head_sha) {
+        let sha = short(&run.head_sha);
+        reasons.push(reject(
+            "run-head-not-in-pr",
+            format!("Run {id} head `{sha}` is not in this PR's commit list; pin a run whose commit is still part of the PR."),
+            format!("运行 {id} 的头提交 `{sha}` 不在本 PR 的提交列表中；请指定一个提交仍属于本 PR 的运行。"),
+        ));
+    }
+    if !artifact_names.iter().any(|(name, expired)| !expired && is_results_artifact(name)) {
+        reasons.push(reject(
+            "no-results-artifact",
+            format!("Run {id} has no unexpired benchmark, eval, or agentic result artifact (`results_bmk`, `eval_results_all`, `bmk_agentic_*`)."),
+            format!("运行 {id} 没有未过期的基准、评测或 agentic 结果产物（`results_bmk`、`eval_results_all`、`bmk_agentic_*`）。"),
+        ));
+    }
+    reasons
+}
+
+async fn issue_comment<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    e: &CommentEvent,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let author = &e.comment.user;
+    if author.login.eq_ignore_ascii_case(&cfg.bot_login) || author.kind == "Bot" {
+        out.note(format!("comment {} is by a bot: ignored", e.comment.id));
+        return Ok(());
+    }
+    let now = command::scan(&e.comment.body);
+    if let Some(before) = e.previous_body.as_deref().map(command::scan) {
+        if before == now {
+            out.note(format!("comment {} edited without changing its command", e.comment.id));
+            return Ok(());
+        }
+    }
+    let command = match now {
+        Scan::Nothing => {
+            out.note(format!("comment {} has no command", e.comment.id));
+            return Ok(());
+        }
+        Scan::Malformed(errors) => {
+            let reasons: Vec<Reason> =
+                errors.iter().map(|err| reject("malformed-command", err.en(), err.zh())).collect();
+            let shown = first_command_line(&e.comment.body);
+            return reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await;
+        }
+        Scan::Command(command) => command,
+    };
+    let shown = command.to_string();
+    if !command::association_may_command(&e.comment.author_association) {
+        let assoc = crate::report::escape::inline(&e.comment.author_association);
+        let reasons = [reject(
+            "unauthorized",
+            format!("Only repository owners, organization members and collaborators may authorize reuse; the author is {assoc}."),
+            format!("只有仓库所有者、组织成员和协作者可以授权复用；作者的身份为 {assoc}。"),
+        )];
+        return reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await;
+    }
+    let checked = match validate_command(gh, cfg, &e.repo, e.issue_number, command).await {
+        Err(HandlerError::GitHub(GitHubError::DryRun(_))) => Err(vec![unavailable_reason("the PR and the named run")]),
+        other => other?,
+    };
+    match checked {
+        Ok(run) => reply(gh, cfg, e, &shown, Verdict::Accepted(command, &run), out).await,
+        Err(reasons) => reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await,
+    }
+}
+
+fn first_command_line(body: &str) -> String {
+    body.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("/use") || l.starts_with("/reuse-sweep-run"))
+        .unwrap_or("/use")
+        .to_string()
+}
+
+/// Resolves and validates the source run: `Ok(run)` or the reasons it cannot be reused.
+async fn validate_command<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    repo: &RepoRef,
+    number: u64,
+    command: ReuseCommand,
+) -> Result<Result<WorkflowRun, Vec<Reason>>, HandlerError> {
+    let pull = gh.get_pull(repo, number).await?;
+    let blocking: Vec<&str> = pull
+        .label_names()
+        .into_iter()
+        .filter(|l| Modifier::ALL.iter().any(|m| m.blocks_reuse() && m.name() == *l))
+        .collect();
+    if !blocking.is_empty() {
+        let list = blocking.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ");
+        return Ok(Err(vec![reject(
+            "reuse-incompatible-label",
+            format!("This PR carries {list}, which block artifact reuse; remove it first."),
+            format!("本 PR 带有 {list}，会阻止产物复用；请先移除。"),
+        )]));
+    }
+    let commits: Vec<String> = gh.list_pull_commits(repo, number).await?.into_iter().map(|c| c.sha).collect();
+    match command.run_id {
+        Some(id) => {
+            let Some(run) = gh.get_workflow_run(repo, id).await? else {
+                return Ok(Err(vec![reject(
+                    "run-not-found",
+                    format!("Run {id} was not found in this repository."),
+                    format!("在本仓库中找不到运行 {id}。"),
+                )]));
+            };
+            let artifacts = artifact_flags(gh, repo, id).await?;
+            let reasons = validate_pinned_run(&run, &artifacts, &commits, &cfg.sweep_workflow);
+            Ok(if reasons.is_empty() { Ok(run) } else { Err(reasons) })
+        }
+        None => {
+            let query = RunQuery {
+                event: Some("pull_request".into()),
+                branch: Some(pull.head.ref_name.clone()),
+                status: Some("completed".into()),
+            };
+            let runs = gh.list_workflow_runs(repo, &cfg.sweep_workflow, &query).await?;
+            let candidates = runs
+                .into_iter()
+                .filter(|r| r.conclusion.as_deref() == Some("success") && commits.contains(&r.head_sha))
+                .take(20);
+            for run in candidates {
+                let artifacts = artifact_flags(gh, repo, run.id).await?;
+                if artifacts.iter().any(|(name, expired)| !expired && is_results_artifact(name)) {
+                    return Ok(Ok(run));
+                }
+            }
+            let k = commits.len();
+            Ok(Err(vec![reject(
+                "no-eligible-run",
+                format!("No successful `{}` pull_request run with a result artifact was found for any of this PR's {k} commit(s); pin a specific run with `/use <run_id>`.", cfg.sweep_workflow),
+                format!("在本 PR 的 {k} 个提交中找不到成功且带结果产物的 `{}` pull_request 运行；请用 `/use <run_id>` 指定运行。", cfg.sweep_workflow),
+            )]))
+        }
+    }
+}
+
+async fn artifact_flags<G: GitHub>(gh: &G, repo: &RepoRef, run_id: u64) -> Result<Vec<(String, bool)>, GitHubError> {
+    Ok(gh.list_run_artifacts(repo, run_id).await?.into_iter().map(|a| (a.name, a.expired)).collect())
+}
+
+/// The answer to one command.
+enum Verdict<'a> {
+    Accepted(ReuseCommand, &'a WorkflowRun),
+    Rejected(&'a [Reason]),
+}
+
+/// Reacts to the command comment and updates the PR's reuse comment, whose marker records the
+/// command the bot acknowledged (the `Ack` that keeps edits from rewriting history).
+async fn reply<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    e: &CommentEvent,
+    shown: &str,
+    verdict: Verdict<'_>,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let reaction = match verdict {
+        Verdict::Accepted(..) => Reaction::ThumbsUp,
+        Verdict::Rejected(_) => Reaction::ThumbsDown,
+    };
+    gh.add_reaction(&e.repo, e.comment.id, reaction).await?;
+    out.note(format!("reacted {reaction:?} on comment {}", e.comment.id));
+    let comments = gh.list_issue_comments(&e.repo, e.issue_number).await?;
+    let mut marker = Marker::new("reuse").with("pr", e.issue_number);
+    let context = match verdict {
+        Verdict::Accepted(command, run) => {
+            let name = match command.name {
+                CommandName::Use => "use",
+                CommandName::ReuseSweepRun => "reuse-sweep-run",
+            };
+            marker = marker.with("comment", e.comment.id).with("cmd", name).with("run", run.id);
+            json!({
+                "accepted": true, "command": shown, "author": e.comment.user.login,
+                "association": e.comment.author_association, "run_id": run.id,
+                "run_url": run.html_url, "run_sha": short(&run.head_sha),
+            })
+        }
+        Verdict::Rejected(reasons) => {
+            // Keep the previous acknowledgement: a rejected command does not erase it.
+            let find = Marker::new("reuse").with("pr", e.issue_number);
+            if let Some((_, previous)) = own_comment(&comments, &cfg.bot_login, &find) {
+                for key in ["comment", "cmd", "run"] {
+                    if let Some(v) = previous.get(key) {
+                        marker = marker.with(key, v);
+                    }
+                }
+            }
+            // Never suggest a command to someone who cannot run it.
+            let hint = !reasons.iter().any(|r| r.code == "unauthorized");
+            json!({"accepted": false, "command": shown, "author": e.comment.user.login, "reasons": reasons, "hint": hint})
+        }
+    };
+    let body = render_bilingual("reuse", &context)?;
+    upsert(gh, cfg, Target { repo: &e.repo, number: e.issue_number }, &comments, &marker, &body, out).await
+}
+
+/// The bot's acknowledgements recorded in its reuse comment marker (input of
+/// [`command::resolve`]).
+pub fn acks_from_comments(comments: &[Comment], bot_login: &str, pr: u64) -> Vec<Ack> {
+    let Some((_, marker)) = own_comment(comments, bot_login, &Marker::new("reuse").with("pr", pr)) else {
+        return Vec::new();
+    };
+    let comment_id = marker.get("comment").and_then(|v| v.parse().ok());
+    let name = match marker.get("cmd") {
+        Some("use") => Some(CommandName::Use),
+        Some("reuse-sweep-run") => Some(CommandName::ReuseSweepRun),
+        _ => None,
+    };
+    let run_id = marker.get("run").and_then(|v| v.parse().ok());
+    match (comment_id, name) {
+        (Some(comment_id), Some(name)) => vec![Ack { comment_id, command: ReuseCommand { name, run_id } }],
+        _ => Vec::new(),
+    }
+}
+
+/// The command in force on a PR, for callers that hold its comments (verifier Check 4).
+pub fn reuse_in_force(comments: &[Comment], bot_login: &str, pr: u64) -> Option<command::Authorization> {
+    let acks = acks_from_comments(comments, bot_login, pr);
+    let views: Vec<CommentView<'_>> = comments
+        .iter()
+        .map(|c| CommentView {
+            id: c.id,
+            author: &c.user.login,
+            author_association: &c.author_association,
+            body: &c.body,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        })
+        .collect();
+    command::resolve(&views, bot_login, &acks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(path: &str, event: &str, status: &str, conclusion: Option<&str>, sha: &str) -> WorkflowRun {
+        WorkflowRun {
+            id: 5,
+            name: None,
+            path: path.into(),
+            event: event.into(),
+            status: Some(status.into()),
+            conclusion: conclusion.map(Into::into),
+            head_sha: sha.into(),
+            head_branch: None,
+            html_url: String::new(),
+            run_attempt: None,
+        }
+    }
+
+    fn codes(reasons: &[Reason]) -> Vec<&'static str> {
+        reasons.iter().map(|r| r.code).collect()
+    }
+
+    #[test]
+    fn a_good_pinned_run_passes_with_failure_or_cancelled_conclusions() {
+        let commits = vec!["abc".to_string()];
+        let artifacts = vec![("results_bmk".to_string(), false)];
+        for conclusion in ["success", "failure", "cancelled"] {
+            let r = run(".github/workflows/run-sweep.yml", "pull_request", "completed", Some(conclusion), "abc");
+            assert!(validate_pinned_run(&r, &artifacts, &commits, "run-sweep.yml").is_empty());
+        }
+    }
+
+    #[test]
+    fn every_broken_rule_is_reported() {
+        let r = run(".github/workflows/e2e-tests.yml", "workflow_dispatch", "in_progress", None, "zzz");
+        let reasons = validate_pinned_run(&r, &[("results_bmk".into(), true)], &["abc".into()], "run-sweep.yml");
+        assert_eq!(
+            codes(&reasons),
+            [
+                "run-wrong-workflow",
+                "run-not-pull-request",
+                "run-not-completed",
+                "run-head-not-in-pr",
+                "no-results-artifact"
+            ]
+        );
+        let skipped = run("", "pull_request", "completed", Some("skipped"), "abc");
+        let agentic = [("bmk_agentic_x".to_string(), false)];
+        assert_eq!(
+            codes(&validate_pinned_run(&skipped, &agentic, &["abc".into()], "run-sweep.yml")),
+            ["run-conclusion"]
+        );
+    }
+
+    #[test]
+    fn benchmark_files_in_both_layouts() {
+        let file = |name: &str| PullFile {
+            filename: name.into(),
+            status: "modified".into(),
+            additions: 1,
+            deletions: 0,
+            previous_filename: None,
+        };
+        assert!(touches_benchmark_files(&[file("perf-changelog.yaml")]));
+        assert!(touches_benchmark_files(&[file("inferencex-e2e/configs/amd-master.yaml")]));
+        assert!(touches_benchmark_files(&[file("configs/nvidia-master.yaml")]));
+        assert!(!touches_benchmark_files(&[file("README.md"), file("configsX/a")]));
+        assert!(appends_changelog(&[file("inferencex-e2e/perf-changelog.yaml")]));
+        assert!(!appends_changelog(&[PullFile { additions: 0, ..file("perf-changelog.yaml") }]));
+    }
+}

@@ -1,0 +1,113 @@
+//! Prometheus text metrics: deliveries by event and outcome, queue depth, handler latency and
+//! failures, GitHub API calls, retries and errors.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::github::ApiMetrics;
+
+/// Upper bounds (seconds) of the handler latency histogram.
+const BUCKETS: [f64; 10] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
+
+#[derive(Default)]
+pub struct Metrics {
+    deliveries: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    pub queue_depth: AtomicI64,
+    handled: AtomicU64,
+    failed: AtomicU64,
+    latency_buckets: [AtomicU64; BUCKETS.len()],
+    latency_micros: AtomicU64,
+    pub api: Arc<ApiMetrics>,
+}
+
+/// Event names become label values only from this list, so a sender cannot grow the series.
+pub fn event_label(name: &str) -> &'static str {
+    match name {
+        "pull_request" => "pull_request",
+        "issue_comment" => "issue_comment",
+        "ping" => "ping",
+        _ => "other",
+    }
+}
+
+impl Metrics {
+    pub fn new(api: Arc<ApiMetrics>) -> Metrics {
+        Metrics { api, ..Metrics::default() }
+    }
+
+    pub fn delivery(&self, event: &'static str, outcome: &'static str) {
+        let mut map = self.deliveries.lock().unwrap_or_else(|p| p.into_inner());
+        *map.entry((event, outcome)).or_default() += 1;
+    }
+
+    pub fn handled(&self, took: Duration, ok: bool) {
+        let counter = if ok { &self.handled } else { &self.failed };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let secs = took.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(&self.latency_buckets) {
+            if secs <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        out.push_str("# HELP sweepgate_webhook_deliveries_total Webhook deliveries by event and outcome.\n");
+        out.push_str("# TYPE sweepgate_webhook_deliveries_total counter\n");
+        for ((event, outcome), n) in self.deliveries.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            let _ = writeln!(out, "sweepgate_webhook_deliveries_total{{event=\"{event}\",outcome=\"{outcome}\"}} {n}");
+        }
+        out.push_str("# HELP sweepgate_queue_depth Events waiting for a worker.\n# TYPE sweepgate_queue_depth gauge\n");
+        let _ = writeln!(out, "sweepgate_queue_depth {}", self.queue_depth.load(Ordering::Relaxed));
+        out.push_str("# HELP sweepgate_events_handled_total Events processed, by result.\n");
+        out.push_str("# TYPE sweepgate_events_handled_total counter\n");
+        let _ = writeln!(out, "sweepgate_events_handled_total{{result=\"ok\"}} {}", load(&self.handled));
+        let _ = writeln!(out, "sweepgate_events_handled_total{{result=\"failed\"}} {}", load(&self.failed));
+        out.push_str("# HELP sweepgate_handler_seconds Time to process one event.\n");
+        out.push_str("# TYPE sweepgate_handler_seconds histogram\n");
+        for (bound, bucket) in BUCKETS.iter().zip(&self.latency_buckets) {
+            let _ = writeln!(out, "sweepgate_handler_seconds_bucket{{le=\"{bound}\"}} {}", load(bucket));
+        }
+        let count = load(&self.handled) + load(&self.failed);
+        let _ = writeln!(out, "sweepgate_handler_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(out, "sweepgate_handler_seconds_sum {}", load(&self.latency_micros) as f64 / 1e6);
+        let _ = writeln!(out, "sweepgate_handler_seconds_count {count}");
+        for (name, help, value) in [
+            ("sweepgate_github_api_calls_total", "GitHub API requests sent (retries included).", &self.api.calls),
+            ("sweepgate_github_api_retries_total", "GitHub API requests retried.", &self.api.retries),
+            ("sweepgate_github_api_errors_total", "GitHub API calls that failed after retries.", &self.api.errors),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", load(value));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_has_every_family() {
+        let m = Metrics::new(Arc::default());
+        m.delivery("pull_request", "queued");
+        m.delivery("pull_request", "queued");
+        m.delivery(event_label("evil\"}"), "unauthorized");
+        m.handled(Duration::from_millis(3), true);
+        m.handled(Duration::from_secs(2), false);
+        let text = m.render();
+        assert!(text.contains("sweepgate_webhook_deliveries_total{event=\"pull_request\",outcome=\"queued\"} 2"));
+        assert!(text.contains("sweepgate_webhook_deliveries_total{event=\"other\",outcome=\"unauthorized\"} 1"));
+        assert!(text.contains("sweepgate_handler_seconds_bucket{le=\"0.005\"} 1"));
+        assert!(text.contains("sweepgate_handler_seconds_bucket{le=\"+Inf\"} 2"));
+        assert!(text.contains("sweepgate_events_handled_total{result=\"failed\"} 1"));
+        assert!(text.contains("sweepgate_github_api_calls_total 0"));
+    }
+}

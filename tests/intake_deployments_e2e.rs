@@ -1,0 +1,214 @@
+//! End to end for each deployment: GitHub App auth (JWT → installation token), `sweepgate
+//! action` inside a simulated Actions run, dry-run mode with `sweepgate replay`, and the fork
+//! approval flow (the label approves exactly one head SHA).
+
+mod support;
+
+use std::process::Command;
+
+use support::fake_github::FakeGitHub;
+use support::*;
+use sweepgate::github::outbox::OutboxGitHub;
+
+fn rsa_key(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let path = dir.join("app.pem");
+    let ok = Command::new("openssl")
+        .args(["genrsa", "-traditional", "-out"])
+        .arg(&path)
+        .arg("2048")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn github_app_auth_mints_one_installation_token_and_reuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(key) = rsa_key(dir.path()) else {
+        eprintln!("skipping: openssl is not available to make a test App key");
+        return;
+    };
+    let fake = FakeGitHub::start("unused", "nobody").await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-enabled"], &[("perf-changelog.yaml", 3)]);
+    let server = ServerProcess::start(&[
+        "--app-id",
+        "123",
+        "--private-key-file",
+        key.to_str().unwrap(),
+        "--github-api-url",
+        &fake.url,
+    ])
+    .await;
+    for (i, action) in ["opened", "synchronize", "labeled"].iter().enumerate() {
+        let event = pr_event(action, 42, &["full-sweep-enabled"], Some("full-sweep-enabled"), "m");
+        assert_eq!(server.deliver("pull_request", &format!("a-{i}"), &event).await.0, 202);
+    }
+    server.wait_handled(3).await;
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 3);
+    let w = fake.world();
+    assert_eq!(w.installation_tokens_issued, 1, "the installation token is cached");
+    assert_eq!(w.count("POST /app/installations/1001/access_tokens"), 1);
+    assert!(w.comments_on(REPO, 42).iter().all(|c| c.login == BOT));
+    assert_eq!(w.comments_on(REPO, 42).len(), 2, "welcome + labels");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_mode_handles_one_event_and_writes_the_job_summary() {
+    let fake = FakeGitHub::start(TOKEN, "github-actions[bot]").await;
+    fake.add_pull(REPO, 42, &head_sha(), &["non-canary-full-sweep-enabled"], &[("perf-changelog.yaml", 3)]);
+    let dir = tempfile::tempdir().unwrap();
+    let event_path = dir.path().join("event.json");
+    let summary = dir.path().join("summary.md");
+    let event = pr_event("opened", 42, &["non-canary-full-sweep-enabled"], None, "vendor-dev");
+    std::fs::write(&event_path, serde_json::to_vec(&event).unwrap()).unwrap();
+    let (url, summary_path) = (fake.url.clone(), summary.clone());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+            .arg("action")
+            .env("GITHUB_EVENT_NAME", "pull_request_target")
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GITHUB_API_URL", url)
+            .env("GITHUB_STEP_SUMMARY", summary_path)
+            .env_remove("SWEEPGATE_BOT_LOGIN")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = std::fs::read_to_string(summary).unwrap();
+    assert!(summary.starts_with("### sweepgate: pull_request_target"));
+    assert!(summary.contains("posted welcome comment") && summary.contains("posted labels comment"), "{summary}");
+    let w = fake.world();
+    assert_eq!(w.comments_on(REPO, 42).len(), 2);
+    assert!(w.comments_on(REPO, 42).iter().all(|c| c.login == "github-actions[bot]"));
+    assert_eq!(w.statuses[0].2["state"], "success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_mode_fails_visibly_when_github_refuses() {
+    let fake = FakeGitHub::start(TOKEN, "github-actions[bot]").await;
+    let dir = tempfile::tempdir().unwrap();
+    let event_path = dir.path().join("event.json");
+    std::fs::write(&event_path, serde_json::to_vec(&pr_event("opened", 42, &[], None, "x")).unwrap()).unwrap();
+    let url = fake.url.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+            .arg("action")
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_TOKEN", "wrong-token")
+            .env("GITHUB_API_URL", url)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("HTTP 401: Bad credentials"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_without_credentials_keeps_an_outbox_and_replay_signs_deliveries() {
+    let dir = tempfile::tempdir().unwrap();
+    let outbox = dir.path().join("state/outbox.sqlite");
+    let server = ServerProcess::start(&["--outbox", outbox.to_str().unwrap()]).await;
+    let event_file = dir.path().join("opened.json");
+    let event = pr_event("opened", 42, &["full-sweep-enabled"], None, "vendor-dev");
+    std::fs::write(&event_file, serde_json::to_vec(&event).unwrap()).unwrap();
+    let replay = |secret: &'static str| {
+        let (url, file) = (format!("{}/webhook", server.url), event_file.clone());
+        tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+                .args(["replay", "--event-name", "pull_request", "--secret", secret, "--url", &url, "--event"])
+                .arg(file)
+                .output()
+                .unwrap()
+        })
+    };
+    let bad = replay("wrong").await.unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).starts_with("401 "));
+    let good = replay(SECRET).await.unwrap();
+    assert!(good.status.success(), "{}", String::from_utf8_lossy(&good.stdout));
+    assert!(String::from_utf8_lossy(&good.stdout).starts_with("202 queued"));
+    server.wait_handled(1).await;
+    drop(server);
+    let outbox = OutboxGitHub::open(&outbox, BOT).unwrap();
+    let entries = outbox.entries().unwrap();
+    let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, ["create_comment", "create_comment", "create_status"]);
+    let labels = entries[1].payload["body"].as_str().unwrap();
+    assert!(labels.contains("dry-run mode has no GitHub credentials"), "{labels}");
+    assert_eq!(entries[2].payload["state"], "failure");
+}
+
+fn make_fork(fake: &FakeGitHub, payload: &mut serde_json::Value) {
+    let fork = serde_json::json!({"full_name": "vendor-dev/bench-repo"});
+    payload["pull_request"]["head"]["repo"] = fork.clone();
+    fake.world().pulls.get_mut(&(REPO.to_string(), 42)).unwrap()["head"]["repo"] = fork;
+}
+
+fn push_new_head(fake: &FakeGitHub, sha: &str) {
+    let mut w = fake.world();
+    let key = (REPO.to_string(), 42);
+    w.pulls.get_mut(&key).unwrap()["head"]["sha"] = sha.into();
+    w.commits.get_mut(&key).unwrap().push(serde_json::json!({"sha": sha, "commit": {"message": "more"}}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_label_approves_exactly_one_head_sha() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 3)]);
+    fake.world().permissions.insert((REPO.into(), "triager".into()), "triage".into());
+    fake.world().permissions.insert((REPO.into(), "maintainer".into()), "maintain".into());
+    let server = ServerProcess::with_token(&fake.url).await;
+    let labels_comment = || {
+        let w = fake.world();
+        let mine: Vec<String> =
+            w.comments_on(REPO, 42).iter().filter(|c| c.login == BOT).map(|c| c.body.clone()).collect();
+        assert_eq!(mine.len(), 1);
+        mine[0].clone()
+    };
+    let last_status = || fake.world().statuses.last().unwrap().2.clone();
+
+    let mut by_triager = pr_event("labeled", 42, &["full-sweep-fail-fast"], Some("full-sweep-fail-fast"), "triager");
+    make_fork(&fake, &mut by_triager);
+    server.deliver("pull_request", "fk-1", &by_triager).await;
+    server.wait_handled(1).await;
+    assert!(labels_comment().contains("the labeler has triage"));
+    assert_eq!(last_status()["description"], "no sweep: fork-labeler-not-authorized");
+
+    let mut by_maintainer = by_triager.clone();
+    by_maintainer["sender"]["login"] = "maintainer".into();
+    server.deliver("pull_request", "fk-2", &by_maintainer).await;
+    server.wait_handled(2).await;
+    let body = labels_comment();
+    assert!(body.starts_with(&format!("<!-- sweepgate:labels pr=42 approved={} -->", head_sha())), "{body}");
+    assert!(body.contains("canary no, fail-fast yes"), "no canary on the fork path: {body}");
+    assert_eq!(last_status()["state"], "success");
+
+    // A new push is not approved automatically.
+    let new_sha = "d".repeat(40);
+    push_new_head(&fake, &new_sha);
+    let mut sync = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
+    make_fork(&fake, &mut sync);
+    server.deliver("pull_request", "fk-3", &sync).await;
+    server.wait_handled(3).await;
+    assert!(labels_comment().contains("remove and re-add the sweep label"));
+    let (_, sha, status) = fake.world().statuses.last().unwrap().clone();
+    assert_eq!(
+        (sha.as_str(), status["description"].as_str()),
+        (new_sha.as_str(), Some("no sweep: fork-approval-stale"))
+    );
+
+    // Re-applying the label approves the new head.
+    let mut again = by_maintainer.clone();
+    again["pull_request"]["head"]["sha"] = new_sha.clone().into();
+    server.deliver("pull_request", "fk-4", &again).await;
+    server.wait_handled(4).await;
+    assert!(labels_comment().starts_with(&format!("<!-- sweepgate:labels pr=42 approved={new_sha} -->")));
+    assert_eq!(last_status()["state"], "success");
+}

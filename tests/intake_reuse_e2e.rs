@@ -1,0 +1,147 @@
+//! End to end: `/use` and `/reuse-sweep-run` comments → 👍/👎 and the bilingual reuse comment.
+
+mod support;
+
+use support::fake_github::FakeGitHub;
+use support::*;
+
+const RUN: u64 = 40714803265;
+
+async fn setup(labels: &[&str]) -> (FakeGitHub, ServerProcess) {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), labels, &[("perf-changelog.yaml", 6)]);
+    fake.add_run(
+        REPO,
+        RUN,
+        "run-sweep.yml",
+        "pull_request",
+        "success",
+        &head_sha(),
+        "branch-42",
+        &["results_bmk", "run-stats"],
+    );
+    let server = ServerProcess::with_token(&fake.url).await;
+    (fake, server)
+}
+
+/// Posts `body` as a comment by `login` and delivers its webhook; returns the comment id.
+async fn command(fake: &FakeGitHub, server: &ServerProcess, n: u64, login: &str, assoc: &str, body: &str) -> u64 {
+    let id = fake.add_comment(REPO, 42, login, assoc, body);
+    let (status, _) =
+        server.deliver("issue_comment", &format!("c-{id}"), &comment_event(42, id, login, assoc, body, None)).await;
+    assert_eq!(status, 202);
+    server.wait_handled(n).await;
+    id
+}
+
+fn reactions(fake: &FakeGitHub, comment: u64) -> Vec<String> {
+    fake.world().reactions.iter().filter(|(c, _, who)| *c == comment && who == BOT).map(|(_, r, _)| r.clone()).collect()
+}
+
+fn reuse_comment(fake: &FakeGitHub) -> String {
+    let w = fake.world();
+    let mine: Vec<_> = w.comments_on(REPO, 42).into_iter().filter(|c| c.login == BOT).collect();
+    assert_eq!(mine.len(), 1, "one reuse comment per PR");
+    mine[0].body.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_use_from_a_member_is_accepted() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    let id = command(&fake, &server, 1, "maintainer-amd", "MEMBER", "Looks good.\n\n/use 40714803265\n").await;
+    assert_eq!(reactions(&fake, id), ["+1"]);
+    let body = reuse_comment(&fake);
+    assert!(body.starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")));
+    insta::assert_snapshot!("reuse_accepted", body.replace(&id.to_string(), "<comment>"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bare_legacy_command_picks_the_newest_successful_run_with_results() {
+    let (fake, server) = setup(&["full-sweep-enabled"]).await;
+    // A newer successful run without artifacts (a gated no-op) is skipped.
+    fake.add_run(REPO, RUN + 10, "run-sweep.yml", "pull_request", "success", &head_sha(), "branch-42", &[]);
+    fake.add_run(
+        REPO,
+        RUN + 20,
+        "run-sweep.yml",
+        "pull_request",
+        "failure",
+        &head_sha(),
+        "branch-42",
+        &["results_bmk"],
+    );
+    let id = command(&fake, &server, 1, "owner", "OWNER", "/reuse-sweep-run").await;
+    assert_eq!(reactions(&fake, id), ["+1"]);
+    assert!(reuse_comment(&fake).contains(&format!("run={RUN} -->")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthorized_authors_get_a_thumbs_down_and_a_reason() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    let id = command(&fake, &server, 1, "drive-by", "CONTRIBUTOR", "/use 40714803265").await;
+    assert_eq!(reactions(&fake, id), ["-1"]);
+    let body = reuse_comment(&fake);
+    insta::assert_snapshot!("reuse_unauthorized", body);
+    assert_eq!(
+        fake.world().count("GET /repos/example-org/bench-repo/actions"),
+        0,
+        "no validation for unauthorized users"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rejection_reason_is_explained() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    command(&fake, &server, 1, "m", "COLLABORATOR", "/use 999").await;
+    assert!(reuse_comment(&fake).contains("Run 999 was not found in this repository."));
+
+    fake.add_run(REPO, 777, "e2e-tests.yml", "workflow_dispatch", "success", &"c".repeat(40), "main", &["results_bmk"]);
+    command(&fake, &server, 2, "m", "COLLABORATOR", "/use 777").await;
+    let body = reuse_comment(&fake);
+    for expected in
+        ["is from `.github/workflows/e2e-tests.yml`", "not a pull_request run", "is not in this PR's commit list"]
+    {
+        assert!(body.contains(expected), "{expected}: {body}");
+    }
+
+    fake.add_run(REPO, 778, "run-sweep.yml", "pull_request", "success", &head_sha(), "branch-42", &["server_logs_x"]);
+    command(&fake, &server, 3, "m", "COLLABORATOR", "/use 778").await;
+    assert!(reuse_comment(&fake).contains("has no unexpired benchmark, eval, or agentic result artifact"));
+
+    let id = command(&fake, &server, 4, "m", "COLLABORATOR", "/use abc").await;
+    assert_eq!(reactions(&fake, id), ["-1"]);
+    insta::assert_snapshot!("reuse_malformed", reuse_comment(&fake));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reuse_incompatible_labels_block_the_command() {
+    let (fake, server) = setup(&["full-sweep-fail-fast", "evals-only"]).await;
+    let id = command(&fake, &server, 1, "m", "MEMBER", "/use 40714803265").await;
+    assert_eq!(reactions(&fake, id), ["-1"]);
+    assert!(reuse_comment(&fake).contains("`evals-only`, which block artifact reuse"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quoted_code_and_unchanged_edits_do_nothing_while_a_changed_edit_is_revalidated() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    command(&fake, &server, 1, "m", "MEMBER", "> /use 40714803265\n\n```\n/use 40714803265\n```").await;
+    assert!(fake.world().reactions.is_empty());
+    assert!(fake.world().comments_on(REPO, 42).iter().all(|c| c.login != BOT));
+
+    let id = command(&fake, &server, 2, "m", "MEMBER", "/use 40714803265").await;
+    assert_eq!(reactions(&fake, id), ["+1"]);
+    let calls = fake.world().log.len();
+    // Typo fixed around the command: nothing happens.
+    let edit = comment_event(42, id, "m", "MEMBER", "/use 40714803265\nthanks!", Some("/use 40714803265"));
+    server.deliver("issue_comment", "e-1", &edit).await;
+    server.wait_handled(3).await;
+    assert_eq!(fake.world().log.len(), calls, "no GitHub call for an edit that keeps the command");
+    // The command itself edited: validated again, the reuse comment edited in place.
+    let edit = comment_event(42, id, "m", "MEMBER", "/use 5", Some("/use 40714803265\nthanks!"));
+    server.deliver("issue_comment", "e-2", &edit).await;
+    server.wait_handled(4).await;
+    assert_eq!(reactions(&fake, id), ["+1", "-1"]);
+    let body = reuse_comment(&fake);
+    assert!(body.contains("Run 5 was not found"));
+    assert!(body.starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")), "{body}");
+}

@@ -1,0 +1,202 @@
+//! End to end: signed webhooks into the real `sweepgate serve` binary → the real octocrab client
+//! → the fake GitHub; assertions on every side effect, snapshots of the posted comments.
+
+mod support;
+
+use support::fake_github::{FakeGitHub, Fault};
+use support::*;
+
+const CHANGELOG: (&str, u64) = ("perf-changelog.yaml", 6);
+
+async fn setup(labels: &[&str]) -> (FakeGitHub, ServerProcess) {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), labels, &[CHANGELOG, ("configs/amd-master.yaml", 12)]);
+    let server = ServerProcess::with_token(&fake.url).await;
+    (fake, server)
+}
+
+fn bot_comments(fake: &FakeGitHub, marker_kind: &str) -> Vec<(u64, String)> {
+    let w = fake.world();
+    w.comments_on(REPO, 42)
+        .into_iter()
+        .filter(|c| c.login == BOT && c.body.starts_with(&format!("<!-- sweepgate:{marker_kind} ")))
+        .map(|c| (c.id, c.body.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn welcome_once_and_sticky_label_comment_edited_not_duplicated() {
+    let (fake, server) = setup(&[]).await;
+    let (status, _) = server.deliver("pull_request", "d-1", &pr_event("opened", 42, &[], None, "vendor-dev")).await;
+    assert_eq!(status, 202);
+    server.wait_handled(1).await;
+    let welcome = bot_comments(&fake, "welcome");
+    assert_eq!(welcome.len(), 1);
+    insta::assert_snapshot!("welcome_comment", welcome[0].1);
+    let first = bot_comments(&fake, "labels");
+    assert_eq!(first.len(), 1);
+    insta::assert_snapshot!("labels_no_primary", first[0].1);
+    {
+        let w = fake.world();
+        let (_, sha, status) = w.statuses.last().unwrap();
+        assert_eq!(sha, &head_sha());
+        assert_eq!(
+            (status["state"].as_str(), status["context"].as_str()),
+            (Some("failure"), Some("sweepgate/sweep-labels"))
+        );
+        assert_eq!(status["description"], "no sweep: no-primary-label");
+    }
+
+    // A maintainer applies the primary label: the same comment is edited.
+    fake.set_labels(REPO, 42, &["full-sweep-fail-fast", "all-evals"]);
+    let labeled = pr_event("labeled", 42, &["full-sweep-fail-fast", "all-evals"], Some("all-evals"), "maintainer");
+    assert_eq!(server.deliver("pull_request", "d-2", &labeled).await.0, 202);
+    server.wait_handled(2).await;
+    let second = bot_comments(&fake, "labels");
+    assert_eq!(second.len(), 1, "sticky comment is edited, not duplicated");
+    assert_eq!(second[0].0, first[0].0);
+    insta::assert_snapshot!("labels_sweep", second[0].1);
+    assert_eq!(fake.world().statuses.last().unwrap().2["state"], "success");
+
+    // Redelivery of the same delivery id: acknowledged, nothing done.
+    let (status, body) = server.deliver("pull_request", "d-2", &labeled).await;
+    assert_eq!((status, body.trim()), (200, "duplicate delivery"));
+    // A reopen (new delivery) finds the welcome by its marker and does not post it again.
+    let before = fake.world().count("POST /repos/example-org/bench-repo/issues/42/comments");
+    assert_eq!(server.deliver("pull_request", "d-3", &pr_event("reopened", 42, &[], None, "x")).await.0, 202);
+    server.wait_handled(3).await;
+    assert_eq!(fake.world().count("POST /repos/example-org/bench-repo/issues/42/comments"), before);
+    assert_eq!(bot_comments(&fake, "welcome").len(), 1);
+    assert!(server
+        .metrics()
+        .await
+        .contains("sweepgate_webhook_deliveries_total{event=\"pull_request\",outcome=\"duplicate\"} 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_missing_and_stale_signatures_get_401_and_nothing_is_queued() {
+    let (fake, server) = setup(&[]).await;
+    let payload = serde_json::to_vec(&pr_event("opened", 42, &[], None, "eve")).unwrap();
+    let wrong = sweepgate::github::webhook::sign(b"not-the-secret", &payload);
+    assert_eq!(server.post("pull_request", "f-1", Some(&wrong), payload.clone()).await.0, 401);
+    assert_eq!(server.post("pull_request", "f-2", None, payload.clone()).await.0, 401);
+    assert_eq!(server.post("pull_request", "f-3", Some("sha1=deadbeef"), payload.clone()).await.0, 401);
+    // A signature of another body (a replayed header on a tampered payload).
+    let stale = sweepgate::github::webhook::sign(SECRET.as_bytes(), b"{}");
+    assert_eq!(server.post("pull_request", "f-4", Some(&stale), payload).await.0, 401);
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("outcome=\"unauthorized\"} 4"), "{metrics}");
+    assert_eq!(server.metric("sweepgate_queue_depth").await, 0);
+    assert!(!metrics.contains("outcome=\"queued\""));
+    assert!(fake.world().log.is_empty(), "no GitHub call for a refused delivery");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_unknown_and_oversized_deliveries() {
+    let (fake, server) = setup(&[]).await;
+    let garbage = b"this is not json".to_vec();
+    let signed = sweepgate::github::webhook::sign(SECRET.as_bytes(), &garbage);
+    assert_eq!(server.post("pull_request", "m-1", Some(&signed), garbage).await.0, 400);
+    let (status, _) = server.deliver("workflow_job", "m-2", &serde_json::json!({"action": "queued"})).await;
+    assert_eq!(status, 202);
+    assert_eq!(server.deliver("ping", "m-3", &serde_json::json!({"zen": "hi"})).await.0, 202);
+    let missing_fields = serde_json::json!({"action": "opened", "repository": {"full_name": REPO}});
+    assert_eq!(server.deliver("pull_request", "m-4", &missing_fields).await.0, 400);
+    let huge = vec![b' '; 26 * 1024 * 1024];
+    let signed = sweepgate::github::webhook::sign(SECRET.as_bytes(), &huge);
+    assert_eq!(server.post("pull_request", "m-5", Some(&signed), huge).await.0, 413);
+    assert!(fake.world().log.is_empty());
+    assert_eq!(server.post("pull_request", "", Some("sha256=00"), b"{}".to_vec()).await.0, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_storm_ends_in_one_comment_with_the_final_state() {
+    let (fake, server) = setup(&[]).await;
+    fake.set_labels(REPO, 42, &["full-sweep-enabled"]);
+    let labels = ["full-sweep-enabled", "all-evals", "evals-only", "agentx-fast", "bug"];
+    let mut sent = 0;
+    for i in 0..40 {
+        let label = labels[i % labels.len()];
+        let action = if i % 2 == 0 { "labeled" } else { "unlabeled" };
+        let event = pr_event(action, 42, &["full-sweep-enabled"], Some(label), "maintainer");
+        assert_eq!(server.deliver("pull_request", &format!("s-{i}"), &event).await.0, 202);
+        sent += 1;
+    }
+    server.wait_handled(sent).await;
+    let comments = bot_comments(&fake, "labels");
+    assert_eq!(comments.len(), 1, "one sticky comment after {sent} label events");
+    assert!(comments[0].1.contains("This PR sweeps with `full-sweep-enabled`"));
+    let w = fake.world();
+    assert_eq!(w.count("POST /repos/example-org/bench-repo/issues/42/comments"), 1);
+    assert_eq!(w.count("PATCH "), 0, "later events compute the same text: no needless edits");
+    assert!(w.statuses.iter().all(|(_, _, s)| s["state"] == "success"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn github_outage_and_rate_limits_are_retried() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    for _ in 0..2 {
+        fake.fail_next(Fault {
+            status: 502,
+            headers: vec![],
+            matching: "GET /repos/example-org/bench-repo/pulls/42".into(),
+        });
+    }
+    fake.fail_next(Fault {
+        status: 429,
+        headers: vec![("retry-after", "0".into())],
+        matching: "POST /repos/example-org/bench-repo/issues/42/comments".into(),
+    });
+    fake.fail_next(Fault {
+        status: 403,
+        headers: vec![("x-ratelimit-remaining", "0".into()), ("x-ratelimit-reset", "0".into())],
+        matching: "POST /repos/example-org/bench-repo/statuses".into(),
+    });
+    let event = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "o-1", &event).await.0, 202);
+    server.wait_handled(1).await;
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 1);
+    assert_eq!(bot_comments(&fake, "labels").len(), 1);
+    assert_eq!(fake.world().statuses.len(), 1);
+    assert!(server.metric("sweepgate_github_api_retries_total").await >= 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_post_failing_with_502_is_not_blindly_repeated() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    fake.fail_next(Fault {
+        status: 502,
+        headers: vec![],
+        matching: "POST /repos/example-org/bench-repo/issues/42/comments".into(),
+    });
+    let event = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "p-1", &event).await.0, 202);
+    server.wait_handled(1).await;
+    // The client does not retry the POST; the handler retries the whole event, which re-lists
+    // the comments first and so would find a comment the failed POST had created.
+    let w = fake.world();
+    assert_eq!(w.count("POST /repos/example-org/bench-repo/issues/42/comments"), 2);
+    assert!(w.count("GET /repos/example-org/bench-repo/issues/42/comments") >= 2);
+    drop(w);
+    assert_eq!(bot_comments(&fake, "labels").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_markers_and_the_bots_own_comments_are_ignored() {
+    let (fake, server) = setup(&["full-sweep-enabled"]).await;
+    // Someone else types the bot's marker: the bot must not treat it as its comment.
+    fake.add_comment(REPO, 42, "eve", "NONE", "<!-- sweepgate:labels pr=42 -->\nforged");
+    fake.add_comment(REPO, 42, "eve", "NONE", "<!-- sweepgate:welcome pr=42 -->\nforged");
+    assert_eq!(
+        server.deliver("pull_request", "k-1", &pr_event("opened", 42, &["full-sweep-enabled"], None, "x")).await.0,
+        202
+    );
+    server.wait_handled(1).await;
+    assert_eq!(bot_comments(&fake, "labels").len(), 1);
+    assert_eq!(bot_comments(&fake, "welcome").len(), 1);
+    // A comment by the bot itself (even with a command) is never acted on.
+    let own = comment_event(42, 1, BOT, "NONE", "/use 1", None);
+    assert_eq!(server.deliver("issue_comment", "k-2", &own).await.0, 202);
+    server.wait_handled(2).await;
+    assert!(fake.world().reactions.is_empty());
+}

@@ -1,0 +1,488 @@
+//! A fake GitHub REST API on 127.0.0.1 for end-to-end tests: the endpoints sweepgate calls,
+//! with state (pulls, comments, reactions, statuses, check runs, workflow runs, artifacts,
+//! permissions, App installation tokens), authentication, pagination, fault injection and a
+//! request log, so tests assert every side effect the real client produced.
+
+#![allow(dead_code)] // each test binary uses a different part of the fake
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, patch, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub const TIME: &str = "2026-09-01T10:00:00Z";
+
+#[derive(Debug, Clone)]
+pub struct StoredComment {
+    pub id: u64,
+    pub repo: String,
+    pub issue: u64,
+    pub body: String,
+    pub login: String,
+    pub association: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl StoredComment {
+    fn json(&self) -> Value {
+        json!({
+            "id": self.id, "body": self.body,
+            "user": {"login": self.login, "type": if self.login.ends_with("[bot]") { "Bot" } else { "User" }},
+            "author_association": self.association,
+            "created_at": self.created_at, "updated_at": self.updated_at,
+            "html_url": format!("https://github.com/{}/pull/{}#issuecomment-{}", self.repo, self.issue, self.id),
+        })
+    }
+}
+
+/// A canned failure for the next request(s).
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    /// Only requests whose "METHOD path" starts with this are affected (empty: any).
+    pub matching: String,
+}
+
+#[derive(Debug, Default)]
+pub struct World {
+    pub pulls: HashMap<(String, u64), Value>,
+    pub commits: HashMap<(String, u64), Vec<Value>>,
+    pub files: HashMap<(String, u64), Vec<Value>>,
+    pub comments: Vec<StoredComment>,
+    /// (comment id, content, login)
+    pub reactions: Vec<(u64, String, String)>,
+    /// (repo, sha, status body)
+    pub statuses: Vec<(String, String, Value)>,
+    pub check_runs: Vec<(String, Value)>,
+    pub runs: HashMap<(String, u64), Value>,
+    pub artifacts: HashMap<(String, u64), Vec<Value>>,
+    /// (repo, login) → role name
+    pub permissions: HashMap<(String, String), String>,
+    /// token → login it authenticates
+    pub tokens: HashMap<String, String>,
+    /// Login of App installation tokens.
+    pub app_login: String,
+    pub installation_tokens_issued: u64,
+    pub faults: VecDeque<Fault>,
+    /// "METHOD path?query" of every request, in order.
+    pub log: Vec<String>,
+    next_id: u64,
+}
+
+impl World {
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub fn comments_on(&self, repo: &str, issue: u64) -> Vec<&StoredComment> {
+        self.comments.iter().filter(|c| c.repo == repo && c.issue == issue).collect()
+    }
+
+    pub fn count(&self, prefix: &str) -> usize {
+        self.log.iter().filter(|l| l.starts_with(prefix)).count()
+    }
+}
+
+pub struct FakeGitHub {
+    pub url: String,
+    pub world: Arc<Mutex<World>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+type Shared = Arc<Mutex<World>>;
+
+fn lock(world: &Shared) -> MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"message": message, "documentation_url": "https://docs.github.com/rest"}))).into_response()
+}
+
+impl FakeGitHub {
+    /// Starts the fake on 127.0.0.1:0. `token` authenticates as `login`.
+    pub async fn start(token: &str, login: &str) -> FakeGitHub {
+        let world =
+            Arc::new(Mutex::new(World { next_id: 1000, app_login: "sweepgate[bot]".into(), ..World::default() }));
+        lock(&world).tokens.insert(token.to_string(), login.to_string());
+        let router = Router::new()
+            .route("/app/installations/{id}/access_tokens", post(access_token))
+            .route("/repos/{o}/{r}/issues/{n}/comments", get(list_comments).post(create_comment))
+            .route("/repos/{o}/{r}/issues/comments/{id}", patch(update_comment))
+            .route("/repos/{o}/{r}/issues/comments/{id}/reactions", post(add_reaction))
+            .route("/repos/{o}/{r}/pulls/{n}", get(get_pull))
+            .route("/repos/{o}/{r}/pulls/{n}/commits", get(list_commits))
+            .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
+            .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
+            .route("/repos/{o}/{r}/commits/{sha}/check-runs", get(list_check_runs))
+            .route("/repos/{o}/{r}/actions/runs/{id}", get(get_run))
+            .route("/repos/{o}/{r}/actions/runs/{id}/artifacts", get(list_artifacts))
+            .route("/repos/{o}/{r}/actions/workflows/{file}/runs", get(list_runs))
+            .route("/repos/{o}/{r}/collaborators/{user}/permission", get(permission))
+            .layer(middleware::from_fn_with_state(world.clone(), gate))
+            .with_state(world.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fake GitHub");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        FakeGitHub { url, world, task }
+    }
+
+    pub fn world(&self) -> MutexGuard<'_, World> {
+        lock(&self.world)
+    }
+
+    /// A same-repository PR with `labels`, head `head_sha` (message `head_message`) and files.
+    pub fn add_pull(&self, repo: &str, number: u64, head_sha: &str, labels: &[&str], files: &[(&str, u64)]) {
+        let mut w = self.world();
+        w.pulls.insert(
+            (repo.into(), number),
+            json!({
+                "number": number, "state": "open", "draft": false, "title": "Add a sweep",
+                "head": {"sha": head_sha, "ref": format!("branch-{number}"), "repo": {"full_name": repo}},
+                "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": repo}},
+                "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
+                "merged_at": null,
+                "user": {"login": "vendor-dev", "type": "User"},
+            }),
+        );
+        w.commits
+            .insert((repo.into(), number), vec![json!({"sha": head_sha, "commit": {"message": "Add sweep config"}})]);
+        w.files.insert(
+            (repo.into(), number),
+            files
+                .iter()
+                .map(|(name, additions)| json!({"filename": name, "status": "modified", "additions": additions, "deletions": 0}))
+                .collect(),
+        );
+    }
+
+    pub fn set_labels(&self, repo: &str, number: u64, labels: &[&str]) {
+        let mut w = self.world();
+        if let Some(pull) = w.pulls.get_mut(&(repo.to_string(), number)) {
+            pull["labels"] = labels.iter().map(|l| json!({"name": l})).collect();
+        }
+    }
+
+    pub fn add_comment(&self, repo: &str, issue: u64, login: &str, association: &str, body: &str) -> u64 {
+        let mut w = self.world();
+        let id = w.next_id();
+        w.comments.push(StoredComment {
+            id,
+            repo: repo.into(),
+            issue,
+            body: body.into(),
+            login: login.into(),
+            association: association.into(),
+            created_at: TIME.into(),
+            updated_at: TIME.into(),
+        });
+        id
+    }
+
+    /// A workflow run of `.github/workflows/<file>` and its artifacts.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_run(
+        &self,
+        repo: &str,
+        id: u64,
+        file: &str,
+        event: &str,
+        conclusion: &str,
+        head_sha: &str,
+        branch: &str,
+        artifacts: &[&str],
+    ) {
+        let mut w = self.world();
+        w.runs.insert(
+            (repo.into(), id),
+            json!({
+                "id": id, "name": "Run Sweep", "path": format!(".github/workflows/{file}"), "event": event,
+                "status": "completed", "conclusion": conclusion, "head_sha": head_sha, "head_branch": branch,
+                "html_url": format!("https://github.com/{repo}/actions/runs/{id}"), "run_attempt": 1,
+            }),
+        );
+        let list = artifacts
+            .iter()
+            .enumerate()
+            .map(|(i, name)| json!({"id": id * 100 + i as u64, "name": name, "expired": false}))
+            .collect();
+        w.artifacts.insert((repo.into(), id), list);
+    }
+
+    pub fn fail_next(&self, fault: Fault) {
+        self.world().faults.push_back(fault);
+    }
+}
+
+/// Logs, injects faults, and authenticates every request.
+async fn gate(State(world): State<Shared>, request: Request, next: Next) -> Response {
+    let line = format!("{} {}", request.method(), request.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+    let auth = request.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    {
+        let mut w = lock(&world);
+        w.log.push(line.clone());
+        let hit = w.faults.iter().position(|f| line.starts_with(&f.matching));
+        if let Some(fault) = hit.and_then(|i| w.faults.remove(i)) {
+            let mut response = error(StatusCode::from_u16(fault.status).unwrap(), "injected fault");
+            for (k, v) in fault.headers {
+                response.headers_mut().insert(k, v.parse().unwrap());
+            }
+            return response;
+        }
+    }
+    let token = auth.strip_prefix("Bearer ").or_else(|| auth.strip_prefix("token ")).unwrap_or("");
+    let is_app_route = request.uri().path().starts_with("/app/");
+    if is_app_route {
+        // An App JWT: header.payload.signature (octocrab signs it with the App key).
+        if token.split('.').count() != 3 {
+            return error(StatusCode::UNAUTHORIZED, "A JSON web token could not be decoded");
+        }
+    } else if !lock(&world).tokens.contains_key(token) {
+        return error(StatusCode::UNAUTHORIZED, "Bad credentials");
+    }
+    let mut request = request;
+    request.extensions_mut().insert(Caller(lock(&world).tokens.get(token).cloned().unwrap_or_default()));
+    next.run(request).await
+}
+
+#[derive(Clone)]
+struct Caller(String);
+
+#[derive(Deserialize)]
+struct Page {
+    per_page: Option<usize>,
+    page: Option<usize>,
+    event: Option<String>,
+    branch: Option<String>,
+    status: Option<String>,
+}
+
+fn paginate(items: Vec<Value>, q: &Page) -> Vec<Value> {
+    let per_page = q.per_page.unwrap_or(30).clamp(1, 100);
+    let page = q.page.unwrap_or(1).max(1);
+    items.into_iter().skip((page - 1) * per_page).take(per_page).collect()
+}
+
+fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "Not Found")
+}
+
+async fn access_token(State(world): State<Shared>, Path(id): Path<u64>) -> Response {
+    let mut w = lock(&world);
+    w.installation_tokens_issued += 1;
+    let token = format!("ghs_fake_{id}_{}", w.installation_tokens_issued);
+    let login = w.app_login.clone();
+    w.tokens.insert(token.clone(), login);
+    let expires = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    (StatusCode::CREATED, Json(json!({"token": token, "expires_at": expires, "permissions": {}}))).into_response()
+}
+
+async fn list_comments(
+    State(world): State<Shared>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let w = lock(&world);
+    let repo = format!("{o}/{r}");
+    let items = w.comments_on(&repo, n).into_iter().map(StoredComment::json).collect();
+    Json(paginate(items, &q)).into_response()
+}
+
+#[derive(Deserialize)]
+struct BodyInput {
+    body: String,
+}
+
+async fn create_comment(
+    State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Json(input): Json<BodyInput>,
+) -> Response {
+    let mut w = lock(&world);
+    let id = w.next_id();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let comment = StoredComment {
+        id,
+        repo: format!("{o}/{r}"),
+        issue: n,
+        body: input.body,
+        login,
+        association: "NONE".into(),
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    let json = comment.json();
+    w.comments.push(comment);
+    (StatusCode::CREATED, Json(json)).into_response()
+}
+
+async fn update_comment(
+    State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
+    Path((_o, _r, id)): Path<(String, String, u64)>,
+    Json(input): Json<BodyInput>,
+) -> Response {
+    let mut w = lock(&world);
+    let Some(comment) = w.comments.iter_mut().find(|c| c.id == id) else { return not_found() };
+    if comment.login != login {
+        return error(StatusCode::FORBIDDEN, "Resource not accessible by integration");
+    }
+    comment.body = input.body;
+    comment.updated_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    Json(comment.json()).into_response()
+}
+
+#[derive(Deserialize)]
+struct ReactionInput {
+    content: String,
+}
+
+async fn add_reaction(
+    State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
+    Path((_o, _r, id)): Path<(String, String, u64)>,
+    Json(input): Json<ReactionInput>,
+) -> Response {
+    let mut w = lock(&world);
+    if !w.comments.iter().any(|c| c.id == id) {
+        return not_found();
+    }
+    if !["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"].contains(&input.content.as_str()) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+    }
+    let exists = w.reactions.iter().any(|(c, content, who)| *c == id && *content == input.content && *who == login);
+    let status = if exists { StatusCode::OK } else { StatusCode::CREATED };
+    if !exists {
+        w.reactions.push((id, input.content.clone(), login.clone()));
+    }
+    (status, Json(json!({"id": 1, "content": input.content, "user": {"login": login}}))).into_response()
+}
+
+async fn get_pull(State(world): State<Shared>, Path((o, r, n)): Path<(String, String, u64)>) -> Response {
+    match lock(&world).pulls.get(&(format!("{o}/{r}"), n)) {
+        Some(pull) => Json(pull.clone()).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn list_commits(
+    State(world): State<Shared>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    match lock(&world).commits.get(&(format!("{o}/{r}"), n)) {
+        Some(list) => Json(paginate(list.clone(), &q)).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn list_files(
+    State(world): State<Shared>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    match lock(&world).files.get(&(format!("{o}/{r}"), n)) {
+        Some(list) => Json(paginate(list.clone(), &q)).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn create_status(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Json(body): Json<Value>,
+) -> Response {
+    let valid_state = ["pending", "success", "failure", "error"].contains(&body["state"].as_str().unwrap_or(""));
+    if !valid_state || body["description"].as_str().is_some_and(|d| d.chars().count() > 140) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+    }
+    lock(&world).statuses.push((format!("{o}/{r}"), sha, body.clone()));
+    (StatusCode::CREATED, Json(body)).into_response()
+}
+
+async fn list_check_runs(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let items: Vec<Value> = lock(&world)
+        .check_runs
+        .iter()
+        .filter(|(r, c)| *r == repo && c["head_sha"] == sha)
+        .map(|(_, c)| c.clone())
+        .collect();
+    let total = items.len();
+    Json(json!({"total_count": total, "check_runs": paginate(items, &q)})).into_response()
+}
+
+async fn get_run(State(world): State<Shared>, Path((o, r, id)): Path<(String, String, u64)>) -> Response {
+    match lock(&world).runs.get(&(format!("{o}/{r}"), id)) {
+        Some(run) => Json(run.clone()).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn list_artifacts(
+    State(world): State<Shared>,
+    Path((o, r, id)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    match lock(&world).artifacts.get(&(format!("{o}/{r}"), id)) {
+        Some(list) => Json(json!({"total_count": list.len(), "artifacts": paginate(list.clone(), &q)})).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn list_runs(
+    State(world): State<Shared>,
+    Path((o, r, file)): Path<(String, String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let path = format!(".github/workflows/{file}");
+    let w = lock(&world);
+    let mut items: Vec<Value> = w
+        .runs
+        .iter()
+        .filter(|((r, _), run)| {
+            *r == repo
+                && run["path"] == path
+                && q.event.as_ref().is_none_or(|e| run["event"] == *e)
+                && q.branch.as_ref().is_none_or(|b| run["head_branch"] == *b)
+                && q.status.as_ref().is_none_or(|s| run["status"] == *s)
+        })
+        .map(|(_, run)| run.clone())
+        .collect();
+    items.sort_by_key(|run| std::cmp::Reverse(run["id"].as_u64()));
+    Json(json!({"total_count": items.len(), "workflow_runs": paginate(items, &q)})).into_response()
+}
+
+async fn permission(State(world): State<Shared>, Path((o, r, user)): Path<(String, String, String)>) -> Response {
+    match lock(&world).permissions.get(&(format!("{o}/{r}"), user.clone())) {
+        Some(role) => {
+            let legacy = if role == "maintain" { "write" } else { role.as_str() };
+            Json(json!({"permission": legacy, "role_name": role, "user": {"login": user}})).into_response()
+        }
+        None => not_found(),
+    }
+}

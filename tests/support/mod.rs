@@ -1,0 +1,159 @@
+//! Shared helpers of the end-to-end tests: the fake GitHub, the real `sweepgate serve` process,
+//! signed webhook deliveries, and waiting on the server's own metrics.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+pub mod fake_github;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use sweepgate::github::webhook::sign;
+
+pub const SECRET: &str = "test-secret";
+pub const TOKEN: &str = "ghs_test_token";
+pub const BOT: &str = "sweepgate[bot]";
+pub const REPO: &str = "example-org/bench-repo";
+
+/// `sweepgate serve` as a child process; killed when dropped.
+pub struct ServerProcess {
+    pub url: String,
+    child: Child,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProcess {
+    /// Starts the server with `args` after the common ones; waits for its listening line.
+    pub async fn start(args: &[&str]) -> ServerProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--webhook-secret", SECRET, "--workers", "2"])
+            .args(args)
+            .env("SWEEPGATE_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn sweepgate serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            BufReader::new(stdout).read_line(&mut line).expect("read listening line");
+            line
+        })
+        .await
+        .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        ServerProcess { url, child }
+    }
+
+    /// Server with a token, talking to `fake`.
+    pub async fn with_token(fake_url: &str) -> ServerProcess {
+        ServerProcess::start(&["--github-token", TOKEN, "--github-api-url", fake_url, "--bot-login", BOT]).await
+    }
+
+    pub async fn deliver(&self, event: &str, delivery: &str, payload: &serde_json::Value) -> (u16, String) {
+        let body = serde_json::to_vec(payload).unwrap();
+        let signature = sign(SECRET.as_bytes(), &body);
+        self.post(event, delivery, Some(&signature), body).await
+    }
+
+    pub async fn post(&self, event: &str, delivery: &str, signature: Option<&str>, body: Vec<u8>) -> (u16, String) {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}/webhook", self.url))
+            .header("x-github-event", event)
+            .header("x-github-delivery", delivery)
+            .body(body);
+        if let Some(signature) = signature {
+            request = request.header("x-hub-signature-256", signature);
+        }
+        let response = request.send().await.expect("POST /webhook");
+        (response.status().as_u16(), response.text().await.unwrap_or_default())
+    }
+
+    pub async fn metrics(&self) -> String {
+        reqwest::get(format!("{}/metrics", self.url)).await.unwrap().text().await.unwrap()
+    }
+
+    /// Value of one metric line (`name{labels}`), 0 when absent.
+    pub async fn metric(&self, series: &str) -> u64 {
+        let text = self.metrics().await;
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.trim().parse::<f64>().ok()))
+            .map_or(0, |v| v as u64)
+    }
+
+    /// Waits (bounded) until the server has processed `n` events in total.
+    pub async fn wait_handled(&self, n: u64) {
+        for _ in 0..1000 {
+            let ok = self.metric("sweepgate_events_handled_total{result=\"ok\"}").await;
+            let failed = self.metric("sweepgate_events_handled_total{result=\"failed\"}").await;
+            if ok + failed >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("server did not process {n} events:\n{}", self.metrics().await);
+    }
+}
+
+pub fn head_sha() -> String {
+    "3f1c2a9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a".into()
+}
+
+/// A `pull_request` payload for PR `number` of [`REPO`].
+pub fn pr_event(action: &str, number: u64, labels: &[&str], label: Option<&str>, sender: &str) -> serde_json::Value {
+    let mut payload = serde_json::json!({
+        "action": action,
+        "repository": {"full_name": REPO},
+        "installation": {"id": 1001},
+        "sender": {"login": sender, "type": "User"},
+        "pull_request": {
+            "number": number, "state": "open", "draft": false, "title": "Add a sweep",
+            "head": {"sha": head_sha(), "ref": format!("branch-{number}"), "repo": {"full_name": REPO}},
+            "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": REPO}},
+            "labels": labels.iter().map(|l| serde_json::json!({"name": l})).collect::<Vec<_>>(),
+            "user": {"login": "vendor-dev", "type": "User"}
+        }
+    });
+    if let Some(label) = label {
+        payload["label"] = serde_json::json!({"name": label});
+    }
+    payload
+}
+
+/// An `issue_comment` payload (action `created`, or `edited` with the previous body).
+pub fn comment_event(
+    number: u64,
+    id: u64,
+    login: &str,
+    association: &str,
+    body: &str,
+    previous: Option<&str>,
+) -> serde_json::Value {
+    let mut payload = serde_json::json!({
+        "action": if previous.is_some() { "edited" } else { "created" },
+        "repository": {"full_name": REPO},
+        "installation": {"id": 1001},
+        "issue": {"number": number, "pull_request": {"url": "x"}},
+        "sender": {"login": login, "type": "User"},
+        "comment": {
+            "id": id, "body": body, "user": {"login": login, "type": "User"},
+            "author_association": association,
+            "created_at": fake_github::TIME, "updated_at": fake_github::TIME
+        }
+    });
+    if let Some(previous) = previous {
+        payload["changes"] = serde_json::json!({"body": {"from": previous}});
+    }
+    payload
+}
