@@ -1,5 +1,6 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
+pub mod dispatch;
 pub mod lint;
 
 use std::path::PathBuf;
