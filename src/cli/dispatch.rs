@@ -72,10 +72,12 @@ pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
     let output_root = match (&args.output_dir, &pool.output_root) {
         (Some(dir), _) => dir.clone(),
         (None, Some(dir)) => dir.clone(),
-        (None, None) => ledger_path.parent().unwrap_or(Path::new(".")).join("outputs"),
+        (None, None) => {
+            std::path::absolute(ledger_path)?.parent().map(Path::to_path_buf).unwrap_or_default().join("outputs")
+        }
     };
     let output_root = std::path::absolute(&output_root).with_context(|| format!("{}", output_root.display()))?;
-    let plan_dir = std::path::absolute(plan_path.parent().unwrap_or(Path::new(".")))?;
+    let plan_dir = std::path::absolute(plan_path)?.parent().map(Path::to_path_buf).unwrap_or_default();
     let config = DispatchConfig {
         output_root,
         plan_dir,

@@ -113,6 +113,8 @@ impl Counts {
     }
 }
 
+const CANCEL_REQUESTED: &str = "cancel requested (sweepgate dispatch --cancel)";
+
 /// What the dispatcher does next, decided from the ledger alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -159,7 +161,7 @@ pub fn decide(
         }
     };
     if cancel_requested {
-        cancel_all("cancel requested (sweepgate dispatch --cancel)", &mut records.iter(), &mut actions);
+        cancel_all(CANCEL_REQUESTED, &mut records.iter(), &mut actions);
         return actions;
     }
     let mut active = records.iter().filter(|r| r.state.is_active()).count();
@@ -504,6 +506,7 @@ impl<'a> Dispatcher<'a> {
             }
         };
         let sweep = self.plan.sweep_id.clone();
+        let sweep_cancelled = self.ledger.cancel_requested(&sweep)?;
         for r in active {
             let Some(job) = r.job_id.clone() else { continue };
             let log = job_script::job_log_path(&self.config.output_root, &job.0);
@@ -529,7 +532,8 @@ impl<'a> Dispatcher<'a> {
             }
             let collected = results_collect::collect(&self.job_dir(&job), &log);
             let submitted_sha = r.submit_info.as_ref().and_then(|i| i.get("script_sha256")).and_then(|v| v.as_str());
-            let (state, reason) = judge(&info, r.cancel_reason.as_deref(), &collected, submitted_sha);
+            let cancel_reason = r.cancel_reason.as_deref().or(sweep_cancelled.then_some(CANCEL_REQUESTED));
+            let (state, reason) = judge(&info, cancel_reason, &collected, submitted_sha);
             let outcome = Outcome {
                 reason: reason.clone(),
                 exit_code: info.exit.map(|e| i64::from(e.code)),

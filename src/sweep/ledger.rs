@@ -216,6 +216,17 @@ pub struct Ledger {
     path: String,
 }
 
+fn corrupt(column: usize, message: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, message.into())
+}
+
+/// A JSON text column (provenance, submit info).
+fn json_column(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<Option<serde_json::Value>> {
+    row.get::<_, Option<String>>(column)?
+        .map(|text| serde_json::from_str(&text).map_err(|e| corrupt(column, format!("not JSON: {e}"))))
+        .transpose()
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -243,7 +254,10 @@ impl Ledger {
 
     fn migrate(&mut self) -> Result<(), LedgerError> {
         let known = MIGRATIONS.len() as i64;
-        let tx = self.conn.transaction().map_err(|e| LedgerError::Sqlite { path: self.path.clone(), source: e })?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| LedgerError::Sqlite { path: self.path.clone(), source: e })?;
         let version: i64 = tx
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| LedgerError::Sqlite { path: self.path.clone(), source: e })?;
@@ -267,7 +281,7 @@ impl Ledger {
     pub fn register_sweep(&mut self, seed: &SweepSeed<'_>) -> Result<(), LedgerError> {
         let path = self.path.clone();
         let sql = |source| LedgerError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
         let stored: Option<String> = tx
             .query_row("SELECT plan_sha256 FROM sweep WHERE id = ?1", [seed.id], |r| r.get(0))
             .optional()
@@ -318,82 +332,28 @@ impl Ledger {
             .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([sweep], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, bool>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    r.get::<_, i64>(7)?,
-                    r.get::<_, Option<String>>(8)?,
-                    r.get::<_, Option<String>>(9)?,
-                    r.get::<_, Option<i64>>(10)?,
-                    r.get::<_, Option<String>>(11)?,
-                    r.get::<_, Option<String>>(12)?,
-                    r.get::<_, Option<String>>(13)?,
-                ))
+                let state: String = r.get(4)?;
+                let state =
+                    PointState::parse(&state).ok_or_else(|| corrupt(4, format!("unknown point state {state:?}")))?;
+                Ok(PointRecord {
+                    point_id: r.get(0)?,
+                    ord: r.get(1)?,
+                    family: r.get(2)?,
+                    is_canary: r.get(3)?,
+                    state,
+                    job_name: r.get(5)?,
+                    job_id: r.get::<_, Option<String>>(6)?.map(JobId),
+                    sbatch_calls: r.get(7)?,
+                    cancel_reason: r.get(8)?,
+                    reason: r.get(9)?,
+                    exit_code: r.get(10)?,
+                    state_source: r.get(11)?,
+                    provenance: json_column(r, 12)?,
+                    submit_info: json_column(r, 13)?,
+                })
             })
             .map_err(|e| self.sql(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (
-                point_id,
-                ord,
-                family,
-                is_canary,
-                state,
-                job_name,
-                job_id,
-                sbatch_calls,
-                cancel_reason,
-                reason,
-                exit_code,
-                state_source,
-                provenance,
-                submit_info,
-            ) = row.map_err(|e| self.sql(e))?;
-            let state = PointState::parse(&state).ok_or_else(|| LedgerError::Corrupt {
-                path: self.path.clone(),
-                column: "point.state",
-                value: state.clone(),
-            })?;
-            let provenance = self.json_column(provenance, "point.provenance")?;
-            let submit_info = self.json_column(submit_info, "point.submit_info")?;
-            out.push(PointRecord {
-                point_id,
-                ord,
-                family,
-                is_canary,
-                state,
-                job_name,
-                job_id: job_id.map(JobId),
-                sbatch_calls,
-                submit_info,
-                cancel_reason,
-                reason,
-                exit_code,
-                state_source,
-                provenance,
-            });
-        }
-        Ok(out)
-    }
-
-    fn json_column(
-        &self,
-        text: Option<String>,
-        column: &'static str,
-    ) -> Result<Option<serde_json::Value>, LedgerError> {
-        text.map(|t| {
-            serde_json::from_str(&t).map_err(|_| LedgerError::Corrupt {
-                path: self.path.clone(),
-                column,
-                value: t.chars().take(80).collect(),
-            })
-        })
-        .transpose()
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.sql(e))
     }
 
     /// Moves a point along one edge of the state machine, atomically checking where it was.
@@ -407,7 +367,7 @@ impl Ledger {
     ) -> Result<PointState, LedgerError> {
         let path = self.path.clone();
         let sql = |source| LedgerError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
         let row: Option<(String, Option<String>)> = tx
             .query_row("SELECT state, job_id FROM point WHERE sweep_id = ?1 AND point_id = ?2", [sweep, point], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -688,6 +648,43 @@ mod tests {
         ledger.set_cancel_reason("s1", "a1", "first").unwrap();
         ledger.set_cancel_reason("s1", "a1", "second").unwrap();
         assert_eq!(ledger.points("s1").unwrap()[1].cancel_reason.as_deref(), Some("first"));
+    }
+
+    #[test]
+    fn concurrent_connections_wait_instead_of_failing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.db");
+        let ids: Vec<String> = (0..100).map(|i| format!("p{i}")).collect();
+        let mut seed = seed("p");
+        seed.points = ids
+            .iter()
+            .map(|id| PointSeed { point_id: id, family: "f", is_canary: false, job_name: format!("n-{id}") })
+            .collect();
+        Ledger::open(&path).unwrap().register_sweep(&seed).unwrap();
+        let writer_path = path.clone();
+        let writer = std::thread::spawn(move || {
+            let mut ledger = Ledger::open(&writer_path).unwrap();
+            for i in 0..100 {
+                ledger.mark_submitting("s1", &format!("p{i}")).unwrap();
+            }
+        });
+        for _ in 0..50 {
+            let mut other = Ledger::open(&path).unwrap();
+            other.points("s1").unwrap();
+            other.request_cancel("acme/bench", 7).unwrap();
+        }
+        writer.join().unwrap();
+        let points = Ledger::open(&path).unwrap().points("s1").unwrap();
+        assert!(points.iter().all(|p| p.state == PointState::Submitting));
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error_naming_the_column() {
+        let (_dir, mut ledger) = open_temp();
+        ledger.register_sweep(&seed("p")).unwrap();
+        ledger.conn.execute("UPDATE point SET state = 'bogus' WHERE point_id = 'a1'", []).unwrap();
+        let err = ledger.points("s1").unwrap_err().to_string();
+        assert!(err.contains("unknown point state \"bogus\""), "{err}");
     }
 
     #[test]
