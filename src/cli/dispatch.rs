@@ -235,6 +235,43 @@ impl Progress {
 mod tests {
     use super::*;
 
+    fn record(id: &str, state: PointState, job: Option<&str>, exit: Option<i64>, reason: Option<&str>) -> PointRecord {
+        PointRecord {
+            point_id: id.into(),
+            ord: 0,
+            family: "single-node 1k1k".into(),
+            is_canary: id == "canary",
+            state,
+            job_name: format!("sg-x-{id}"),
+            job_id: job.map(|j| sweepgate::sweep::scheduler::JobId(j.into())),
+            sbatch_calls: 1,
+            submit_info: None,
+            cancel_reason: None,
+            reason: reason.map(String::from),
+            exit_code: exit,
+            state_source: job.map(|_| "squeue".into()),
+            provenance: None,
+        }
+    }
+
+    #[test]
+    fn final_table() {
+        let records = [
+            record("canary", PointState::Succeeded, Some("7"), Some(0), None),
+            record("tp2-c4", PointState::Failed, Some("8"), Some(3), Some("exit code 3 (NonZeroExitCode)")),
+            record("tp2-c8", PointState::TimedOut, Some("9"), Some(0), Some("time limit reached (TimeLimit)")),
+            record(
+                "tp4-c4",
+                PointState::Cancelled,
+                None,
+                None,
+                Some("fail-fast: tp2-c4 in family single-node 1k1k ended failed"),
+            ),
+            record("tp8-c4", PointState::Skipped, None, None, Some("evil\n\u{1b}[31mreason")),
+        ];
+        insta::assert_snapshot!(table(&records));
+    }
+
     #[test]
     fn clean_strips_control_characters_and_bounds_length() {
         assert_eq!(clean("a\nb\x1b[31m", 10), "a b [31m");

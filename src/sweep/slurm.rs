@@ -403,6 +403,59 @@ mod tests {
         assert_eq!(known[0].state, SlurmState::Running);
     }
 
+    /// A directory of stand-in tools, to reach error paths the real cluster does not produce on demand.
+    fn tools(scripts: &[(&str, &str)]) -> (tempfile::TempDir, SlurmCli) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in scripts {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let cli = SlurmCli { bin_dir: Some(dir.path().to_path_buf()), timeout: Duration::from_millis(500) };
+        (dir, cli)
+    }
+
+    #[test]
+    fn a_hanging_tool_times_out_with_an_unknown_outcome() {
+        let (_dir, cli) = tools(&[("sbatch", "sleep 30")]);
+        let err = cli.submit_held(&JobRequest { name: "sg-x".into(), script: "#!/bin/bash\n".into() }).unwrap_err();
+        assert!(matches!(err, SchedulerError::Timeout { .. }), "{err:?}");
+        assert!(err.outcome_unknown(), "the job may exist: look it up by name before retrying");
+    }
+
+    #[test]
+    fn tool_failures_carry_stderr_and_benign_cases_pass() {
+        let (_dir, cli) = tools(&[
+            ("squeue", "echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; exit 1"),
+            ("scontrol", "echo 'Job has already finished for job 5' >&2; exit 1"),
+            ("scancel", "echo 'scancel: error: Kill job error on job id 5: Job/step already completing or completed' >&2; exit 1"),
+            ("sbatch", "echo garbage"),
+        ]);
+        let err = cli.jobs(&[JobId("5".into())]).unwrap_err();
+        assert!(err.to_string().contains("Unable to contact slurm controller"), "{err}");
+        cli.release(&JobId("5".into())).unwrap();
+        cli.cancel(&[JobId("5".into())]).unwrap();
+        let err = cli.submit_held(&JobRequest { name: "sg-y".into(), script: String::new() }).unwrap_err();
+        assert!(matches!(err, SchedulerError::Unparsable { .. }) && err.to_string().contains("sg-y"), "{err}");
+    }
+
+    #[test]
+    fn aged_out_jobs_fall_through_to_sacct_completion() {
+        let (_dir, cli) = tools(&[
+            ("squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1"),
+            (
+                "sacct",
+                "case \"$*\" in *-c*) echo '5|TIMEOUT|0:0|a|b|c|vm-n1|sg-z'; echo '5.batch|CANCELLED|0:15|a|b|c|vm-n1|batch';; \
+                 *) echo 'Slurm accounting storage is disabled' >&2; exit 1;; esac",
+            ),
+        ]);
+        let jobs = cli.jobs(&[JobId("5".into())]).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].state, SlurmState::Timeout);
+        assert_eq!(jobs[0].source, StateSource::SacctCompletion);
+    }
+
     #[test]
     fn missing_tools_are_spawn_errors_naming_the_command() {
         let cli =
