@@ -61,8 +61,8 @@ fn submission_rate(n: usize, dir: &Path) {
 fn dispatch_run(n: usize, dir: &Path) {
     let points: Vec<serde_json::Value> = (0..n)
         .map(|i| {
-            serde_json::json!({"id": format!("p{i}"), "row": {"conc": i},
-                "job": {"script": BENCH, "env": {"BENCH_SECONDS": "0", "CONC": i.to_string()}, "gpus": 1, "time_limit_minutes": 5}})
+            serde_json::json!({"id": format!("p{i}"), "row": {"conc": i + 1},
+                "job": {"script": BENCH, "env": {"BENCH_SECONDS": "0", "CONC": (i + 1).to_string()}, "gpus": 1, "time_limit_minutes": 5}})
         })
         .collect();
     let plan = serde_json::json!({"version": 1, "sweep_id": format!("bench-{}", std::process::id()), "repo": "sweepgate/bench",
@@ -97,6 +97,11 @@ fn dispatch_run(n: usize, dir: &Path) {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench binaries too; only `cargo bench` passes --bench.
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!("dispatch_slurm: a benchmark; run it with `cargo bench --bench dispatch_slurm`");
+        return;
+    }
     if std::env::var_os("SWEEPGATE_SLURM").is_none() {
         eprintln!("dispatch_slurm bench needs the local Slurm: eval \"$(scripts/slurm-up.sh)\" first");
         return;

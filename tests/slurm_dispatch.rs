@@ -109,6 +109,17 @@ impl Sweep {
     }
 }
 
+/// A failing test must not leave 5-minute jobs holding the cluster's GPUs.
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        let slurm = SlurmCli::default();
+        if let Ok(jobs) = slurm.jobs_named(&sweep_prefix(&self.repo, self.pr, &self.sweep_id)) {
+            let live: Vec<JobId> = jobs.into_iter().filter(|j| !j.state.is_final()).map(|j| j.id).collect();
+            let _ = slurm.cancel(&live);
+        }
+    }
+}
+
 fn point(id: &str, gpus: u32, minutes: u32, env: Value) -> Value {
     json!({"id": id, "row": {"conc": 4, "isl": 1024, "osl": 1024}, "job": {"script": BENCH, "env": env, "gpus": gpus, "time_limit_minutes": minutes}})
 }
@@ -408,4 +419,22 @@ fn cancel_by_pr_stops_the_sweep_and_spares_other_prs() {
     assert_eq!(alive.len(), 2);
     assert!(alive.iter().all(|j| !j.state.is_final()), "other PRs' jobs untouched: {alive:?}");
     slurm.cancel(&bystanders).unwrap();
+}
+
+#[test]
+fn exclusive_node_serves_only_the_requested_gpus() {
+    if !slurm_enabled("exclusive_node_serves_only_the_requested_gpus") {
+        return;
+    }
+    let s = Sweep::new("exclusive", 108);
+    s.write_pool("exclusive = true\nmax_concurrent_allocations = 1");
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [point("tp2", 2, 5, json!({}))]}]));
+    let out = wait_output(s.dispatch("json").spawn().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let job = s.point("tp2").job_id.unwrap();
+    let result = result_json(&s.path("outputs"), &job.0);
+    let allocated = result["allocated_gpus"].as_str().unwrap();
+    let visible = result["visible_gpus"].as_str().unwrap();
+    assert_eq!(allocated.split(',').count(), 8, "--exclusive allocates the whole node: {allocated}");
+    assert_eq!(visible, "0,1", "the benchmark sees only the 2 GPUs it serves on");
 }

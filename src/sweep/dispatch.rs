@@ -274,17 +274,14 @@ pub fn from_log(id: &JobId, collected: &Collected) -> JobInfo {
     }
 }
 
-struct PointFiles {
-    script: PathBuf,
-}
-
 pub struct Dispatcher<'a> {
     plan: &'a Plan,
     pool: &'a DispatchPool,
     scheduler: &'a dyn Scheduler,
     ledger: &'a mut Ledger,
     config: DispatchConfig,
-    files: HashMap<String, PointFiles>,
+    /// Each point with its place in the plan, and its script's absolute path.
+    points: HashMap<String, (PlacedPoint<'a>, PathBuf)>,
     fail_fast: HashSet<String>,
 }
 
@@ -312,7 +309,7 @@ impl<'a> Dispatcher<'a> {
         }
         std::fs::create_dir_all(&config.output_root)
             .map_err(|e| DispatchError::OutputRoot { path: root.clone(), message: e.to_string() })?;
-        let mut files = HashMap::new();
+        let mut points = HashMap::new();
         let placed = plan.placed_points();
         for p in &placed {
             let point_err = |message: String| DispatchError::Point { point: p.point.id.clone(), message };
@@ -334,7 +331,7 @@ impl<'a> Dispatcher<'a> {
             }
             let script =
                 script.canonicalize().map_err(|e| point_err(format!("job.script {}: {e}", script.display())))?;
-            files.insert(p.point.id.clone(), PointFiles { script });
+            points.insert(p.point.id.clone(), (*p, script));
         }
         let fail_fast = plan.families.iter().filter(|f| f.fail_fast).map(|f| f.name.clone()).collect();
         let plan_sha256 = plan.sha256();
@@ -356,19 +353,14 @@ impl<'a> Dispatcher<'a> {
                 })
                 .collect(),
         })?;
-        Ok(Dispatcher { plan, pool, scheduler, ledger, config, files, fail_fast })
-    }
-
-    fn placed(&self, point: &str) -> Option<PlacedPoint<'a>> {
-        self.plan.placed_points().into_iter().find(|p| p.point.id == point)
+        Ok(Dispatcher { plan, pool, scheduler, ledger, config, points, fail_fast })
     }
 
     fn render(&self, record: &PointRecord) -> Result<(String, String), DispatchError> {
-        let placed = self.placed(&record.point_id).ok_or_else(|| DispatchError::Point {
+        let (placed, script) = self.points.get(&record.point_id).ok_or_else(|| DispatchError::Point {
             point: record.point_id.clone(),
             message: "in the ledger but not in the plan".into(),
         })?;
-        let script = &self.files[&record.point_id].script;
         let text = job_script::render(&JobScriptInput {
             job_name: &record.job_name,
             sweep_id: &self.plan.sweep_id,
@@ -392,9 +384,8 @@ impl<'a> Dispatcher<'a> {
         let written = std::fs::create_dir_all(dir.join("logs"))
             .and_then(|_| std::fs::write(dir.join("sbatch_script.sh"), batch))
             .and_then(|_| {
-                let point =
-                    self.placed(&record.point_id).map(|p| serde_json::to_vec_pretty(p.point).unwrap_or_default());
-                std::fs::write(dir.join("point.json"), point.unwrap_or_default())
+                let point = self.points.get(&record.point_id).map(|(p, _)| serde_json::to_vec_pretty(p.point));
+                std::fs::write(dir.join("point.json"), point.and_then(Result::ok).unwrap_or_default())
             });
         if let Err(e) = written {
             // Releasing now would fail the job at launch (no --output directory): keep it held,
@@ -548,13 +539,13 @@ impl<'a> Dispatcher<'a> {
 
     /// The per-point provenance record (spec 50 §11, the parts known without recipes).
     fn provenance(&self, r: &PointRecord, info: &JobInfo, collected: &Collected) -> serde_json::Value {
-        let placed = self.placed(&r.point_id);
+        let placed = self.points.get(&r.point_id);
         serde_json::json!({
             "dispatcher": format!("sweepgate {}", env!("CARGO_PKG_VERSION")),
             "sweep_id": self.plan.sweep_id,
             "repo": self.plan.repo,
             "pr": self.plan.pr,
-            "point": placed.map(|p| serde_json::to_value(p.point).unwrap_or_default()),
+            "point": placed.map(|(p, _)| serde_json::to_value(p.point).unwrap_or_default()),
             "family": r.family,
             "canary": r.is_canary,
             "pool": { "name": self.pool.name, "sha256": self.pool.sha256 },
@@ -575,7 +566,7 @@ impl<'a> Dispatcher<'a> {
             },
             "submission": r.submit_info,
             "script": {
-                "path": self.files.get(&r.point_id).map(|f| f.script.display().to_string()),
+                "path": placed.map(|(_, script)| script.display().to_string()),
                 "sha256_at_run": collected.markers.script_sha256,
             },
             "output_dir": self.job_dir(&info.id).display().to_string(),
@@ -597,15 +588,19 @@ impl<'a> Dispatcher<'a> {
         Ok(())
     }
 
-    fn apply(&mut self, actions: Vec<Action>, emit: &mut dyn FnMut(Event)) -> Result<(), DispatchError> {
+    fn apply(
+        &mut self,
+        actions: Vec<Action>,
+        records: &[PointRecord],
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<(), DispatchError> {
         let sweep = self.plan.sweep_id.clone();
         let mut to_cancel = Vec::new();
         for action in actions {
             match action {
                 Action::Submit { point } => {
-                    let records = self.ledger.points(&sweep)?;
-                    if let Some(r) = records.into_iter().find(|r| r.point_id == point) {
-                        self.submit(&r, emit)?;
+                    if let Some(r) = records.iter().find(|r| r.point_id == point) {
+                        self.submit(r, emit)?;
                     }
                 }
                 Action::Skip { point, reason } => self.close_unsubmitted(point, reason, PointState::Skipped, emit)?,
@@ -647,7 +642,7 @@ impl<'a> Dispatcher<'a> {
             let cancel = self.ledger.cancel_requested(&sweep)?;
             let fail_fast: HashSet<&str> = self.fail_fast.iter().map(String::as_str).collect();
             let actions = decide(&records, cancel, &fail_fast, max_active);
-            self.apply(actions, emit)?;
+            self.apply(actions, &records, emit)?;
             let records = self.ledger.points(&sweep)?;
             let counts = Counts::of(&records);
             emit(Event::Tick(counts));
