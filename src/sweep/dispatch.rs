@@ -479,21 +479,26 @@ impl<'a> Dispatcher<'a> {
         Ok(())
     }
 
-    /// Asks Slurm about every active job and records what changed.
-    fn poll(&mut self, records: &[PointRecord], emit: &mut dyn FnMut(Event)) -> Result<bool, DispatchError> {
+    /// Asks Slurm about every active job and records what changed. `Ok(Err(why))`: Slurm did
+    /// not answer, nothing was concluded.
+    fn poll(
+        &mut self,
+        records: &[PointRecord],
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Result<(), String>, DispatchError> {
         let active: Vec<&PointRecord> = records
             .iter()
             .filter(|r| matches!(r.state, PointState::Submitted | PointState::Running) && r.job_id.is_some())
             .collect();
         if active.is_empty() {
-            return Ok(true);
+            return Ok(Ok(()));
         }
         let ids: Vec<JobId> = active.iter().filter_map(|r| r.job_id.clone()).collect();
         let infos = match self.scheduler.jobs(&ids) {
             Ok(i) => i,
             Err(e) => {
                 emit(Event::Notice(format!("Slurm did not answer: {e}")));
-                return Ok(false);
+                return Ok(Err(e.to_string()));
             }
         };
         let sweep = self.plan.sweep_id.clone();
@@ -534,7 +539,7 @@ impl<'a> Dispatcher<'a> {
             self.ledger.finish(&sweep, &r.point_id, state, &outcome)?;
             emit(Event::Finished { point: r.point_id.clone(), state, job: Some(job), detail: reason });
         }
-        Ok(true)
+        Ok(Ok(()))
     }
 
     /// The per-point provenance record (spec 50 §11, the parts known without recipes).
@@ -630,13 +635,12 @@ impl<'a> Dispatcher<'a> {
             let records = self.ledger.points(&sweep)?;
             self.reconcile(&records, emit)?;
             let records = self.ledger.points(&sweep)?;
-            if self.poll(&records, emit)? {
-                last_answer = Instant::now();
-            } else if last_answer.elapsed() > self.config.unreachable_limit {
-                return Err(DispatchError::Unreachable {
-                    seconds: self.config.unreachable_limit.as_secs(),
-                    last: "see the notices above".into(),
-                });
+            match self.poll(&records, emit)? {
+                Ok(()) => last_answer = Instant::now(),
+                Err(last) if last_answer.elapsed() > self.config.unreachable_limit => {
+                    return Err(DispatchError::Unreachable { seconds: self.config.unreachable_limit.as_secs(), last });
+                }
+                Err(_) => {}
             }
             let records = self.ledger.points(&sweep)?;
             let cancel = self.ledger.cancel_requested(&sweep)?;
