@@ -399,6 +399,9 @@ fn cancel_by_pr_stops_the_sweep_and_spares_other_prs() {
     wait_until(&mut child, "two running points", || {
         s.points().iter().filter(|p| p.state == PointState::Running).count() == 2
     });
+    let second = s.dispatch("json").output().unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another `sweepgate dispatch` is running"), "{second:?}");
     let cancel = Command::new(BIN)
         .args(["dispatch", "--cancel", "--pr", &s.pr.to_string(), "--repo", &s.repo, "--ledger"])
         .arg(s.path("ledger.db"))

@@ -68,6 +68,7 @@ pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = load_plan(plan_path)?;
     let pool = DispatchPool::parse(&read_bounded(pool_path, 1024 * 1024)?, pool_path)?;
+    let _running = lock_ledger(ledger_path)?;
     let mut ledger = Ledger::open(ledger_path)?;
     let output_root = match (&args.output_dir, &pool.output_root) {
         (Some(dir), _) => dir.clone(),
@@ -95,6 +96,28 @@ pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
     }
     let all_ok = records.iter().all(|r| r.state == PointState::Succeeded);
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// One dispatcher per ledger: a second would race the first for the same points (the ledger's
+/// checked transitions would stop it, but with a confusing error). The OS releases the lock when
+/// the process dies, so a SIGKILLed dispatcher never blocks its own resume.
+fn lock_ledger(ledger: &Path) -> anyhow::Result<std::fs::File> {
+    let path = PathBuf::from(format!("{}.lock", ledger.display()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("{}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another `sweepgate dispatch` is running on {} (lock {}); wait for it, or stop it and run again to resume",
+            ledger.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {}", path.display())),
+    }
 }
 
 fn cancel(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
