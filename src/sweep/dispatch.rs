@@ -23,7 +23,7 @@ use super::job_script::{self, JobScriptInput};
 use super::ledger::{Ledger, LedgerError, Outcome, PointRecord, PointSeed, PointState, SweepSeed};
 use super::plan_input::{PlacedPoint, Plan};
 use super::results_collect::{self, Collected};
-use super::scheduler::{JobId, JobInfo, JobRequest, Scheduler, SchedulerError, SlurmState, StateSource};
+use super::scheduler::{JobId, JobInfo, JobRequest, Scheduler, SlurmState, StateSource};
 
 /// `sg-<first 8 hex of sha256(repo)>-pr<N>-`: every job of this repository's PR, and only those.
 pub fn job_prefix(repo: &str, pr: u64) -> String {
@@ -379,7 +379,7 @@ impl<'a> Dispatcher<'a> {
 
     /// Creates the job's log directory (it must exist before the job starts) and stores the
     /// batch script and point next to it, then releases the job.
-    fn prepare_and_release(&self, record: &PointRecord, job: &JobId, batch: &str) -> Result<(), SchedulerError> {
+    fn prepare_and_release(&self, record: &PointRecord, job: &JobId, batch: &str) -> Result<(), String> {
         let dir = self.job_dir(job);
         let written = std::fs::create_dir_all(dir.join("logs"))
             .and_then(|_| std::fs::write(dir.join("sbatch_script.sh"), batch))
@@ -390,9 +390,9 @@ impl<'a> Dispatcher<'a> {
         if let Err(e) = written {
             // Releasing now would fail the job at launch (no --output directory): keep it held,
             // the next round retries.
-            return Err(SchedulerError::Spawn { command: format!("mkdir {} (job {job})", dir.display()), source: e });
+            return Err(format!("cannot prepare {}: {e}", dir.display()));
         }
-        self.scheduler.release(job)
+        self.scheduler.release(job).map_err(|e| e.to_string())
     }
 
     fn submit(&mut self, record: &PointRecord, emit: &mut dyn FnMut(Event)) -> Result<(), DispatchError> {
