@@ -273,6 +273,13 @@ fn failed_canary_skips_every_other_point() {
         assert_eq!(p.sbatch_calls, 0, "{} must never reach Slurm", p.point_id);
     }
     assert_eq!(s.slurm_jobs_by_name().len(), 1, "only the canary was submitted");
+    let status = Command::new(BIN)
+        .args(["dispatch", "--status", "--sweep", &s.sweep_id, "--ledger"])
+        .arg(s.path("ledger.db"))
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1), "not every point succeeded");
+    assert_eq!(String::from_utf8(status.stdout).unwrap(), table, "--status prints the same table from the ledger");
 }
 
 #[test]
@@ -440,4 +447,37 @@ fn exclusive_node_serves_only_the_requested_gpus() {
     let visible = result["visible_gpus"].as_str().unwrap();
     assert_eq!(allocated.split(',').count(), 8, "--exclusive allocates the whole node: {allocated}");
     assert_eq!(visible, "0,1", "the benchmark sees only the 2 GPUs it serves on");
+}
+
+/// Refusals that happen before Slurm is contacted (these run without the cluster).
+#[test]
+fn bad_inputs_are_refused_before_anything_is_submitted() {
+    let s = Sweep::new("inputs", 109);
+    s.write_pool("");
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    std::fs::write(s.path("plan.json"), "{\n  \"version\": 1,\n  oops\n}").unwrap();
+    let err = run(&mut s.dispatch("text"));
+    assert!(err.contains("plan.json:3:3"), "{err}");
+
+    let not_executable = s.path("bench.txt");
+    std::fs::write(&not_executable, "echo").unwrap();
+    let mut p = point("p0", 1, 5, json!({}));
+    p["job"]["script"] = json!("bench.txt");
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [p]}]));
+    let err = run(&mut s.dispatch("text"));
+    assert!(err.contains("point p0: job.script") && err.contains("not an executable file"), "{err}");
+
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [point("big", 9, 5, json!({}))]}]));
+    let err = run(&mut s.dispatch("text"));
+    assert!(err.contains("point big: job.gpus = 9 but pool e2e has 8 GPUs per node"), "{err}");
+
+    let err =
+        run(Command::new(BIN).args(["dispatch", "--status", "--sweep", "nope", "--ledger"]).arg(s.path("missing.db")));
+    assert!(err.contains("missing.db: no such ledger"), "{err}");
+    let err = run(Command::new(BIN).args(["dispatch", "--cancel", "--pr", "5"]));
+    assert!(err.contains("--cancel needs --pr N and --repo"), "{err}");
 }

@@ -17,10 +17,10 @@ use super::OutputFormat;
 #[derive(Debug, clap::Args)]
 pub struct DispatchArgs {
     /// Plan JSON (format: src/sweep/plan_input.rs). With --cancel it only supplies repo and PR.
-    #[arg(long, required_unless_present = "cancel")]
+    #[arg(long, required_unless_present_any = ["cancel", "status"])]
     pub plan: Option<PathBuf>,
     /// Pool profile TOML (partition, account, GPUs per node, max_concurrent_allocations, …).
-    #[arg(long, required_unless_present = "cancel")]
+    #[arg(long, required_unless_present_any = ["cancel", "status"])]
     pub pool: Option<PathBuf>,
     /// SQLite ledger file; created when missing. Run the same command again to resume.
     #[arg(long, env = "SWEEPGATE_LEDGER", required_unless_present = "cancel")]
@@ -35,8 +35,15 @@ pub struct DispatchArgs {
     #[arg(long, default_value_t = 1800)]
     pub unreachable_secs: u64,
     /// Cancel every job of the pull request (--pr, and --repo or --plan) instead of dispatching.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "status")]
     pub cancel: bool,
+    /// Print the final table (or JSON) of a sweep from the ledger alone (--ledger, and --sweep or
+    /// --plan); Slurm is not contacted.
+    #[arg(long)]
+    pub status: bool,
+    /// Sweep id for --status (default: the --plan's).
+    #[arg(long, requires = "status")]
+    pub sweep: Option<String>,
     /// Pull request whose jobs --cancel ends.
     #[arg(long, requires = "cancel")]
     pub pr: Option<u64>,
@@ -62,6 +69,9 @@ fn load_plan(path: &Path) -> anyhow::Result<Plan> {
 pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
     if args.cancel {
         return cancel(args);
+    }
+    if args.status {
+        return status(args);
     }
     let (Some(plan_path), Some(pool_path), Some(ledger_path)) = (&args.plan, &args.pool, &args.ledger) else {
         anyhow::bail!("--plan, --pool and --ledger are required to dispatch");
@@ -90,12 +100,32 @@ pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new(std::io::stderr().is_terminal());
     let records = dispatcher.run(&mut |e| progress.show(&e))?;
     progress.finish();
-    match args.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&records)?),
-        OutputFormat::Text => print!("{}", table(&records)),
+    report(&records, args.format)
+}
+
+/// Prints the records; exit 0 only when every point succeeded.
+fn report(records: &[PointRecord], format: OutputFormat) -> anyhow::Result<ExitCode> {
+    match format {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(records)?),
+        OutputFormat::Text => print!("{}", table(records)),
     }
     let all_ok = records.iter().all(|r| r.state == PointState::Succeeded);
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn status(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
+    let Some(ledger_path) = &args.ledger else {
+        anyhow::bail!("--status needs --ledger");
+    };
+    let sweep = match (&args.sweep, &args.plan) {
+        (Some(id), _) => id.clone(),
+        (None, Some(plan)) => load_plan(plan)?.sweep_id,
+        (None, None) => anyhow::bail!("--status needs --sweep ID or --plan PLAN.json"),
+    };
+    anyhow::ensure!(ledger_path.exists(), "{}: no such ledger", ledger_path.display());
+    let records = Ledger::open(ledger_path)?.points(&sweep)?;
+    anyhow::ensure!(!records.is_empty(), "{}: no sweep {sweep:?}", ledger_path.display());
+    report(&records, args.format)
 }
 
 /// One dispatcher per ledger: a second would race the first for the same points (the ledger's
