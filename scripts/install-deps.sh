@@ -10,4 +10,10 @@ if ((${#need[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
+# Slurm + munge for the dispatch tests (scripts/slurm-up.sh starts the cluster).
+if [ "$(id -u)" -eq 0 ]; then
+  bash "$(dirname "$0")/slurm-up.sh" install
+elif command -v sudo >/dev/null 2>&1; then
+  sudo bash "$(dirname "$0")/slurm-up.sh" install
+fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt 2>/dev/null || true

@@ -10,6 +10,15 @@ export RUST_BACKTRACE=1
 
 bash scripts/install-deps.sh
 
+# A real local Slurm for tests/slurm_*.rs; they skip only when SWEEPGATE_SLURM is unset.
+if [ "$(id -u)" -eq 0 ]; then
+  eval "$(bash scripts/slurm-up.sh up)"
+elif command -v sudo >/dev/null 2>&1; then
+  eval "$(sudo bash scripts/slurm-up.sh up)"
+else
+  echo "warning: not root and no sudo: the Slurm tests will be skipped" >&2
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

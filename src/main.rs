@@ -37,6 +37,7 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     Replay(cli::replay::ReplayArgs),
     Action(cli::action::ActionArgs),
+    Dispatch(cli::dispatch::DispatchArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cli::serve::run(args),
         Command::Replay(args) => cli::replay::run(args),
         Command::Action(args) => cli::action::run(args),
+        Command::Dispatch(args) => cli::dispatch::run(args),
     };
     match result {
         Ok(code) => code,

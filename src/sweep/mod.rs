@@ -1,1 +1,10 @@
 //! Sweep planning and dispatch: plan, SRT variant selection, pools, Slurm, ledger (spec 50).
+
+pub mod dispatch;
+pub mod dispatch_pool;
+pub mod job_script;
+pub mod ledger;
+pub mod plan_input;
+pub mod results_collect;
+pub mod scheduler;
+pub mod slurm;

@@ -1,0 +1,483 @@
+//! End-to-end dispatch tests on the real local Slurm of `scripts/slurm-up.sh`, driving the
+//! `sweepgate` binary. They skip (with a message) only when `SWEEPGATE_SLURM` is unset;
+//! `scripts/test.sh` starts the cluster and sets it. All tests live in this one file so cargo
+//! runs them concurrently: the slowest (a 1-minute time limit) bounds the suite at ~1.5 min.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sweepgate::sweep::dispatch::{job_prefix, sweep_prefix, DispatchConfig, Dispatcher};
+use sweepgate::sweep::dispatch_pool::DispatchPool;
+use sweepgate::sweep::job_script::{self, JobScriptInput};
+use sweepgate::sweep::ledger::{Ledger, PointRecord, PointState};
+use sweepgate::sweep::plan_input::Plan;
+use sweepgate::sweep::scheduler::{JobId, JobRequest, Scheduler};
+use sweepgate::sweep::slurm::SlurmCli;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sweepgate");
+const BENCH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dispatch/bench.sh");
+const SLURM_UP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-up.sh");
+/// Safety bound for every wait: far above what any test needs, so a hang fails instead of hanging.
+const BOUND: Duration = Duration::from_secs(300);
+
+fn slurm_enabled(test: &str) -> bool {
+    if std::env::var_os("SWEEPGATE_SLURM").is_none() {
+        eprintln!("skipping {test}: SWEEPGATE_SLURM is unset (scripts/test.sh starts the local Slurm and sets it)");
+        return false;
+    }
+    true
+}
+
+/// One sweep's files in a temporary directory, with a repository name no other test uses.
+struct Sweep {
+    dir: tempfile::TempDir,
+    repo: String,
+    pr: u64,
+    sweep_id: String,
+}
+
+impl Sweep {
+    fn new(tag: &str, pr: u64) -> Sweep {
+        let dir = tempfile::Builder::new().prefix(&format!("sg-e2e-{tag}-")).tempdir().unwrap();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        Sweep {
+            dir,
+            repo: format!("sweepgate-e2e/{tag}-{}-{nanos}", std::process::id()),
+            pr,
+            sweep_id: format!("{tag}-1"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write_plan(&self, canary: Option<Value>, families: Value) {
+        let mut plan = json!({
+            "version": 1, "sweep_id": self.sweep_id, "repo": self.repo, "pr": self.pr, "families": families
+        });
+        if let Some(c) = canary {
+            plan["canary"] = c;
+        }
+        std::fs::write(self.path("plan.json"), serde_json::to_vec_pretty(&plan).unwrap()).unwrap();
+    }
+
+    fn write_pool(&self, extra: &str) {
+        let text = format!("name = \"e2e\"\npartition = \"gpu\"\ngpus_per_node = 8\n{extra}\n");
+        std::fs::write(self.path("pool.toml"), text).unwrap();
+    }
+
+    fn dispatch(&self, format: &str) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["dispatch", "--poll-ms", "300", "--format", format, "--plan"])
+            .arg(self.path("plan.json"))
+            .arg("--pool")
+            .arg(self.path("pool.toml"))
+            .arg("--ledger")
+            .arg(self.path("ledger.db"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    fn points(&self) -> Vec<PointRecord> {
+        Ledger::open(&self.path("ledger.db")).unwrap().points(&self.sweep_id).unwrap()
+    }
+
+    fn point(&self, id: &str) -> PointRecord {
+        self.points().into_iter().find(|p| p.point_id == id).unwrap_or_else(|| panic!("no point {id}"))
+    }
+
+    /// Every Slurm job (active or finished) carrying this sweep's names, grouped by name.
+    fn slurm_jobs_by_name(&self) -> HashMap<String, Vec<JobId>> {
+        let mut by_name: HashMap<String, Vec<JobId>> = HashMap::new();
+        for job in SlurmCli::default().jobs_named(&sweep_prefix(&self.repo, self.pr, &self.sweep_id)).unwrap() {
+            by_name.entry(job.name.unwrap_or_default()).or_default().push(job.id);
+        }
+        by_name
+    }
+
+    fn assert_one_job_per_point(&self) {
+        let by_name = self.slurm_jobs_by_name();
+        for p in self.points().iter().filter(|p| p.job_id.is_some()) {
+            let jobs = by_name.get(&p.job_name).cloned().unwrap_or_default();
+            assert_eq!(jobs, [p.job_id.clone().unwrap()], "point {} must have exactly one Slurm job", p.point_id);
+        }
+    }
+}
+
+/// A failing test must not leave 5-minute jobs holding the cluster's GPUs.
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        let slurm = SlurmCli::default();
+        if let Ok(jobs) = slurm.jobs_named(&sweep_prefix(&self.repo, self.pr, &self.sweep_id)) {
+            let live: Vec<JobId> = jobs.into_iter().filter(|j| !j.state.is_final()).map(|j| j.id).collect();
+            let _ = slurm.cancel(&live);
+        }
+    }
+}
+
+fn point(id: &str, gpus: u32, minutes: u32, env: Value) -> Value {
+    json!({"id": id, "row": {"conc": 4, "isl": 1024, "osl": 1024}, "job": {"script": BENCH, "env": env, "gpus": gpus, "time_limit_minutes": minutes}})
+}
+
+/// Waits for `done` while the dispatcher runs; a dispatcher that exits first fails the test
+/// with its output.
+fn wait_until(child: &mut Child, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                std::io::Read::read_to_string(&mut pipe, &mut err).ok();
+            }
+            panic!("dispatcher exited ({status}) before {what}:\n{err}");
+        }
+        assert!(start.elapsed() < BOUND, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn wait_output(child: Child) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(BOUND) {
+        Ok(out) => out.unwrap(),
+        Err(_) => panic!("dispatcher pid {pid} did not finish within {BOUND:?}"),
+    }
+}
+
+fn records(out: &Output) -> HashMap<String, Value> {
+    let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    list.into_iter().map(|r| (r["point_id"].as_str().unwrap().to_string(), r)).collect()
+}
+
+fn state_of(r: &HashMap<String, Value>, id: &str) -> String {
+    r[id]["state"].as_str().unwrap().to_string()
+}
+
+fn reason_of(r: &HashMap<String, Value>, id: &str) -> String {
+    r[id]["reason"].as_str().unwrap_or("").to_string()
+}
+
+fn result_json(output_dir: &Path, job: &str) -> Value {
+    let dir = output_dir.join(job).join("logs/sa-bench_isl_1024_osl_1024");
+    let file = std::fs::read_dir(&dir).unwrap().flatten().next().unwrap().path();
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+#[test]
+fn every_outcome_is_recorded_with_fail_fast_per_family() {
+    if !slurm_enabled("every_outcome_is_recorded_with_fail_fast_per_family") {
+        return;
+    }
+    let s = Sweep::new("outcomes", 101);
+    s.write_pool("");
+    s.write_plan(
+        None,
+        json!([
+            {"name": "outcomes", "fail_fast": false, "points": [
+                point("ok", 2, 5, json!({"BENCH_SECONDS": "1", "BENCH_CONTAINER_IMAGE": "nvcr.io/test/image:1"})),
+                point("fail", 1, 5, json!({"BENCH_MODE": "fail"})),
+                point("no-results", 1, 5, json!({"BENCH_MODE": "no-results"})),
+                point("cancel-me", 1, 10, json!({"BENCH_SECONDS": "300"})),
+                point("timeout", 1, 1, json!({"BENCH_SECONDS": "300"}))]},
+            {"name": "ff", "fail_fast": true, "points": [
+                point("ff-fail", 1, 5, json!({"BENCH_MODE": "fail", "BENCH_SECONDS": "2"})),
+                point("ff-long", 1, 10, json!({"BENCH_SECONDS": "300"}))]}
+        ]),
+    );
+    let mut child = s.dispatch("json").spawn().unwrap();
+    wait_until(&mut child, "cancel-me to run", || {
+        s.points().iter().any(|p| p.point_id == "cancel-me" && p.state == PointState::Running)
+    });
+    let job = s.point("cancel-me").job_id.unwrap();
+    assert!(Command::new("scancel").arg(&job.0).status().unwrap().success());
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(1), "not every point succeeded");
+    let r = records(&out);
+    let outputs = s.path("outputs");
+
+    assert_eq!(state_of(&r, "ok"), "succeeded", "{:?}", r["ok"]);
+    assert_eq!(r["ok"]["state_source"], "squeue");
+    let ok_job = r["ok"]["job_id"].as_str().unwrap();
+    let files = r["ok"]["provenance"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "a result JSON and a power CSV: {files:?}");
+    assert!(files
+        .iter()
+        .all(|f| f["problems"].as_array().unwrap().is_empty() && f["sha256"].as_str().unwrap().len() == 64));
+    let visible = result_json(&outputs, ok_job)["visible_gpus"].as_str().unwrap().to_string();
+    assert_eq!(visible.split(',').count(), 2, "CUDA_VISIBLE_DEVICES={visible}");
+    let log = std::fs::read_to_string(outputs.join(ok_job).join(format!("logs/sweep_{ok_job}.log"))).unwrap();
+    assert!(log.contains("bench: container image nvcr.io/test/image:1"), "{log}");
+    let shim_log =
+        std::env::var("SWEEPGATE_SLURM_SHIM_LOG").unwrap_or_else(|_| "/run/sweepgate-slurm/pyxis-shim.log".into());
+    let shim = std::fs::read_to_string(shim_log).unwrap_or_default();
+    assert!(
+        shim.lines().any(|l| l.contains(&format!("job={ok_job} ")) && l.contains("no_mount_home=1")),
+        "shim log lacks job {ok_job}"
+    );
+    let prov = &r["ok"]["provenance"];
+    assert_eq!(prov["script"]["sha256_at_run"], prov["submission"]["script_sha256"]);
+    assert_eq!(prov["slurm"]["partition"], "gpu");
+
+    assert_eq!(state_of(&r, "fail"), "failed");
+    assert_eq!(r["fail"]["exit_code"], 3);
+    assert!(reason_of(&r, "fail").contains("exit code 3"), "{}", reason_of(&r, "fail"));
+
+    assert_eq!(state_of(&r, "no-results"), "failed");
+    assert!(reason_of(&r, "no-results").contains("no results_concurrency"));
+
+    assert_eq!(state_of(&r, "cancel-me"), "cancelled");
+    assert!(reason_of(&r, "cancel-me").contains("outside sweepgate"));
+
+    assert_eq!(state_of(&r, "timeout"), "timed_out");
+
+    assert_eq!(state_of(&r, "ff-fail"), "failed");
+    assert_eq!(state_of(&r, "ff-long"), "cancelled");
+    assert!(reason_of(&r, "ff-long").starts_with("fail-fast: ff-fail"), "{}", reason_of(&r, "ff-long"));
+    s.assert_one_job_per_point();
+}
+
+#[test]
+fn failed_canary_skips_every_other_point() {
+    if !slurm_enabled("failed_canary_skips_every_other_point") {
+        return;
+    }
+    let s = Sweep::new("canary", 102);
+    s.write_pool("");
+    s.write_plan(
+        Some(json!({"family": "single-node 1k1k", "point": point("canary", 1, 5, json!({"BENCH_MODE": "fail"}))})),
+        json!([{"name": "single-node 1k1k", "fail_fast": false, "points": [point("a", 1, 5, json!({})), point("b", 1, 5, json!({}))]},
+               {"name": "multi-node 1k1k", "fail_fast": false, "points": [point("c", 2, 5, json!({}))]}]),
+    );
+    let out = wait_output(s.dispatch("text").spawn().unwrap());
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("4 point(s): 0 succeeded, 1 failed, 0 cancelled, 3 skipped"), "{table}");
+    for p in s.points().iter().filter(|p| !p.is_canary) {
+        assert_eq!(p.state, PointState::Skipped);
+        assert_eq!(p.reason.as_deref(), Some("canary canary ended failed"));
+        assert_eq!(p.sbatch_calls, 0, "{} must never reach Slurm", p.point_id);
+    }
+    assert_eq!(s.slurm_jobs_by_name().len(), 1, "only the canary was submitted");
+    let status = Command::new(BIN)
+        .args(["dispatch", "--status", "--sweep", &s.sweep_id, "--ledger"])
+        .arg(s.path("ledger.db"))
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1), "not every point succeeded");
+    assert_eq!(String::from_utf8(status.stdout).unwrap(), table, "--status prints the same table from the ledger");
+}
+
+#[test]
+fn killed_dispatcher_resumes_without_duplicate_submissions() {
+    if !slurm_enabled("killed_dispatcher_resumes_without_duplicate_submissions") {
+        return;
+    }
+    let s = Sweep::new("resume", 103);
+    s.write_pool("max_concurrent_allocations = 2");
+    let points: Vec<Value> = (0..6).map(|i| point(&format!("p{i}"), 1, 5, json!({"BENCH_SECONDS": "2"}))).collect();
+    s.write_plan(None, json!([{"name": "single-node 1k1k", "fail_fast": false, "points": points}]));
+    let mut first = s.dispatch("json").spawn().unwrap();
+    wait_until(&mut first, "two submissions", || s.points().iter().filter(|p| p.sbatch_calls > 0).count() >= 2);
+    first.kill().unwrap(); // SIGKILL: no chance to clean up
+    first.wait().unwrap();
+    let before: Vec<_> = s.points().into_iter().filter(|p| p.job_id.is_some()).collect();
+    assert!(before.len() >= 2 && before.len() < 6, "killed mid-sweep: {} submitted", before.len());
+    let out = wait_output(s.dispatch("json").spawn().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = s.points();
+    assert!(after.iter().all(|p| p.state == PointState::Succeeded && p.sbatch_calls == 1), "{after:#?}");
+    for b in &before {
+        let a = after.iter().find(|a| a.point_id == b.point_id).unwrap();
+        assert_eq!(a.job_id, b.job_id, "{} kept its job across the restart", b.point_id);
+    }
+    s.assert_one_job_per_point();
+}
+
+#[test]
+fn interrupted_submissions_are_reconciled_by_job_name() {
+    if !slurm_enabled("interrupted_submissions_are_reconciled_by_job_name") {
+        return;
+    }
+    let s = Sweep::new("reconcile", 104);
+    s.write_pool("");
+    s.write_plan(
+        None,
+        json!([{"name": "f", "fail_fast": false, "points": [point("sbatched", 1, 5, json!({})), point("never-sbatched", 1, 5, json!({}))]}]),
+    );
+    let plan = Plan::parse(&std::fs::read(s.path("plan.json")).unwrap(), "plan.json").unwrap();
+    let pool = DispatchPool::parse(&std::fs::read(s.path("pool.toml")).unwrap(), &s.path("pool.toml")).unwrap();
+    let slurm = SlurmCli::default();
+    let output_root = s.path("outputs");
+    // A dispatcher that died (1) after sbatch but before recording the job id, leaving the job
+    // held, and (2) after the intent record but before sbatch.
+    let held = {
+        let mut ledger = Ledger::open(&s.path("ledger.db")).unwrap();
+        let config = DispatchConfig {
+            output_root: output_root.clone(),
+            plan_dir: s.path(""),
+            poll_interval: Duration::from_millis(300),
+            unreachable_limit: Duration::from_secs(60),
+        };
+        drop(Dispatcher::new(&plan, &pool, &slurm, &mut ledger, config).unwrap());
+        ledger.mark_submitting(&s.sweep_id, "sbatched").unwrap();
+        ledger.mark_submitting(&s.sweep_id, "never-sbatched").unwrap();
+        let record = ledger.points(&s.sweep_id).unwrap().into_iter().find(|p| p.point_id == "sbatched").unwrap();
+        let script = job_script::render(&JobScriptInput {
+            job_name: &record.job_name,
+            sweep_id: &s.sweep_id,
+            point: &plan.families[0].points[0],
+            script: Path::new(BENCH),
+            pool: &pool,
+            output_root: &output_root,
+        });
+        slurm.submit_held(&JobRequest { name: record.job_name, script }).unwrap()
+    };
+    let out = wait_output(s.dispatch("json").spawn().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let adopted = s.point("sbatched");
+    assert_eq!(adopted.job_id, Some(held.clone()), "the held job was adopted, not submitted again");
+    assert_eq!(adopted.sbatch_calls, 0);
+    assert_eq!(adopted.state, PointState::Succeeded, "the held job was released and ran");
+    let fresh = s.point("never-sbatched");
+    assert_eq!((fresh.state, fresh.sbatch_calls), (PointState::Succeeded, 1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("found job {held} by name")));
+    s.assert_one_job_per_point();
+}
+
+#[test]
+fn sweep_survives_a_slurmctld_restart() {
+    if !slurm_enabled("sweep_survives_a_slurmctld_restart") {
+        return;
+    }
+    let s = Sweep::new("ctld", 105);
+    s.write_pool("");
+    let points: Vec<Value> = (0..3).map(|i| point(&format!("p{i}"), 1, 5, json!({"BENCH_SECONDS": "8"}))).collect();
+    s.write_plan(None, json!([{"name": "f", "fail_fast": true, "points": points}]));
+    let mut child = s.dispatch("json").spawn().unwrap();
+    wait_until(&mut child, "a running point", || s.points().iter().any(|p| p.state == PointState::Running));
+    let restart = Command::new("bash").arg(SLURM_UP).arg("restart-ctld").output().unwrap();
+    assert!(restart.status.success(), "{}", String::from_utf8_lossy(&restart.stderr));
+    let out = wait_output(child);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.points().iter().all(|p| p.state == PointState::Succeeded && p.sbatch_calls == 1));
+    s.assert_one_job_per_point();
+}
+
+#[test]
+fn cancel_by_pr_stops_the_sweep_and_spares_other_prs() {
+    if !slurm_enabled("cancel_by_pr_stops_the_sweep_and_spares_other_prs") {
+        return;
+    }
+    let s = Sweep::new("cancel", 106);
+    s.write_pool("max_concurrent_allocations = 2");
+    let points: Vec<Value> = (0..3).map(|i| point(&format!("p{i}"), 1, 10, json!({"BENCH_SECONDS": "300"}))).collect();
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": points}]));
+    // Another PR of the same repository (and PR 1060, whose name shares the digits).
+    let slurm = SlurmCli::default();
+    let bystanders: Vec<JobId> = [107, 1060]
+        .iter()
+        .map(|pr| {
+            let name = format!("{}bystander", job_prefix(&s.repo, *pr));
+            let script = format!(
+                "#!/bin/bash\n#SBATCH --output={}/bystander-%j.log\n#SBATCH --time=5\nsleep 300\n",
+                s.path("").display()
+            );
+            let id = slurm.submit_held(&JobRequest { name, script }).unwrap();
+            slurm.release(&id).unwrap();
+            id
+        })
+        .collect();
+    let mut child = s.dispatch("json").spawn().unwrap();
+    wait_until(&mut child, "two running points", || {
+        s.points().iter().filter(|p| p.state == PointState::Running).count() == 2
+    });
+    let second = s.dispatch("json").output().unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another `sweepgate dispatch` is running"), "{second:?}");
+    let cancel = Command::new(BIN)
+        .args(["dispatch", "--cancel", "--pr", &s.pr.to_string(), "--repo", &s.repo, "--ledger"])
+        .arg(s.path("ledger.db"))
+        .output()
+        .unwrap();
+    assert!(cancel.status.success(), "{}", String::from_utf8_lossy(&cancel.stderr));
+    assert!(
+        String::from_utf8_lossy(&cancel.stdout).starts_with("cancelled 2 job(s)"),
+        "{}",
+        String::from_utf8_lossy(&cancel.stdout)
+    );
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(1));
+    let points = s.points();
+    assert!(points.iter().all(|p| p.state == PointState::Cancelled), "{points:#?}");
+    assert_eq!(points.iter().filter(|p| p.job_id.is_none()).count(), 1, "the third point was never submitted");
+    let alive = slurm.jobs(&bystanders).unwrap();
+    assert_eq!(alive.len(), 2);
+    assert!(alive.iter().all(|j| !j.state.is_final()), "other PRs' jobs untouched: {alive:?}");
+    slurm.cancel(&bystanders).unwrap();
+}
+
+#[test]
+fn exclusive_node_serves_only_the_requested_gpus() {
+    if !slurm_enabled("exclusive_node_serves_only_the_requested_gpus") {
+        return;
+    }
+    let s = Sweep::new("exclusive", 108);
+    s.write_pool("exclusive = true\nmax_concurrent_allocations = 1");
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [point("tp2", 2, 5, json!({}))]}]));
+    let out = wait_output(s.dispatch("json").spawn().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let job = s.point("tp2").job_id.unwrap();
+    let result = result_json(&s.path("outputs"), &job.0);
+    let allocated = result["allocated_gpus"].as_str().unwrap();
+    let visible = result["visible_gpus"].as_str().unwrap();
+    assert_eq!(allocated.split(',').count(), 8, "--exclusive allocates the whole node: {allocated}");
+    assert_eq!(visible, "0,1", "the benchmark sees only the 2 GPUs it serves on");
+}
+
+/// Refusals that happen before Slurm is contacted (these run without the cluster).
+#[test]
+fn bad_inputs_are_refused_before_anything_is_submitted() {
+    let s = Sweep::new("inputs", 109);
+    s.write_pool("");
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    std::fs::write(s.path("plan.json"), "{\n  \"version\": 1,\n  oops\n}").unwrap();
+    let err = run(&mut s.dispatch("text"));
+    assert!(err.contains("plan.json:3:3"), "{err}");
+
+    let not_executable = s.path("bench.txt");
+    std::fs::write(&not_executable, "echo").unwrap();
+    let mut p = point("p0", 1, 5, json!({}));
+    p["job"]["script"] = json!("bench.txt");
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [p]}]));
+    let err = run(&mut s.dispatch("text"));
+    assert!(err.contains("point p0: job.script") && err.contains("not an executable file"), "{err}");
+
+    s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [point("big", 9, 5, json!({}))]}]));
+    let err = run(&mut s.dispatch("text"));
+    assert!(err.contains("point big: job.gpus = 9 but pool e2e has 8 GPUs per node"), "{err}");
+
+    let err =
+        run(Command::new(BIN).args(["dispatch", "--status", "--sweep", "nope", "--ledger"]).arg(s.path("missing.db")));
+    assert!(err.contains("missing.db: no such ledger"), "{err}");
+    let err = run(Command::new(BIN).args(["dispatch", "--cancel", "--pr", "5"]));
+    assert!(err.contains("--cancel needs --pr N and --repo"), "{err}");
+}
