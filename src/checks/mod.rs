@@ -7,6 +7,7 @@
 pub mod affected;
 pub mod c00_codeowner;
 pub mod c01_in_pr_sweep;
+pub mod c04_reuse_command;
 pub mod c05_checklist_template;
 pub mod c06_upstream_image;
 pub mod c07_deprecated_models;
@@ -157,7 +158,7 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     c01_in_pr_sweep::check,
     not_implemented, // 2
     not_implemented, // 3
-    not_implemented, // 4
+    c04_reuse_command::check,
     c05_checklist_template::check,
     c06_upstream_image::check,
     c07_deprecated_models::check,
