@@ -14,6 +14,7 @@ pub mod c07_deprecated_models;
 pub mod c08_architecture_hacks;
 pub mod c09_chat_template;
 pub mod c10_engine_patches;
+pub mod c12_append_only;
 pub mod c17_metrics_publication;
 pub mod catalog;
 mod context;
@@ -166,7 +167,7 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     c09_chat_template::check,
     c10_engine_patches::check,
     not_implemented, // 11
-    not_implemented, // 12
+    c12_append_only::check,
     not_implemented, // 13
     not_implemented, // 14
     not_implemented, // 15
