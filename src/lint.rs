@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::domain::eval_thresholds::EvalThresholds;
-use crate::domain::golden_al::GoldenAlFile;
+use crate::domain::golden_al::{self, GoldenAlFile};
 use crate::domain::models_md::{self, ModelsMd};
 use crate::domain::waiver::Waiver;
 use crate::repo::{Layout, Logical, RepoError, Tree};
@@ -75,11 +75,7 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                         lint_yaml_syntax(tree, &file, &mut report);
                     }
                 }
-                Logical::GoldenAlDir => {
-                    for file in yaml_files(tree, &path)? {
-                        lint_parsed(tree, &file, &mut report, "golden_al_files", GoldenAlFile::parse);
-                    }
-                }
+                Logical::GoldenAlDir => lint_golden_al(tree, &path, &mut report)?,
                 Logical::WaiverDir => {
                     for file in tree.list(&path)?.into_iter().filter(|f| is_waiver_candidate(f)) {
                         lint_parsed(tree, &file, &mut report, "waivers", Waiver::parse);
@@ -128,6 +124,25 @@ fn lint_parsed<T>(
         Ok(_) => report.count(what, 1),
         Err(diags) => report.diagnostics.extend(diags),
     }
+}
+
+/// Golden AL curves, and the folder README's table of them.
+fn lint_golden_al(tree: &dyn Tree, dir: &str, report: &mut LintReport) -> Result<(), RepoError> {
+    let mut parsed = Vec::new();
+    let present = yaml_files(tree, dir)?;
+    for file in &present {
+        let Some(text) = read_text(tree, file, report) else { continue };
+        match GoldenAlFile::parse(&text, file) {
+            Ok(golden) => parsed.push(golden),
+            Err(diags) => report.diagnostics.extend(diags),
+        }
+    }
+    report.count("golden_al_files", parsed.len());
+    let readme = format!("{dir}/README.md");
+    if let Some(text) = tree.read(&readme)?.and_then(|b| yaml::text_of(&b).ok().map(str::to_owned)) {
+        report.diagnostics.extend(golden_al::readme_drift(&text, &readme, &present, &parsed));
+    }
+    Ok(())
 }
 
 /// Warns where `MODELS_zh.md` disagrees with `MODELS.md` (both already linted on their own).

@@ -310,12 +310,15 @@ impl ChecklistTemplate {
         let mut opening_line = 0;
         let mut top_count = 0usize;
         let mut sub_count = 0u8;
+        // Whether the next plain line continues the last item's text (a wrapped item).
+        let mut continuing = false;
         for (line, raw) in block {
             if raw.contains(SIGNOFF_PHRASE) {
                 opening_line = line;
                 continue;
             }
             if let Some(item) = parse_checkbox(raw) {
+                continuing = true;
                 if item.checked {
                     diags.push(err(line, "template item is pre-checked; the template should ship `- [ ]`".into()));
                 }
@@ -332,22 +335,33 @@ impl ChecklistTemplate {
                         (top_count.to_string(), None)
                     }
                 };
-                let normalized = normalize(item.text);
-                let classified = Topic::classify(&normalized);
                 items.push(TemplateItem {
                     number,
                     line,
                     text: item.text.to_owned(),
-                    normalized,
+                    normalized: String::new(),
                     parent,
-                    topic: classified.map(|(t, _)| t),
-                    wording: classified.map(|(_, w)| w),
+                    topic: None,
+                    wording: None,
                 });
             } else if is_detail_heading(raw) {
                 detail_heading = Some(raw.trim().to_owned());
+                continuing = false;
             } else if let Some(rest) = signed_value(raw) {
                 signed_placeholder = Some(rest.trim_matches('`').trim().to_owned());
+                continuing = false;
+            } else if raw.trim().is_empty() || raw.trim_start().starts_with('#') {
+                continuing = false;
+            } else if let (true, Some(last)) = (continuing, items.last_mut()) {
+                last.text.push(' ');
+                last.text.push_str(raw.trim());
             }
+        }
+        for item in &mut items {
+            item.normalized = normalize(&item.text);
+            let classified = Topic::classify(&item.normalized);
+            item.topic = classified.map(|(t, _)| t);
+            item.wording = classified.map(|(_, w)| w);
         }
         if opening_line == 0 {
             diags.push(Diagnostic::new(file, None, format!("the template does not contain \"{SIGNOFF_PHRASE}\"")));
@@ -623,6 +637,20 @@ mod tests {
         assert!(messages[0].starts_with("c.md:4:1: template item is pre-checked"), "{messages:?}");
         assert!(messages.iter().any(|m| m.contains("warning: the template has no `### Additional detail")));
         assert!(messages.iter().any(|m| m.contains("no `Signed:` line")));
+    }
+
+    #[test]
+    fn wrapped_items_keep_their_continuation() {
+        let text = format!(
+            "## Template\n```\n{SIGNOFF_PHRASE}\n- [ ] Verified that every draft model is served as it ships,\n  \
+             and `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE` is off.\n\n- [ ] next\n```\n"
+        );
+        let (t, _) = ChecklistTemplate::parse(&text, "c.md");
+        let t = t.unwrap();
+        assert_eq!(t.items.len(), 2);
+        assert_eq!(t.items[0].topic, Some(Topic::T6));
+        assert!(t.items[0].text.ends_with("is off."));
+        assert_eq!(t.items[1].text, "next");
     }
 
     #[test]

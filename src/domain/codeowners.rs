@@ -137,41 +137,45 @@ impl Pattern {
         Ok(Pattern { segments, dir_only, children_only })
     }
 
-    fn matches(&self, path: &str) -> bool {
-        let parts: Vec<&str> = path.trim_start_matches('/').split('/').filter(|p| !p.is_empty()).collect();
+    fn matches(&self, parts: &[&str]) -> bool {
         if parts.is_empty() {
             return false;
         }
-        // The pattern may match the path itself or (gitignore) one of its parent directories.
-        let lengths: Box<dyn Iterator<Item = usize>> = if self.children_only {
-            Box::new(std::iter::once(parts.len()))
-        } else if self.dir_only {
-            Box::new(1..parts.len())
-        } else {
-            Box::new(1..=parts.len())
-        };
-        for len in lengths {
-            let prefix = parts.get(..len).unwrap_or_default();
-            if match_segments(&self.segments, prefix) {
-                return true;
-            }
+        if self.children_only {
+            return match_segments(&self.segments, parts, Rest::None);
         }
-        false
+        // gitignore: a pattern also matches when it names a parent directory of the path.
+        match_segments(&self.segments, parts, if self.dir_only { Rest::Some } else { Rest::Any })
     }
 }
 
-fn match_segments(pattern: &[Segment], path: &[&str]) -> bool {
+/// What may remain of the path once the pattern is used up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rest {
+    /// Nothing: the pattern names the path itself.
+    None,
+    /// At least one segment: the pattern names a directory above the path.
+    Some,
+    /// Either.
+    Any,
+}
+
+fn match_segments(pattern: &[Segment], path: &[&str], rest: Rest) -> bool {
     match pattern.split_first() {
-        None => path.is_empty(),
-        Some((Segment::AnyDepth, rest)) => {
-            if rest.is_empty() {
+        None => match rest {
+            Rest::None => path.is_empty(),
+            Rest::Some => !path.is_empty(),
+            Rest::Any => true,
+        },
+        Some((Segment::AnyDepth, tail)) => {
+            if tail.is_empty() {
                 // `a/**` matches everything strictly inside `a`.
                 return !path.is_empty();
             }
-            (0..=path.len()).any(|skip| path.get(skip..).is_some_and(|tail| match_segments(rest, tail)))
+            (0..path.len()).any(|skip| path.get(skip..).is_some_and(|p| match_segments(tail, p, rest)))
         }
-        Some((Segment::Glob(glob), rest)) => match path.split_first() {
-            Some((first, tail)) => glob_match(glob.as_bytes(), first.as_bytes()) && match_segments(rest, tail),
+        Some((Segment::Glob(glob), tail)) => match path.split_first() {
+            Some((first, p)) => glob_match(glob.as_bytes(), first.as_bytes()) && match_segments(tail, p, rest),
             None => false,
         },
     }
@@ -237,7 +241,7 @@ impl Rule {
     }
 
     pub fn matches(&self, path: &str) -> bool {
-        self.compiled.matches(path)
+        self.compiled.matches(&path_parts(path))
     }
 
     /// Whether `login` is listed on this line directly (teams are not expanded here).
@@ -327,7 +331,8 @@ impl Codeowners {
     /// The rule that decides who owns `path`: the **last** matching line, with its line number.
     /// `None` when no rule matches (the path has no code owner).
     pub fn owners_of(&self, path: &str) -> Option<(&Rule, u32)> {
-        self.rules.iter().rev().find(|r| r.matches(path)).map(|r| (r, r.line))
+        let parts = path_parts(path);
+        self.rules.iter().rev().find(|r| r.compiled.matches(&parts)).map(|r| (r, r.line))
     }
 
     /// Whether `login` is listed as an individual owner on any line (Check 0's "recognized
@@ -340,6 +345,10 @@ impl Codeowners {
     pub fn is_valid(&self) -> bool {
         self.invalid_lines.is_empty()
     }
+}
+
+fn path_parts(path: &str) -> Vec<&str> {
+    path.split('/').filter(|p| !p.is_empty()).collect()
 }
 
 /// Drops a `#` comment: a whole-line comment, or a `#` that starts a token after the owners.

@@ -157,6 +157,56 @@ impl GoldenAlSet {
     }
 }
 
+/// Warnings where the folder's README table (`| Model | Method | Golden YAML | Source run |`)
+/// disagrees with the YAML files: a file not listed, a listed file missing, or a different run.
+/// `present` names every YAML file of the folder; `files` are those that parsed.
+pub fn readme_drift(readme: &str, readme_path: &str, present: &[String], files: &[GoldenAlFile]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut listed: Vec<String> = Vec::new();
+    for (index, line) in readme.lines().enumerate() {
+        let Some(yaml) = line
+            .trim_start()
+            .strip_prefix('|')
+            .and_then(|row| row.split('`').skip(1).step_by(2).find(|c| c.ends_with(".yaml") || c.ends_with(".yml")))
+        else {
+            continue;
+        };
+        let pos = Some(Pos { line: u32::try_from(index + 1).unwrap_or(u32::MAX), col: 1 });
+        listed.push(yaml.to_owned());
+        let run: Option<u64> = line
+            .split("/actions/runs/")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|d| d.parse().ok());
+        let parsed = files.iter().find(|f| f.file.rsplit('/').next() == Some(yaml));
+        match parsed {
+            None if present.iter().any(|p| p.rsplit('/').next() == Some(yaml)) => {}
+            None => out.push(
+                Diagnostic::new(readme_path, pos, format!("lists `{yaml}`, which is not in the folder")).warning(),
+            ),
+            Some(f) if run.is_some_and(|r| r != f.header.source_run_id) => out.push(
+                Diagnostic::new(
+                    readme_path,
+                    pos,
+                    format!("`{yaml}`: source run differs from the file's header (run {})", f.header.source_run_id),
+                )
+                .warning(),
+            ),
+            Some(_) => {}
+        }
+    }
+    for path in present {
+        let name = path.rsplit('/').next().unwrap_or_default();
+        if !listed.iter().any(|l| l == name) {
+            out.push(
+                Diagnostic::new(readme_path, None, format!("does not list `{name}` in its table of golden curves"))
+                    .warning(),
+            );
+        }
+    }
+    out
+}
+
 /// Whether a pinned AL equals the golden value at 2 decimals (spec 30 Check 11(b)).
 pub fn al_matches(golden: f64, pinned: f64) -> bool {
     (golden * 100.0).round() == (pinned * 100.0).round()
@@ -347,6 +397,30 @@ toy-model-fp8:
                 .as_deref(),
             Some("probabilistic_sample_method_block")
         );
+    }
+
+    #[test]
+    fn readme_table_must_agree_with_the_files() {
+        let files = vec![
+            GoldenAlFile::parse(FILE, "g/toy_mtp.yaml").unwrap(),
+            GoldenAlFile::parse(FILE, "g/toy_eagle3.yaml").unwrap(),
+        ];
+        let readme = "| Model | Method | Golden YAML | Source run |\n|---|---|---|---|\n\
+                      | Toy | MTP | [`toy_mtp.yaml`](toy_mtp.yaml) | [4242](https://github.com/o/r/actions/runs/4242) |\n\
+                      | Toy | DSpark | [`toy_dspark.yaml`](toy_dspark.yaml) | [1](https://github.com/o/r/actions/runs/1) |\n";
+        let present: Vec<String> = files.iter().map(|f| f.file.clone()).collect();
+        let shown: Vec<String> =
+            readme_drift(readme, "g/README.md", &present, &files).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "g/README.md:4:1: warning: lists `toy_dspark.yaml`, which is not in the folder",
+                "g/README.md: warning: does not list `toy_eagle3.yaml` in its table of golden curves",
+            ]
+        );
+        let wrong_run = readme.replace("runs/4242", "runs/4243");
+        let shown = readme_drift(&wrong_run, "g/README.md", &present[..1], &files[..1]);
+        assert!(shown[0].message.contains("source run differs"), "{shown:?}");
     }
 
     #[test]

@@ -224,17 +224,18 @@ impl Signoff {
         // Whether the previous line may continue into this one (item text wraps).
         let mut continuing = false;
         let mut detail_lines: Vec<&str> = Vec::new();
+        let mut in_fence = false;
         for (index, raw) in body.lines().enumerate() {
             let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
             let trimmed = raw.trim();
             if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-                out.fenced |= out.phrase_line.is_some() || section != Section::Preamble;
+                in_fence = !in_fence;
                 continuing = false;
                 continue;
             }
             if out.phrase_line.is_none() && raw.contains(SIGNOFF_PHRASE) {
                 out.phrase_line = Some(line);
-                out.fenced |= body.lines().take(index).any(|l| l.trim_start().starts_with("```"));
+                out.fenced |= in_fence;
             }
             if let Some(value) = signed_value(raw) {
                 let login = value.trim_matches('`').trim().trim_start_matches('@').trim().to_owned();
@@ -254,6 +255,7 @@ impl Signoff {
                 }
             } else if matches!(section, Section::Preamble | Section::Item(_)) {
                 if let Some(cb) = parse_checkbox(raw) {
+                    out.fenced |= in_fence;
                     out.items.push(SignoffItem {
                         line,
                         indent: cb.indent,
@@ -431,20 +433,14 @@ fn explained(titem: &TemplateItem, detail: &str) -> bool {
     if detail.is_empty() {
         return false;
     }
-    let number_ref = format!("item {}", titem.number);
-    let mentions_number = detail.split(|c: char| !c.is_alphanumeric() && c != ' ').any(|part| {
-        let part = part.trim();
-        part == number_ref || part.ends_with(&format!(" {number_ref}")) || part.starts_with(&format!("{number_ref} "))
-    });
-    if mentions_number {
+    if contains_phrase(detail, &format!("item {}", titem.number)) {
         return true;
     }
     match (titem.topic, titem.wording) {
         (Some(topic), Some(wording)) => {
-            let id = topic.id().to_lowercase();
             wording.anchors.iter().flat_map(|g| g.iter()).any(|a| detail.contains(a))
                 || detail.contains(&topic.short_name().to_lowercase())
-                || detail.split(|c: char| !c.is_alphanumeric()).any(|w| w == id)
+                || contains_phrase(detail, &topic.id().to_lowercase())
         }
         _ => {
             // No known topic: any four consecutive words of the item quoted in the detail.
@@ -452,6 +448,15 @@ fn explained(titem: &TemplateItem, detail: &str) -> bool {
             words.windows(4).any(|w| detail.contains(&w.join(" ")))
         }
     }
+}
+
+/// Whether `phrase` occurs in `text` on word boundaries ("item 1" is not in "item 12").
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    text.match_indices(phrase).any(|(at, _)| {
+        let before = text.get(..at).and_then(|b| b.chars().next_back());
+        let after = text.get(at + phrase.len()..).and_then(|a| a.chars().next());
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// Share of the distinct significant words (3+ characters) of `template` found in `text`.
@@ -555,6 +560,23 @@ Signed: `alice-amd`
         let s = Signoff::parse("```\nAs a PR reviewer and CODEOWNER, I have:\n- [x] one\n```\n").unwrap();
         assert!(s.fenced);
         assert_eq!(s.items.len(), 1);
+        let quoted_before = "```\nlog line\n```\nAs a PR reviewer and CODEOWNER, I have:\n- [x] one\n";
+        assert!(!Signoff::parse(quoted_before).unwrap().fenced, "a closed fence before the checklist is not a paste");
+    }
+
+    #[test]
+    fn crlf_bodies_parse_like_lf() {
+        let lf = "As a PR reviewer and CODEOWNER\n- [x] one\n  continued\n### Additional detail section:\nwhy\nSigned: `a`\n";
+        let crlf = lf.replace('\n', "\r\n");
+        assert_eq!(Signoff::parse(&crlf).unwrap(), Signoff::parse(lf).unwrap());
+    }
+
+    #[test]
+    fn item_numbers_match_on_word_boundaries() {
+        assert!(contains_phrase("see item 1: n/a", "item 1"));
+        assert!(!contains_phrase("see item 12: n/a", "item 1"));
+        assert!(contains_phrase("t17 does not apply", "t17"));
+        assert!(!contains_phrase("t170", "t17"));
     }
 
     #[test]

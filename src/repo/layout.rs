@@ -57,7 +57,7 @@ impl Logical {
             Logical::SrtRecipesDir => {
                 &["inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes", "benchmarks/multi_node/srt-slurm-recipes"]
             }
-            Logical::Codeowners => &[".github/CODEOWNERS"],
+            Logical::Codeowners => &[".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"],
         }
     }
 }
