@@ -7,6 +7,7 @@
 pub mod affected;
 pub mod c00_codeowner;
 pub mod c01_in_pr_sweep;
+pub mod c02_evals_pass;
 pub mod c04_reuse_command;
 pub mod c05_checklist_template;
 pub mod c06_upstream_image;
@@ -157,7 +158,7 @@ type CheckFn = fn(&Context) -> Outcome;
 const CHECKS: [CheckFn; CHECK_COUNT] = [
     c00_codeowner::check,
     c01_in_pr_sweep::check,
-    not_implemented, // 2
+    c02_evals_pass::check,
     not_implemented, // 3
     c04_reuse_command::check,
     c05_checklist_template::check,
