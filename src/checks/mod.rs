@@ -15,6 +15,7 @@ pub mod c07_deprecated_models;
 pub mod c08_architecture_hacks;
 pub mod c09_chat_template;
 pub mod c10_engine_patches;
+pub mod c11_golden_al;
 pub mod c12_append_only;
 pub mod c17_metrics_publication;
 pub mod catalog;
@@ -167,7 +168,7 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     c08_architecture_hacks::check,
     c09_chat_template::check,
     c10_engine_patches::check,
-    not_implemented, // 11
+    c11_golden_al::check,
     c12_append_only::check,
     not_implemented, // 13
     not_implemented, // 14

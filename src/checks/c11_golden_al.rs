@@ -1,0 +1,275 @@
+//! Check 11 — Golden AL (spec 30 Check 11, §7.3): agentic speculative-decoding configurations
+//! run with simulated acceptance at the committed golden acceptance length; non-agentic ones never
+//! simulate acceptance.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::json;
+
+use super::affected::all_configs;
+use super::scan::{self, Role};
+use super::{Context, Outcome};
+use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, ThinkingMode};
+use crate::repo::{Layout, Logical};
+
+const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
+
+struct Knob {
+    line: u32,
+    al: f64,
+}
+
+fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    // The patterns are literals of this file; an invalid one is caught by the tests.
+    cell.get_or_init(|| Regex::new(pattern).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex")))
+}
+
+/// The simulated acceptance length a file sets, with its line (TRT-LLM's knob excludes the bonus
+/// token, so AL = value + 1).
+fn simulated_al(text: &str) -> Option<Knob> {
+    static SGL: OnceLock<Regex> = OnceLock::new();
+    static VLLM: OnceLock<Regex> = OnceLock::new();
+    static TRT: OnceLock<Regex> = OnceLock::new();
+    static ATOM: OnceLock<Regex> = OnceLock::new();
+    for (i, raw) in text.lines().enumerate() {
+        let code = scan::code_part(raw);
+        let line = i as u32 + 1;
+        let number = |re: &Regex| re.captures(code).and_then(|c| c.get(1)).and_then(|m| m.as_str().parse::<f64>().ok());
+        if let Some(al) = number(regex(&SGL, r#"SGLANG_SIMULATE_ACC_LEN["']?\s*[=:]\s*["']?([0-9]+(?:\.[0-9]+)?)"#)) {
+            return Some(Knob { line, al });
+        }
+        if code.contains("synthetic") {
+            if let Some(al) = number(regex(&VLLM, r#"synthetic_acceptance_length["']?\s*:\s*([0-9]+(?:\.[0-9]+)?)"#)) {
+                return Some(Knob { line, al });
+            }
+        }
+        if let Some(v) = number(regex(
+            &TRT,
+            r#"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS["']?\s*[=:]\s*["']?([0-9]+(?:\.[0-9]+)?)"#,
+        )) {
+            return Some(Knob { line, al: v + 1.0 });
+        }
+        if let Some(al) = number(regex(&ATOM, r"--spec-decode-acceptance-length[= ]\s*([0-9]+(?:\.[0-9]+)?)")) {
+            return Some(Knob { line, al });
+        }
+    }
+    None
+}
+
+/// The number of draft tokens (MTP level / num_speculative_tokens). SGLang's
+/// `--speculative-num-draft-tokens N` counts the verified token too: N − 1 draft tokens.
+fn draft_length(text: &str) -> Option<u32> {
+    static STEPS: OnceLock<Regex> = OnceLock::new();
+    static DRAFT_TOKENS: OnceLock<Regex> = OnceLock::new();
+    let code: String = text.lines().map(scan::code_part).collect::<Vec<_>>().join("\n");
+    let steps = regex(
+        &STEPS,
+        r#"(?:num_speculative_tokens|num-speculative-tokens|speculative-num-steps|speculative_num_steps|num_nextn_predict_layers)["']?\s*[:= ]\s*["']?([0-9]+)"#,
+    );
+    if let Some(n) = steps.captures(&code).and_then(|c| c[1].parse().ok()) {
+        return Some(n);
+    }
+    let tokens = regex(&DRAFT_TOKENS, r#"speculative[-_]num[-_]draft[-_]tokens["']?\s*[:= ]\s*["']?([0-9]+)"#);
+    tokens.captures(&code).and_then(|c| c[1].parse::<u32>().ok()).map(|n| n.saturating_sub(1))
+}
+
+fn thinking(text: &str) -> ThinkingMode {
+    let lower = text.to_ascii_lowercase().replace(['"', '\'', ' '], "");
+    if lower.contains("enable_thinking:false")
+        || lower.contains("thinking:false")
+        || lower.contains("enable_thinking=false")
+    {
+        ThinkingMode::ThinkingOff
+    } else {
+        ThinkingMode::ThinkingOn
+    }
+}
+
+fn method(path: &str, text: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let lower = text.to_ascii_lowercase();
+    METHODS.iter().copied().find(|m| name.contains(m)).or_else(|| METHODS.iter().copied().find(|m| lower.contains(m)))
+}
+
+/// The model prefix of a script (`<prefix>_<precision>_<gpu>_<fw>…sh`) or of a recipe (the
+/// master-config entry whose `CONFIG_FILE=` names it).
+fn model_prefix(cx: &Context, path: &str, role: Role) -> Option<String> {
+    if role == Role::Script {
+        return path.rsplit('/').next()?.split('_').next().map(str::to_owned);
+    }
+    let relative = path.split("/srt-slurm-recipes/").nth(1)?;
+    let configs = all_configs(cx).ok()?;
+    for file in configs.iter().map(|c| c.file.clone()).collect::<std::collections::BTreeSet<_>>() {
+        let text = cx.evidence.head.text(&file)?;
+        let line = text.lines().position(|l| l.contains(relative))? as u32 + 1;
+        let owner = configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line)?;
+        return Some(owner.model_prefix.clone());
+    }
+    None
+}
+
+fn golden_set(cx: &Context) -> GoldenAlSet {
+    let base = &cx.evidence.base;
+    let Ok(Some(dir)) = Layout::default().resolve(base, Logical::GoldenAlDir) else { return GoldenAlSet::default() };
+    let files = base
+        .paths()
+        .filter(|p| p.starts_with(&format!("{dir}/")) && (p.ends_with(".yaml") || p.ends_with(".yml")))
+        .filter_map(|p| base.text(p).and_then(|t| GoldenAlFile::parse(t, p).ok()))
+        .collect();
+    GoldenAlSet { files }
+}
+
+fn round2(x: f64) -> i64 {
+    (x * 100.0).round() as i64
+}
+
+pub fn check(cx: &Context) -> Outcome {
+    let ev = cx.evidence;
+    let golden = golden_set(cx);
+    let detail = cx.detail().to_ascii_lowercase();
+    let mut matches = Vec::new();
+    let mut findings = Vec::new();
+    for (file, role) in scan::changed(ev) {
+        if !matches!(role, Role::Script | Role::Recipe) {
+            continue;
+        }
+        let path = file.filename.as_str();
+        let Some(text) = ev.head.text(path) else { continue };
+        let Some(method) = method(path, text) else { continue };
+        let agentic = scan::logical_path(path).contains("agentic");
+        let knob = simulated_al(text);
+        let finding = |line: u32, kind: &str, extra: serde_json::Value| {
+            let mut f = json!({"file": path, "line": line, "kind": kind});
+            if let (Some(f), Some(extra)) = (f.as_object_mut(), extra.as_object()) {
+                f.extend(extra.clone());
+            }
+            f
+        };
+        if !agentic {
+            if let Some(k) = knob {
+                findings.push(finding(k.line, "non_agentic", json!({})));
+            }
+            continue;
+        }
+        let Some(knob) = knob else {
+            findings.push(finding(1, "not_simulated", json!({})));
+            continue;
+        };
+        let Some(draft) = draft_length(text) else {
+            findings.push(finding(knob.line, "no_draft_length", json!({})));
+            continue;
+        };
+        let Some(prefix) = model_prefix(cx, path, role) else {
+            findings.push(finding(knob.line, "unknown_model", json!({})));
+            continue;
+        };
+        let mode = thinking(text);
+        let curve = golden.find(&prefix, method, None).and_then(|g| g.lookup(None, mode, draft).map(|v| (g, v)));
+        match curve {
+            Some((g, value)) if round2(value) == round2(knob.al) => matches.push(json!({
+                "file": path, "al": knob.al, "golden_file": g.file, "mode": mode.key(), "draft": draft,
+            })),
+            Some((g, value)) => findings.push(finding(
+                knob.line,
+                "mismatch",
+                json!({"al": knob.al, "golden": value, "golden_file": g.file, "mode": mode.key(), "draft": draft}),
+            )),
+            None if detail.contains("al source") => matches.push(json!({
+                "file": path, "al": knob.al, "golden_file": "the AL source stated in the additional detail section",
+                "mode": mode.key(), "draft": draft,
+            })),
+            None => findings.push(finding(
+                knob.line,
+                "no_curve",
+                json!({"prefix": prefix, "method": method, "mode": mode.key(), "draft": draft}),
+            )),
+        }
+    }
+    if !findings.is_empty() {
+        let refs: Vec<String> =
+            findings.iter().map(|f| format!("{}:{}", f["file"].as_str().unwrap_or_default(), f["line"])).collect();
+        let mut o = Outcome::fail("off_golden").arg("findings", findings);
+        for r in refs {
+            o = o.evidence(r);
+        }
+        return o;
+    }
+    if matches.is_empty() {
+        return Outcome::na("not_agentic_spec");
+    }
+    Outcome::pass("golden").arg("matches", matches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::{evidence, with_added_file};
+    use crate::checks::Status;
+    use crate::evidence::Evidence;
+
+    const GOLDEN: &str = "# Source GitHub Actions run: https://github.com/example/bench/actions/runs/7100000001\n# Acceptance Length (AL) reference values measured with SPEED-Bench.\n# dataset: coding | output_len: 4096\n# thinking_on chat_template_kwargs: {\"thinking\": true}\n# Measured on deepseek-v4-pro (B300, vLLM MTP), per num_speculative_tokens.\n# Auto-generated by benchmarks/single_node/speedbench/dsv4_fp4_b300_vllm.sh (speedbench-al.yml).\n#\n# key = num_speculative_tokens (MTP level); value = golden AL\ndeepseek-v4-pro:\n  thinking_on:\n    1: 1.85\n    2: 2.43\n    3: 2.86\n";
+    const SCRIPT: &str = "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh";
+
+    fn script(al: &str) -> String {
+        format!("#!/usr/bin/env bash\nexport SGLANG_SIMULATE_ACC_LEN={al}\nexport SGLANG_SIMULATE_ACC_METHOD=match-expected\npython3 -m sglang.launch_server --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-num-draft-tokens 4\n")
+    }
+
+    fn pr(path: &str, text: &str) -> Evidence {
+        let mut e = with_added_file(evidence(), path, text);
+        e.base.insert("golden_al_distribution/dsv4_mtp.yaml", GOLDEN);
+        e
+    }
+
+    fn kinds(e: &Evidence) -> (Status, Vec<String>) {
+        let o = check(&Context::new(e));
+        let kinds = o
+            .message
+            .args
+            .get("findings")
+            .and_then(|f| f.as_array())
+            .map_or(vec![], |a| a.iter().map(|f| f["kind"].as_str().unwrap_or_default().to_owned()).collect());
+        (o.status, kinds)
+    }
+
+    #[test]
+    fn the_golden_value_at_two_decimals_passes() {
+        assert_eq!(kinds(&pr(SCRIPT, &script("2.86"))).0, Status::Pass);
+        assert_eq!(kinds(&pr(SCRIPT, &script("2.8601"))).0, Status::Pass);
+    }
+
+    #[test]
+    fn another_value_fails_with_the_golden_one() {
+        let e = pr(SCRIPT, &script("3.10"));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.message.args["findings"][0]["golden"], 2.86);
+        assert_eq!(o.evidence, [format!("{SCRIPT}:2")]);
+    }
+
+    #[test]
+    fn trtllm_counts_without_the_bonus_token_and_vllm_uses_its_json() {
+        let trt = "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.86\nnum_nextn_predict_layers: 3\n";
+        assert_eq!(kinds(&pr("benchmarks/single_node/agentic/dsv4_fp4_b200_trt_mtp.sh", trt)).0, Status::Pass);
+        let vllm = "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 2, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": 2.43}'\n";
+        assert_eq!(kinds(&pr("benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh", vllm)).0, Status::Pass);
+    }
+
+    #[test]
+    fn missing_simulation_missing_curve_and_non_agentic_hacks_fail() {
+        let plain = "python3 -m sglang.launch_server --speculative-algorithm EAGLE --speculative-num-steps 3\n";
+        assert_eq!(kinds(&pr(SCRIPT, plain)).1, ["not_simulated"]);
+        let other = "benchmarks/single_node/agentic/glm5_fp4_b200_sglang_mtp.sh";
+        assert_eq!(kinds(&pr(other, &script("2.0"))).1, ["no_curve"]);
+        let fixed = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
+        assert_eq!(kinds(&pr(fixed, &script("2.86"))).1, ["non_agentic"]);
+    }
+
+    #[test]
+    fn no_agentic_spec_change_is_not_applicable() {
+        assert_eq!(
+            kinds(&pr("benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang.sh", "run\n")).0,
+            Status::NotApplicable
+        );
+    }
+}
