@@ -26,17 +26,43 @@ fn acceptance() -> Option<PathBuf> {
     .find(|p| p.join("inferencex/843c625").is_dir())
 }
 
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+/// On-CPU time of this thread (Linux `schedstat`), so that other processes competing for the
+/// cores do not inflate the numbers; `None` elsewhere.
+fn cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(Duration::from_nanos(text.split_whitespace().next()?.parse().ok()?))
+}
+
+/// Median wall time and median on-CPU time of `runs` runs after one warm-up.
+struct Timing {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+impl std::fmt::Display for Timing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cpu {
+            Some(cpu) => write!(f, "{:.1} ms CPU ({:.1} ms wall)", cpu.as_secs_f64() * 1e3, self.wall.as_secs_f64() * 1e3),
+            None => write!(f, "{:.1} ms wall", self.wall.as_secs_f64() * 1e3),
+        }
+    }
+}
+
+fn median(runs: usize, mut f: impl FnMut()) -> Timing {
     f(); // warm-up
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
+    let mut walls = Vec::with_capacity(runs);
+    let mut cpus = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (start, cpu_start) = (Instant::now(), cpu_time());
+        f();
+        walls.push(start.elapsed());
+        if let (Some(a), Some(b)) = (cpu_start, cpu_time()) {
+            cpus.push(b.saturating_sub(a));
+        }
+    }
+    walls.sort();
+    cpus.sort();
+    Timing { wall: walls[runs / 2], cpu: (cpus.len() == runs).then(|| cpus[runs / 2]) }
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -54,12 +80,18 @@ fn main() {
     let tree = WorkTree::new(&head_dir);
     let changelog = std::fs::read_to_string(head_dir.join("perf-changelog.yaml")).unwrap();
 
+    let master = std::fs::read_to_string(head_dir.join("configs/nvidia-master.yaml")).unwrap();
+    let yaml_only = median(21, || {
+        sweepgate::yaml::parse(&master, "nvidia-master.yaml").unwrap();
+        sweepgate::yaml::parse(&changelog, "perf-changelog.yaml").unwrap();
+    });
+    println!("  of which YAML syntax trees of nvidia-master.yaml and perf-changelog.yaml: {yaml_only}");
     let parse = median(21, || {
         let inputs = inputs::load(&tree, &layout).unwrap();
         assert_eq!(inputs.configs.len(), 208);
         Changelog::parse(&changelog, "perf-changelog.yaml").unwrap();
     });
-    println!("parse + validate both master files, runners.yaml and perf-changelog.yaml: {parse:?}");
+    println!("parse + validate both master files, runners.yaml and perf-changelog.yaml: {parse}");
 
     let loaded = inputs::load(&tree, &layout).unwrap();
     let sweep = median(21, || {
@@ -68,7 +100,7 @@ fn main() {
                 .unwrap();
         assert_eq!(rows.len(), 1820);
     });
-    println!("full sweep (generate + eval marking, 1,820 rows): {sweep:?}");
+    println!("full sweep (generate + eval marking, 1,820 rows): {sweep}");
     let end_to_end = median(11, || {
         let inputs = inputs::load(&tree, &layout).unwrap();
         let rows =
@@ -77,7 +109,7 @@ fn main() {
         let text = python_dumps(&serde_json::Value::Array(rows.into_iter().map(serde_json::Value::Object).collect()));
         assert!(text.len() > 1_000_000);
     });
-    println!("full sweep from files to JSON text: {end_to_end:?}");
+    println!("full sweep from files to JSON text: {end_to_end}");
 
     let repo = tempfile::tempdir().unwrap();
     git(repo.path(), &["init", "-q"]);
@@ -110,5 +142,5 @@ fn main() {
         .unwrap();
         assert_eq!(out.changelog_metadata.entries.len(), 5);
     });
-    println!("matrix over the last five entries (git objects, 10 generator groups): {matrix:?}");
+    println!("matrix over the last five entries (git objects, 10 generator groups): {matrix}");
 }
