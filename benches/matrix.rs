@@ -42,7 +42,9 @@ struct Timing {
 impl std::fmt::Display for Timing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.cpu {
-            Some(cpu) => write!(f, "{:.1} ms CPU ({:.1} ms wall)", cpu.as_secs_f64() * 1e3, self.wall.as_secs_f64() * 1e3),
+            Some(cpu) => {
+                write!(f, "{:.1} ms CPU ({:.1} ms wall)", cpu.as_secs_f64() * 1e3, self.wall.as_secs_f64() * 1e3)
+            }
             None => write!(f, "{:.1} ms wall", self.wall.as_secs_f64() * 1e3),
         }
     }
