@@ -418,13 +418,12 @@ pub fn validate_entry(key: &str, file: &str, pos: Pos, node: &Node) -> Result<Ma
     Ok(config)
 }
 
-fn raw_item(block_node: Option<&Node>, index: usize) -> Map<String, Json> {
-    match block_node.and_then(|b| b.get("search-space")).and_then(|s| s.as_seq()).and_then(|s| s.get(index)) {
-        Some(n) => match n.to_json() {
-            Json::Object(m) => m,
-            _ => Map::new(),
-        },
-        None => Map::new(),
+/// The raw JSON of search-space entry `index` of a scenario block (taken from the entry's JSON,
+/// which is converted from YAML once).
+fn raw_item(block: Option<&Json>, index: usize) -> Map<String, Json> {
+    match block.and_then(|b| b.get("search-space")).and_then(|s| s.get(index)) {
+        Some(Json::Object(m)) => m.clone(),
+        _ => Map::new(),
     }
 }
 
@@ -434,9 +433,11 @@ fn build<S>(
     pos: Pos,
     node: &Node,
     raw: RawEntry<S>,
-    spaces: impl Fn(RawFixedBlock<S>, Option<&Node>) -> FixedSpaces,
+    spaces: impl Fn(RawFixedBlock<S>, Option<&Json>) -> FixedSpaces,
 ) -> MasterConfig {
-    let fixed_nodes = node.get("scenarios").and_then(|s| s.get("fixed-seq-len")).and_then(|f| f.as_seq());
+    let entry_json = node.to_json();
+    let scenario = |name: &str| entry_json.get("scenarios").and_then(|s| s.get(name)).and_then(Json::as_array);
+    let fixed_nodes = scenario("fixed-seq-len");
     let fixed = raw
         .scenarios
         .fixed_seq_len
@@ -448,7 +449,7 @@ fn build<S>(
             FixedBlock { isl, osl, search_space: spaces(b, fixed_nodes.and_then(|f| f.get(i))) }
         })
         .collect();
-    let agentic_nodes = node.get("scenarios").and_then(|s| s.get("agentic-coding")).and_then(|f| f.as_seq());
+    let agentic_nodes = scenario("agentic-coding");
     let agentic = raw
         .scenarios
         .agentic_coding
@@ -479,7 +480,7 @@ fn build<S>(
         kv_p2p_transfer: raw.kv_p2p_transfer,
         fixed,
         agentic,
-        raw: node.to_json(),
+        raw: entry_json,
     }
 }
 

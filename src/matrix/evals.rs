@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use indexmap::IndexMap;
 use serde_json::{json, Value};
 
 use super::json::frozen_without;
@@ -21,6 +22,9 @@ fn is_8k1k(row: &Row) -> bool {
 fn is_agentic(row: &Row) -> bool {
     row.get("scenario-type").and_then(Value::as_str) == Some("agentic-coding")
 }
+
+/// Row indices (with a conc) per group key, in first-seen order.
+type Groups = IndexMap<String, Vec<(usize, i64)>>;
 
 /// A scalar conc as one value, a list as its items.
 pub fn conc_values(row: &Row) -> Vec<i64> {
@@ -56,7 +60,7 @@ pub fn mark_eval_entries(rows: &mut [Row], include_agentic: bool) {
     let mut eval_conc: HashMap<usize, i64> = HashMap::new();
 
     // Single-node fixed: group by identity, mark the max and upper-median concs.
-    let mut sn_groups: Vec<(String, Vec<(usize, i64)>)> = Vec::new();
+    let mut sn_groups: Groups = Groups::new();
     for (i, row) in rows.iter().enumerate() {
         if !row.contains_key("tp") || !is_8k1k(row) || eligible(row).is_empty() {
             continue;
@@ -73,28 +77,19 @@ pub fn mark_eval_entries(rows: &mut [Row], include_agentic: bool) {
         ])
         .to_string();
         let conc = row.get("conc").and_then(Value::as_i64).unwrap_or_default();
-        match sn_groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, entries)) => entries.push((i, conc)),
-            None => sn_groups.push((key, vec![(i, conc)])),
-        }
+        sn_groups.entry(key).or_default().push((i, conc));
     }
-    for (_, entries) in &sn_groups {
+    for entries in sn_groups.values() {
         let distinct: Vec<i64> = entries.iter().map(|e| e.1).collect::<BTreeSet<_>>().into_iter().collect();
         let (Some(max), Some(median)) = (distinct.last(), distinct.get(distinct.len() / 2)) else { continue };
         marked.extend(entries.iter().filter(|e| e.1 == *max || e.1 == *median).map(|e| e.0));
     }
 
     // Multinode fixed: the highest eligible conc per parallelism key.
-    let mut mn_groups: Vec<(String, Vec<(usize, i64)>)> = Vec::new();
-    let mut ag_mn_groups: Vec<(String, Vec<(usize, i64)>)> = Vec::new();
-    let mut ag_sn_groups: Vec<(String, Vec<(usize, i64)>)> = Vec::new();
-    let push = |groups: &mut Vec<(String, Vec<(usize, i64)>)>, key: String, item: (usize, i64)| match groups
-        .iter_mut()
-        .find(|(k, _)| *k == key)
-    {
-        Some((_, entries)) => entries.push(item),
-        None => groups.push((key, vec![item])),
-    };
+    let mut mn_groups = Groups::new();
+    let mut ag_mn_groups = Groups::new();
+    let mut ag_sn_groups = Groups::new();
+    let push = |groups: &mut Groups, key: String, item: (usize, i64)| groups.entry(key).or_default().push(item);
     for (i, row) in rows.iter().enumerate() {
         if row.contains_key("tp") || !row.contains_key("prefill") || !is_8k1k(row) {
             continue;
@@ -120,13 +115,13 @@ pub fn mark_eval_entries(rows: &mut [Row], include_agentic: bool) {
             push(&mut ag_sn_groups, key, (i, value));
         }
     }
-    for (_, entries) in mn_groups.iter().chain(ag_mn_groups.iter()) {
+    for entries in mn_groups.values().chain(ag_mn_groups.values()) {
         if let Some((i, c)) = first_max(entries) {
             marked.insert(i);
             eval_conc.insert(i, c);
         }
     }
-    for (_, entries) in &ag_sn_groups {
+    for entries in ag_sn_groups.values() {
         if let Some((i, _)) = first_max(entries) {
             marked.insert(i);
         }

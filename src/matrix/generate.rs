@@ -462,9 +462,9 @@ pub fn full_sweep_rows(
     Ok(rows)
 }
 
-fn full_sweep_multi_conc(c: &ConcFields, o: &FullSweepOptions) -> Option<Vec<i64>> {
-    let mut conc = conc_truthy(c, o.step_size);
-    if let Some(min) = o.min_conc {
+/// `--min-conc` on a list: `None` (skip the entry) when min ≤ 0 or nothing is left.
+fn keep_at_least(conc: &mut Vec<i64>, min: Option<i64>) -> Option<()> {
+    if let Some(min) = min {
         if min <= 0 {
             return None;
         }
@@ -473,6 +473,12 @@ fn full_sweep_multi_conc(c: &ConcFields, o: &FullSweepOptions) -> Option<Vec<i64
             return None;
         }
     }
+    Some(())
+}
+
+fn full_sweep_multi_conc(c: &ConcFields, o: &FullSweepOptions) -> Option<Vec<i64>> {
+    let mut conc = conc_truthy(c, o.step_size);
+    keep_at_least(&mut conc, o.min_conc)?;
     if let Some(max) = o.max_conc {
         let filtered: Vec<i64> = conc.iter().copied().filter(|v| *v <= max).collect();
         conc = if filtered.is_empty() {
@@ -490,15 +496,7 @@ fn full_sweep_multi_conc(c: &ConcFields, o: &FullSweepOptions) -> Option<Vec<i64
 fn full_sweep_single_conc(c: &ConcFields, o: &FullSweepOptions) -> Option<Vec<i64>> {
     if let Some(list) = c.list.as_ref().filter(|l| !l.is_empty()) {
         let mut conc = list.clone();
-        if let Some(min) = o.min_conc {
-            if min <= 0 {
-                return None;
-            }
-            conc.retain(|v| *v >= min);
-            if conc.is_empty() {
-                return None;
-            }
-        }
+        keep_at_least(&mut conc, o.min_conc)?;
         if let Some(max) = o.max_conc {
             if max <= 0 {
                 return None;

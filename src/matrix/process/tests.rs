@@ -308,3 +308,20 @@ fn append_only_scope_rules() {
         "{e}"
     );
 }
+
+#[test]
+fn disjoint_scenario_entries_for_one_config_each_generate() {
+    let both = NVIDIA.replace(
+        "  scenarios:\n    agentic-coding:\n    - dram-utilization: 0.1065\n",
+        "  scenarios:\n    fixed-seq-len:\n    - {isl: 8192, osl: 1024, search-space: [{tp: 8, conc-list: [16, 32]}]}\n    agentic-coding:\n    - dram-utilization: 0.1065\n",
+    );
+    assert_ne!(both, NVIDIA);
+    let agentic = entry(&["glm5-fp8-b300-vllm-agentic"], "  all-evals: true\n  scenario-type:\n    - agentic-coding\n");
+    let fixed = entry(&["glm5-fp8-b300-vllm-agentic"], "  scenario-type:\n    - fixed-seq-len\n");
+    let head = tree(&both, &format!("{CHANGELOG}{agentic}{fixed}"));
+    let out = run_with(&tree(&both, CHANGELOG), &head, ProcessOptions::default()).unwrap();
+    assert_eq!(out.single_node["8k1k"].len(), 2, "fixed throughput from the second entry");
+    assert!(!out.single_node.contains_key("agentic"), "the all-evals entry suppresses agentic throughput");
+    assert_eq!(out.agentic_evals.len(), 5, "all-evals: every agentic point");
+    assert_eq!(out.evals.len(), 1, "fixed evals still run (default subset: conc 32)");
+}
