@@ -8,6 +8,7 @@ pub mod affected;
 pub mod c00_codeowner;
 pub mod c01_in_pr_sweep;
 pub mod c02_evals_pass;
+pub mod c03_upstream_recipe;
 pub mod c04_reuse_command;
 pub mod c05_checklist_template;
 pub mod c06_upstream_image;
@@ -160,7 +161,7 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     c00_codeowner::check,
     c01_in_pr_sweep::check,
     c02_evals_pass::check,
-    not_implemented, // 3
+    c03_upstream_recipe::check,
     c04_reuse_command::check,
     c05_checklist_template::check,
     c06_upstream_image::check,
