@@ -229,6 +229,8 @@ fn timestamp_forms() {
     assert_eq!(parse_timestamp("1787320000500", utc), Some(1_787_320_000.5));
     assert_eq!(parse_timestamp("2026/08/21 14:03:15.657", utc), Some(1_787_320_995.0 + 0.657));
     assert_eq!(parse_timestamp("2026/08/21 14:03:15", utc), Some(1_787_320_995.0));
+    // strptime accepts one-digit fields, so a line cut after "14:03:2" still parses (as :02).
+    assert_eq!(parse_timestamp("2026/08/21 14:03:2", utc), Some(1_787_320_982.0));
     assert_eq!(parse_timestamp("2026-08-21T14:03:15.5+02:00", utc), Some(1_787_313_795.5));
     assert_eq!(parse_timestamp("2026-08-21 14:03:15Z", utc), Some(1_787_320_995.0));
     assert_eq!(parse_timestamp("2026-08-21", utc), Some(1_787_270_400.0));
