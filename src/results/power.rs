@@ -382,15 +382,6 @@ fn parse_iso_offset(tz: &str) -> Option<FixedOffset> {
     FixedOffset::east_opt(sign * (h * 3600 + m * 60))
 }
 
-/// `±HHMM` as written in `agentic_power_timezone_offset.txt`.
-pub fn parse_utc_offset(text: &str) -> Option<FixedOffset> {
-    let t = text.trim();
-    if !(t.starts_with('+') || t.starts_with('-')) || t.len() != 5 {
-        return None;
-    }
-    parse_iso_offset(t)
-}
-
 /// Validate and integrate per-GPU power over [start, end] (upstream `integrate_power`).
 pub fn integrate_power(
     telemetry: Telemetry<'_>,
