@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::pareto::{Plane, Point};
+use super::pareto::{hw_key, CurveKey, Plane, Point};
 use super::{parse_json, ArtifactError};
 
 /// Largest result JSON read (a c1024 raw result with per-request arrays is ~1 MB).
@@ -302,6 +302,18 @@ impl FixedSeqAggregate {
         }
     }
 
+    /// The app series this point belongs to in run `run` (median statistics).
+    pub fn curve_key(&self, run: &str, known_disagg_keys: &dyn Fn(&str) -> bool) -> CurveKey {
+        CurveKey {
+            model: self.infmax_model_prefix.clone(),
+            scenario: sequence_scenario(self.isl, self.osl),
+            hw_key: hw_key(&self.hw, &self.framework, self.disagg, &self.spec_decoding, false, known_disagg_keys),
+            precision: self.precision.clone(),
+            run: run.to_string(),
+            percentile: "median".into(),
+        }
+    }
+
     /// This point in a fixed-sequence plane; missing values become NaN (invalid evidence).
     pub fn point(&self, plane: Plane) -> Point {
         let x = match plane {
@@ -309,6 +321,15 @@ impl FixedSeqAggregate {
             _ => self.number("median_intvty"),
         };
         Point::new(x.unwrap_or(f64::NAN), self.tput_per_gpu)
+    }
+}
+
+/// `1k1k`, `8k1k` (multiples of 1024), otherwise `<isl>_<osl>` as in `EXP_NAME`.
+pub fn sequence_scenario(isl: i64, osl: i64) -> String {
+    if isl > 0 && osl > 0 && isl % 1024 == 0 && osl % 1024 == 0 {
+        format!("{}k{}k", isl / 1024, osl / 1024)
+    } else {
+        format!("{isl}_{osl}")
     }
 }
 
@@ -395,6 +416,20 @@ impl AgenticAggregate {
     pub fn interactivity(&self, percentile: &str) -> Option<f64> {
         let itl = self.latency("full_response_itl", percentile).or_else(|| self.latency("itl", percentile))?;
         Some(1.0 / itl)
+    }
+
+    /// The app series of this point: no spec suffix, topologies and offload modes pooled.
+    pub fn curve_key(&self, run: &str, percentile: &str, known_disagg_keys: &dyn Fn(&str) -> bool) -> CurveKey {
+        let text = |k: &str| self.raw.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let disagg = self.raw.get("disagg").and_then(Value::as_bool).unwrap_or(false);
+        CurveKey {
+            model: text("infmax_model_prefix"),
+            scenario: self.raw.get("scenario_type").and_then(Value::as_str).unwrap_or("agentic-coding").to_string(),
+            hw_key: hw_key(&text("hw"), &text("framework"), disagg, "", true, known_disagg_keys),
+            precision: text("precision"),
+            run: run.to_string(),
+            percentile: percentile.to_string(),
+        }
     }
 
     /// This point in an AgentX plane at `percentile` (`p90`, `p75`); NaN when missing.

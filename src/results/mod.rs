@@ -7,6 +7,7 @@ pub mod counter;
 pub mod csv;
 pub mod pareto;
 pub mod power;
+pub mod power_agentic;
 pub mod power_dcgm;
 
 /// Python's `round(value, digits)` for finite values: the decimal rounding of the exact binary

@@ -382,15 +382,6 @@ fn parse_iso_offset(tz: &str) -> Option<FixedOffset> {
     FixedOffset::east_opt(sign * (h * 3600 + m * 60))
 }
 
-/// `±HHMM` as written in `agentic_power_timezone_offset.txt`.
-pub fn parse_utc_offset(text: &str) -> Option<FixedOffset> {
-    let t = text.trim();
-    if !(t.starts_with('+') || t.starts_with('-')) || t.len() != 5 {
-        return None;
-    }
-    parse_iso_offset(t)
-}
-
 /// Validate and integrate per-GPU power over [start, end] (upstream `integrate_power`).
 pub fn integrate_power(
     telemetry: Telemetry<'_>,
@@ -606,8 +597,9 @@ pub struct PowerValidation {
     pub observed_gpu_ids: Vec<String>,
     #[serde(flatten)]
     pub devices: DeviceAudit,
-    /// Advisory AMD accumulator cross-check; not computed by sweepgate (always null).
-    pub accumulator_check: Option<Value>,
+    /// Advisory AMD accumulator cross-check ([`cross_check_accumulator`]); null when the
+    /// monitor wrote no energy snapshots. Never affects validity.
+    pub accumulator_check: Option<AccumulatorCheck>,
     /// Rounded to 6 dp; empty unless valid.
     pub metrics: IndexMap<&'static str, f64>,
 }
@@ -679,6 +671,134 @@ pub fn validate_single_node(
         metrics: metrics.iter().filter(|(_, v)| v.is_finite()).map(|(&k, &v)| (k, round_to(v, 6))).collect(),
     };
     (validation, metrics)
+}
+
+/// Relative tolerance of the advisory accumulator check.
+pub const ACCUMULATOR_TOLERANCE: f64 = 0.05;
+
+/// The AMD accumulator cross-check: hardware energy counters (`amd-smi metric -E` snapshots at
+/// monitor start and stop) against the trapezoid over the whole telemetry stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum AccumulatorCheck {
+    Unavailable {
+        available: bool,
+        reason: &'static str,
+    },
+    Available {
+        available: bool,
+        accumulator_delta_j: f64,
+        integrated_stream_j: f64,
+        relative_error: Option<f64>,
+        within_tolerance: bool,
+        tolerance: f64,
+        per_gpu_delta_j: IndexMap<String, f64>,
+        integrated_gpu_ids: Vec<String>,
+        unmatched_gpus: Vec<String>,
+        negative_delta_gpus: Vec<String>,
+        stream_span_s: f64,
+    },
+}
+
+/// GPU id → joules from one snapshot (`gpu`, `total_energy_consumption` columns).
+fn energy_snapshot(bytes: &[u8]) -> Option<IndexMap<String, f64>> {
+    let table = parse_csv(&String::from_utf8_lossy(bytes)).ok()?;
+    let header: Vec<String> = table.header.iter().map(|h| h.trim().to_string()).collect();
+    let gpu = header.iter().rposition(|h| h == "gpu")?;
+    let energy = header.iter().rposition(|h| h == "total_energy_consumption")?;
+    let mut out = IndexMap::new();
+    for row in &table.rows {
+        let id = row.get(gpu).map_or("", |c| c.trim());
+        let joules = row.get(energy).and_then(|c| c.trim().parse::<f64>().ok()).filter(|j| j.is_finite());
+        if let (false, Some(j)) = (id.is_empty(), joules) {
+            out.insert(id.to_string(), j);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Every parseable (time, watts) sample per GPU, sorted; `None` when the CSV is unreadable.
+fn stream_samples(csv: &[u8], utc_offset: FixedOffset) -> Option<IndexMap<String, Vec<(f64, f64)>>> {
+    let table = parse_csv(&String::from_utf8_lossy(csv)).ok()?;
+    let header: Vec<String> = table.header.iter().map(|h| h.trim().to_string()).collect();
+    let mut out: IndexMap<String, Vec<(f64, f64)>> = IndexMap::new();
+    let cols = detect_columns(&header);
+    let (Some(ts), Some(pw), Some(gpu)) = (cols.timestamp, cols.power, cols.gpu) else {
+        return Some(out);
+    };
+    for row in &table.rows {
+        let cell = |i: usize| row.get(i).map_or("", |c| c.trim());
+        let sample = (parse_timestamp(cell(ts), utc_offset), parse_power(cell(pw)));
+        if let (Some(t), Some(p), false) = (sample.0, sample.1, cell(gpu).is_empty()) {
+            if t.is_finite() && p.is_finite() {
+                out.entry(cell(gpu).to_string()).or_default().push((t, p));
+            }
+        }
+    }
+    for samples in out.values_mut() {
+        samples.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    }
+    Some(out)
+}
+
+/// Compare the accumulator delta with the whole-stream integral (advisory, §4.3). `None` when
+/// neither snapshot exists.
+pub fn cross_check_accumulator(
+    telemetry: &[u8],
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+    options: &PowerOptions,
+) -> Option<AccumulatorCheck> {
+    let unavailable = |reason| Some(AccumulatorCheck::Unavailable { available: false, reason });
+    let (start, end) = match (start, end) {
+        (None, None) => return None,
+        (None, _) => return unavailable("missing_start_snapshot"),
+        (_, None) => return unavailable("missing_end_snapshot"),
+        (Some(s), Some(e)) => (s, e),
+    };
+    let Some(start) = energy_snapshot(start) else { return unavailable("unparseable_start_snapshot") };
+    let Some(end) = energy_snapshot(end) else { return unavailable("unparseable_end_snapshot") };
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort_by_key(|id| gpu_sort_key(id));
+        ids
+    };
+    let matched = sorted(start.keys().filter(|k| end.contains_key(*k)).cloned().collect());
+    let per_gpu_delta_j: IndexMap<String, f64> = matched
+        .iter()
+        .map(|id| (id.clone(), end.get(id).copied().unwrap_or(0.0) - start.get(id).copied().unwrap_or(0.0)))
+        .collect();
+    let unmatched_gpus = sorted(
+        start.keys().chain(end.keys()).filter(|k| !(start.contains_key(*k) && end.contains_key(*k))).cloned().collect(),
+    );
+    let negative_delta_gpus: Vec<String> =
+        per_gpu_delta_j.iter().filter(|(_, d)| **d < 0.0).map(|(k, _)| k.clone()).collect();
+    let Some(stream) = stream_samples(telemetry, options.utc_offset) else { return unavailable("cross_check_error") };
+    let integrated_gpu_ids = sorted(stream.keys().filter(|k| per_gpu_delta_j.contains_key(*k)).cloned().collect());
+    let series: Vec<&Vec<(f64, f64)>> = integrated_gpu_ids.iter().filter_map(|id| stream.get(id)).collect();
+    let integrated_stream_j: f64 =
+        series.iter().map(|s| s.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0).sum::<f64>()).sum();
+    let bounds: Vec<f64> = series.iter().flat_map(|s| [s.first(), s.last()]).flatten().map(|p| p.0).collect();
+    let stream_span_s = match (bounds.iter().copied().reduce(f64::min), bounds.iter().copied().reduce(f64::max)) {
+        (Some(lo), Some(hi)) => hi - lo,
+        _ => 0.0,
+    };
+    let accumulator_delta_j: f64 = per_gpu_delta_j.values().sum();
+    let relative_error =
+        (accumulator_delta_j > 0.0).then(|| (accumulator_delta_j - integrated_stream_j).abs() / accumulator_delta_j);
+    let within_tolerance = negative_delta_gpus.is_empty() && relative_error.is_some_and(|e| e <= ACCUMULATOR_TOLERANCE);
+    Some(AccumulatorCheck::Available {
+        available: true,
+        accumulator_delta_j,
+        integrated_stream_j,
+        relative_error,
+        within_tolerance,
+        tolerance: ACCUMULATOR_TOLERANCE,
+        per_gpu_delta_j,
+        integrated_gpu_ids,
+        unmatched_gpus,
+        negative_delta_gpus,
+        stream_span_s,
+    })
 }
 
 #[cfg(test)]

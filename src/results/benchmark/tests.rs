@@ -203,3 +203,19 @@ fn aiperf_gate_is_inclusive_at_ten_percent() {
     assert_eq!(validate_aiperf_profile(&derived), vec![]);
     assert_eq!(kinds(&validate_aiperf_profile(&serde_json::json!({}))), vec!["field_missing"]);
 }
+
+#[test]
+fn curve_keys_follow_the_app_series() {
+    let r = parse_raw(&raw(40, 40));
+    let mut v = agg_for(&r, 8);
+    v["hw"] = "h200-cw_01".into();
+    v["isl"] = 8192.into();
+    v["spec_decoding"] = "mtp".into();
+    let agg = FixedSeqAggregate::parse(v.to_string().as_bytes(), "agg.json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(agg.curve_key("40714803265", &|_| false).to_string(), "m/8k1k/h200_sglang_mtp/fp8/40714803265/median");
+    assert_eq!(sequence_scenario(1000, 500), "1000_500");
+    let a = serde_json::json!({"infmax_model_prefix": "glm5", "hw": "mi355x-amds", "framework": "sglang", "precision": "fp8",
+        "spec_decoding": "mtp", "disagg": false, "scenario_type": "agentic-coding"});
+    let agg = AgenticAggregate::parse(a.to_string().as_bytes(), "a.json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(agg.curve_key("1", "p90", &|_| false).to_string(), "glm5/agentic-coding/mi355x_sglang/fp8/1/p90");
+}

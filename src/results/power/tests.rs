@@ -215,7 +215,10 @@ fn amd_smi_iso_seconds_and_timezone_offset() {
     // The same wall clock written in a UTC+08:00 cluster and validated as UTC is 8 h off.
     let shifted = amd(8 * 3600);
     assert_eq!(reasons(&validate(&bench(START, END), &shifted, 2)), vec!["no_usable_power_samples"]);
-    let opts = PowerOptions { utc_offset: parse_utc_offset("+0800").unwrap_or(utc()), ..PowerOptions::default() };
+    let opts = PowerOptions {
+        utc_offset: crate::results::power_agentic::parse_offset_file("+0800").unwrap_or(utc()),
+        ..PowerOptions::default()
+    };
     let names = SourceNames { telemetry: "t", benchmark_result: "b" };
     let (v, _) =
         validate_single_node(bench(START, END).as_bytes(), Telemetry::Bytes(shifted.as_bytes()), 2, &opts, names);
@@ -229,6 +232,8 @@ fn timestamp_forms() {
     assert_eq!(parse_timestamp("1787320000500", utc), Some(1_787_320_000.5));
     assert_eq!(parse_timestamp("2026/08/21 14:03:15.657", utc), Some(1_787_320_995.0 + 0.657));
     assert_eq!(parse_timestamp("2026/08/21 14:03:15", utc), Some(1_787_320_995.0));
+    // strptime accepts one-digit fields, so a line cut after "14:03:2" still parses (as :02).
+    assert_eq!(parse_timestamp("2026/08/21 14:03:2", utc), Some(1_787_320_982.0));
     assert_eq!(parse_timestamp("2026-08-21T14:03:15.5+02:00", utc), Some(1_787_313_795.5));
     assert_eq!(parse_timestamp("2026-08-21 14:03:15Z", utc), Some(1_787_320_995.0));
     assert_eq!(parse_timestamp("2026-08-21", utc), Some(1_787_270_400.0));
@@ -245,8 +250,6 @@ fn timestamp_forms() {
     }
     assert_eq!(parse_power(" 412.34 W"), Some(412.34));
     assert_eq!(parse_power("abc 7"), Some(7.0));
-    assert_eq!(parse_utc_offset("-0530").map(|o| o.local_minus_utc()), Some(-(5 * 3600 + 30 * 60)));
-    assert_eq!(parse_utc_offset("0530"), None);
 }
 
 #[test]
@@ -289,4 +292,62 @@ fn aggregate_fields_round_like_process_result() {
     let fields = invalid.aggregate_fields(&IndexMap::new());
     assert_eq!(fields.len(), 2);
     assert_eq!(fields.get("power_valid"), Some(&Value::from(0)));
+}
+
+#[test]
+fn accumulator_cross_check_is_advisory() {
+    // 11 samples at 1 Hz and 500 W: a 10 s span, 5000 J.
+    let mut csv = String::from("timestamp,gpu,socket_power\n");
+    for s in 0..=10 {
+        csv.push_str(&format!("{},0,500\n", T0 + s));
+        csv.push_str(&format!("{},1,500\n", T0 + s));
+    }
+    let snap = |a: f64, b: f64| format!("gpu,total_energy_consumption\n0,{a}\n1,{b}\n2,7\n");
+    let start = snap(1_000_000.0, 2_000_000.0);
+    let end = "gpu,total_energy_consumption\n0,1005000\n1,2004000\n".to_string();
+    let opts = PowerOptions::default();
+    let check = cross_check_accumulator(csv.as_bytes(), Some(start.as_bytes()), Some(end.as_bytes()), &opts);
+    let v = serde_json::to_value(&check).unwrap_or_default();
+    assert_eq!(v["available"], true);
+    assert_eq!(v["accumulator_delta_j"], 9000.0);
+    assert_eq!(v["integrated_stream_j"], 10000.0);
+    assert_eq!(v["within_tolerance"], false, "11% apart");
+    assert_eq!(v["unmatched_gpus"], serde_json::json!(["2"]));
+    assert_eq!(v["stream_span_s"], 10.0);
+
+    let end_ok = "gpu,total_energy_consumption\n0,1005000\n1,2005100\n";
+    let v = serde_json::to_value(cross_check_accumulator(
+        csv.as_bytes(),
+        Some(start.as_bytes()),
+        Some(end_ok.as_bytes()),
+        &opts,
+    ))
+    .unwrap_or_default();
+    assert_eq!(v["within_tolerance"], true);
+    let backwards = "gpu,total_energy_consumption\n0,1005000\n1,1999000\n";
+    let v = serde_json::to_value(cross_check_accumulator(
+        csv.as_bytes(),
+        Some(start.as_bytes()),
+        Some(backwards.as_bytes()),
+        &opts,
+    ))
+    .unwrap_or_default();
+    assert_eq!(v["negative_delta_gpus"], serde_json::json!(["1"]));
+    assert_eq!(v["within_tolerance"], false);
+
+    assert_eq!(cross_check_accumulator(csv.as_bytes(), None, None, &opts), None);
+    let reason = |c: Option<AccumulatorCheck>| serde_json::to_value(c).unwrap_or_default()["reason"].clone();
+    assert_eq!(reason(cross_check_accumulator(csv.as_bytes(), None, Some(b"x"), &opts)), "missing_start_snapshot");
+    assert_eq!(
+        reason(cross_check_accumulator(csv.as_bytes(), Some(b"gpu\n0\n"), Some(b"x"), &opts)),
+        "unparseable_start_snapshot"
+    );
+    assert_eq!(
+        reason(cross_check_accumulator(csv.as_bytes(), Some(start.as_bytes()), Some(b"gpu,x\n"), &opts)),
+        "unparseable_end_snapshot"
+    );
+    assert_eq!(
+        reason(cross_check_accumulator(b"a\n\"", Some(start.as_bytes()), Some(end.as_bytes()), &opts)),
+        "cross_check_error"
+    );
 }
