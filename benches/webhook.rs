@@ -173,7 +173,7 @@ async fn label_event_end_to_end() {
         |name: &str| metrics.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<f64>().ok()).unwrap_or(f64::NAN);
     let mean_handler = value("sweepgate_handler_seconds_sum") / value("sweepgate_handler_seconds_count");
     println!(
-        "label event end to end (7 API calls against the fake): wall p50 {:.2} ms, p99 {:.2} ms; handler mean {:.2} ms",
+        "label event end to end (5-6 API calls against the fake): wall p50 {:.2} ms, p99 {:.2} ms; handler mean {:.2} ms",
         percentile(&walls, 0.5).as_secs_f64() * 1e3,
         percentile(&walls, 0.99).as_secs_f64() * 1e3,
         mean_handler * 1e3
