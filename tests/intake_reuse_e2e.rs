@@ -35,7 +35,12 @@ async fn command(fake: &FakeGitHub, server: &ServerProcess, n: u64, login: &str,
 }
 
 fn reactions(fake: &FakeGitHub, comment: u64) -> Vec<String> {
-    fake.world().reactions.iter().filter(|(c, _, who)| *c == comment && who == BOT).map(|(_, r, _)| r.clone()).collect()
+    fake.world()
+        .reactions
+        .iter()
+        .filter(|(c, _, who, _)| *c == comment && who == BOT)
+        .map(|(_, r, ..)| r.clone())
+        .collect()
 }
 
 fn reuse_comment(fake: &FakeGitHub) -> String {
@@ -140,7 +145,7 @@ async fn quoted_code_and_unchanged_edits_do_nothing_while_a_changed_edit_is_reva
     let edit = comment_event(42, id, "m", "MEMBER", "/use 5", Some("/use 40714803265\nthanks!"));
     server.deliver("issue_comment", "e-2", &edit).await;
     server.wait_handled(4).await;
-    assert_eq!(reactions(&fake, id), ["+1", "-1"]);
+    assert_eq!(reactions(&fake, id), ["-1"], "the stale 👍 is removed");
     let body = reuse_comment(&fake);
     assert!(body.contains("Run 5 was not found"));
     assert!(body.starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")), "{body}");

@@ -100,13 +100,13 @@ fn model_prefix(cx: &Context, path: &str, role: Role) -> Option<String> {
     }
     let relative = path.split("/srt-slurm-recipes/").nth(1)?;
     let configs = all_configs(cx).ok()?;
-    for file in configs.iter().map(|c| c.file.clone()).collect::<std::collections::BTreeSet<_>>() {
-        let text = cx.evidence.head.text(&file)?;
+    let files: std::collections::BTreeSet<&str> = configs.iter().map(|c| c.file.as_str()).collect();
+    files.into_iter().find_map(|file| {
+        let text = cx.evidence.head.text(file)?;
         let line = text.lines().position(|l| l.contains(relative))? as u32 + 1;
         let owner = configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line)?;
-        return Some(owner.model_prefix.clone());
-    }
-    None
+        Some(owner.model_prefix.clone())
+    })
 }
 
 fn golden_set(cx: &Context) -> GoldenAlSet {

@@ -108,6 +108,17 @@ pub trait GitHub: Send + Sync {
         comment_id: u64,
         reaction: Reaction,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    fn list_reactions(
+        &self,
+        repo: &RepoRef,
+        comment_id: u64,
+    ) -> impl Future<Output = Result<Vec<ReactionRecord>, GitHubError>> + Send;
+    fn delete_reaction(
+        &self,
+        repo: &RepoRef,
+        comment_id: u64,
+        reaction_id: u64,
+    ) -> impl Future<Output = Result<(), GitHubError>> + Send;
     fn get_pull(&self, repo: &RepoRef, number: u64) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
     fn list_pull_commits(
         &self,

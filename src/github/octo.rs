@@ -88,6 +88,7 @@ impl OctoGitHub {
             Method::POST => self.client._post(path, body).await,
             Method::PATCH => self.client._patch(path, body).await,
             Method::PUT => self.client._put(path, body).await,
+            Method::DELETE => self.client._delete(path, body).await,
             _ => return Err(format!("unsupported method {method}")),
         }
         .map_err(|e| format!("{e}"))?;
@@ -256,6 +257,18 @@ impl GitHub for OctoGitHub {
         // GitHub answers 200 for a reaction that already exists: safe to retry.
         let path = format!("/repos/{repo}/issues/comments/{comment_id}/reactions");
         self.call(Method::POST, &path, Some(&json!({ "content": reaction })), true).await.map(drop)
+    }
+
+    async fn list_reactions(&self, repo: &RepoRef, comment_id: u64) -> Result<Vec<ReactionRecord>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/issues/comments/{comment_id}/reactions"), None).await
+    }
+
+    async fn delete_reaction(&self, repo: &RepoRef, comment_id: u64, reaction_id: u64) -> Result<(), GitHubError> {
+        let path = format!("/repos/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}");
+        match self.call(Method::DELETE, &path, None, true).await {
+            Err(err) if err.is_not_found() => Ok(()),
+            other => other.map(drop),
+        }
     }
 
     async fn get_pull(&self, repo: &RepoRef, number: u64) -> Result<PullRequest, GitHubError> {

@@ -30,6 +30,17 @@ pub struct OutboxEntry {
     pub payload: serde_json::Value,
 }
 
+/// Runs blocking SQLite work without stalling the async runtime's other tasks (webhook
+/// acknowledgements) on a multi-threaded runtime.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
 fn db_err(err: rusqlite::Error) -> GitHubError {
     GitHubError::Setup(format!("outbox database: {err}"))
 }
@@ -43,7 +54,7 @@ impl OutboxGitHub {
         }
         let db = Connection::open(path).map_err(db_err)?;
         db.execute_batch(
-            "PRAGMA journal_mode=WAL;
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS comments (
                  id INTEGER PRIMARY KEY AUTOINCREMENT, repo TEXT NOT NULL, issue INTEGER NOT NULL,
                  body TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
@@ -67,13 +78,15 @@ impl OutboxGitHub {
         payload: serde_json::Value,
     ) -> Result<(), GitHubError> {
         tracing::info!(action, repo = %repo, target, payload = %payload, "dry-run: would call GitHub");
-        self.conn()
-            .execute(
-                "INSERT INTO outbox (at, action, repo, target, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![Utc::now().to_rfc3339(), action, repo.to_string(), target, payload.to_string()],
-            )
-            .map(drop)
-            .map_err(db_err)
+        blocking(|| {
+            self.conn()
+                .execute(
+                    "INSERT INTO outbox (at, action, repo, target, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![Utc::now().to_rfc3339(), action, repo.to_string(), target, payload.to_string()],
+                )
+                .map(drop)
+                .map_err(db_err)
+        })
     }
 
     /// Everything recorded so far, oldest first.
@@ -97,6 +110,43 @@ impl OutboxGitHub {
         rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
     }
 
+    fn comments_of(&self, repo: &RepoRef, issue: u64) -> Result<Vec<Comment>, GitHubError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id, body, created_at, updated_at FROM comments WHERE repo = ?1 AND issue = ?2 ORDER BY id")
+            .map_err(db_err)?;
+        let rows =
+            stmt.query_map(params![repo.to_string(), issue as i64], |row| self.comment_row(row)).map_err(db_err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+    }
+
+    fn comment_by_id(&self, conn: &Connection, id: i64) -> Result<Comment, GitHubError> {
+        conn.query_row("SELECT id, body, created_at, updated_at FROM comments WHERE id = ?1", [id], |row| {
+            self.comment_row(row)
+        })
+        .map_err(db_err)
+    }
+
+    fn insert_comment(&self, repo: &RepoRef, issue: u64, body: &str) -> Result<Comment, GitHubError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO comments (repo, issue, body, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+            params![repo.to_string(), issue as i64, body, Utc::now().to_rfc3339()],
+        )
+        .map_err(db_err)?;
+        self.comment_by_id(&conn, conn.last_insert_rowid())
+    }
+
+    fn edit_comment(&self, comment_id: u64, body: &str) -> Result<Comment, GitHubError> {
+        let conn = self.conn();
+        conn.execute(
+            "UPDATE comments SET body = ?1, updated_at = ?2 WHERE id = ?3",
+            params![body, Utc::now().to_rfc3339(), comment_id as i64],
+        )
+        .map_err(db_err)?;
+        self.comment_by_id(&conn, comment_id as i64)
+    }
+
     fn comment_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<Comment> {
         let parse = |text: String| {
             chrono::DateTime::parse_from_rfc3339(&text).map(|t| t.with_timezone(&Utc)).unwrap_or_else(|_| Utc::now())
@@ -115,49 +165,29 @@ impl OutboxGitHub {
 
 impl GitHub for OutboxGitHub {
     async fn list_issue_comments(&self, repo: &RepoRef, issue: u64) -> Result<Vec<Comment>, GitHubError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare("SELECT id, body, created_at, updated_at FROM comments WHERE repo = ?1 AND issue = ?2 ORDER BY id")
-            .map_err(db_err)?;
-        let rows =
-            stmt.query_map(params![repo.to_string(), issue as i64], |row| self.comment_row(row)).map_err(db_err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+        blocking(|| self.comments_of(repo, issue))
     }
 
     async fn create_issue_comment(&self, repo: &RepoRef, issue: u64, body: &str) -> Result<Comment, GitHubError> {
         self.record("create_comment", repo, &format!("issue {issue}"), json!({ "body": body }))?;
-        let now = Utc::now().to_rfc3339();
-        let conn = self.conn();
-        conn.execute(
-            "INSERT INTO comments (repo, issue, body, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
-            params![repo.to_string(), issue as i64, body, now],
-        )
-        .map_err(db_err)?;
-        let id = conn.last_insert_rowid();
-        conn.query_row("SELECT id, body, created_at, updated_at FROM comments WHERE id = ?1", [id], |row| {
-            self.comment_row(row)
-        })
-        .map_err(db_err)
+        blocking(|| self.insert_comment(repo, issue, body))
     }
 
     async fn update_issue_comment(&self, repo: &RepoRef, comment_id: u64, body: &str) -> Result<Comment, GitHubError> {
         self.record("update_comment", repo, &format!("comment {comment_id}"), json!({ "body": body }))?;
-        let conn = self.conn();
-        conn.execute(
-            "UPDATE comments SET body = ?1, updated_at = ?2 WHERE id = ?3",
-            params![body, Utc::now().to_rfc3339(), comment_id as i64],
-        )
-        .map_err(db_err)?;
-        conn.query_row(
-            "SELECT id, body, created_at, updated_at FROM comments WHERE id = ?1",
-            [comment_id as i64],
-            |row| self.comment_row(row),
-        )
-        .map_err(db_err)
+        blocking(|| self.edit_comment(comment_id, body))
     }
 
     async fn add_reaction(&self, repo: &RepoRef, comment_id: u64, reaction: Reaction) -> Result<(), GitHubError> {
         self.record("add_reaction", repo, &format!("comment {comment_id}"), json!({ "content": reaction }))
+    }
+
+    async fn list_reactions(&self, _: &RepoRef, _: u64) -> Result<Vec<ReactionRecord>, GitHubError> {
+        Ok(Vec::new())
+    }
+
+    async fn delete_reaction(&self, repo: &RepoRef, comment_id: u64, reaction_id: u64) -> Result<(), GitHubError> {
+        self.record("delete_reaction", repo, &format!("comment {comment_id}"), json!({ "reaction": reaction_id }))
     }
 
     async fn get_pull(&self, _: &RepoRef, _: u64) -> Result<PullRequest, GitHubError> {

@@ -177,6 +177,14 @@ pub enum Reaction {
     Eyes,
 }
 
+/// A reaction on a comment, as listed by GitHub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReactionRecord {
+    pub id: u64,
+    pub content: String,
+    pub user: User,
+}
+
 /// Filters of `GET /actions/workflows/{file}/runs`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RunQuery {

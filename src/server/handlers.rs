@@ -504,6 +504,19 @@ async fn reply<G: GitHub>(
     };
     gh.add_reaction(&e.repo, e.comment.id, reaction).await?;
     out.note(format!("reacted {reaction:?} on comment {}", e.comment.id));
+    if e.action == "edited" {
+        // A re-validated command keeps only the current answer.
+        let stale = match reaction {
+            Reaction::ThumbsUp => "-1",
+            _ => "+1",
+        };
+        for old in gh.list_reactions(&e.repo, e.comment.id).await? {
+            if old.content == stale && old.user.login.eq_ignore_ascii_case(&cfg.bot_login) {
+                gh.delete_reaction(&e.repo, e.comment.id, old.id).await?;
+                out.note(format!("removed stale {stale} on comment {}", e.comment.id));
+            }
+        }
+    }
     let comments = gh.list_issue_comments(&e.repo, e.issue_number).await?;
     let mut marker = Marker::new("reuse").with("pr", e.issue_number);
     let context = match verdict {

@@ -12,7 +12,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, patch, post};
+use axum::routing::{delete, get, patch, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -58,8 +58,8 @@ pub struct World {
     pub commits: HashMap<(String, u64), Vec<Value>>,
     pub files: HashMap<(String, u64), Vec<Value>>,
     pub comments: Vec<StoredComment>,
-    /// (comment id, content, login)
-    pub reactions: Vec<(u64, String, String)>,
+    /// (comment id, content, login, reaction id)
+    pub reactions: Vec<(u64, String, String, u64)>,
     /// (repo, sha, status body)
     pub statuses: Vec<(String, String, Value)>,
     pub check_runs: Vec<(String, Value)>,
@@ -125,7 +125,8 @@ impl FakeGitHub {
             .route("/app/installations/{id}/access_tokens", post(access_token))
             .route("/repos/{o}/{r}/issues/{n}/comments", get(list_comments).post(create_comment))
             .route("/repos/{o}/{r}/issues/comments/{id}", patch(update_comment))
-            .route("/repos/{o}/{r}/issues/comments/{id}/reactions", post(add_reaction))
+            .route("/repos/{o}/{r}/issues/comments/{id}/reactions", get(list_reactions).post(add_reaction))
+            .route("/repos/{o}/{r}/issues/comments/{id}/reactions/{reaction}", delete(delete_reaction))
             .route("/repos/{o}/{r}/pulls/{n}", get(get_pull))
             .route("/repos/{o}/{r}/pulls/{n}/commits", get(list_commits))
             .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
@@ -369,12 +370,47 @@ async fn add_reaction(
     if !["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"].contains(&input.content.as_str()) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
     }
-    let exists = w.reactions.iter().any(|(c, content, who)| *c == id && *content == input.content && *who == login);
-    let status = if exists { StatusCode::OK } else { StatusCode::CREATED };
-    if !exists {
-        w.reactions.push((id, input.content.clone(), login.clone()));
+    let existing =
+        w.reactions.iter().find(|(c, content, who, _)| *c == id && *content == input.content && *who == login);
+    let (status, reaction_id) = match existing {
+        Some((.., rid)) => (StatusCode::OK, *rid),
+        None => {
+            let rid = w.next_id();
+            w.reactions.push((id, input.content.clone(), login.clone(), rid));
+            (StatusCode::CREATED, rid)
+        }
+    };
+    (status, Json(json!({"id": reaction_id, "content": input.content, "user": {"login": login}}))).into_response()
+}
+
+async fn list_reactions(
+    State(world): State<Shared>,
+    Path((_o, _r, id)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let items = lock(&world)
+        .reactions
+        .iter()
+        .filter(|(c, ..)| *c == id)
+        .map(|(_, content, login, rid)| json!({"id": rid, "content": content, "user": {"login": login, "type": "Bot"}}))
+        .collect();
+    Json(paginate(items, &q)).into_response()
+}
+
+async fn delete_reaction(
+    State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
+    Path((_o, _r, id, reaction)): Path<(String, String, u64, u64)>,
+) -> Response {
+    let mut w = lock(&world);
+    let Some(index) = w.reactions.iter().position(|(c, .., rid)| *c == id && *rid == reaction) else {
+        return not_found();
+    };
+    if w.reactions[index].2 != login {
+        return error(StatusCode::FORBIDDEN, "Must have admin rights to Repository.");
     }
-    (status, Json(json!({"id": 1, "content": input.content, "user": {"login": login}}))).into_response()
+    w.reactions.remove(index);
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn get_pull(State(world): State<Shared>, Path((o, r, n)): Path<(String, String, u64)>) -> Response {
