@@ -101,12 +101,13 @@ fn model_prefix(cx: &Context, path: &str, role: Role) -> Option<String> {
     let relative = path.split("/srt-slurm-recipes/").nth(1)?;
     let configs = all_configs(cx).ok()?;
     let files: std::collections::BTreeSet<&str> = configs.iter().map(|c| c.file.as_str()).collect();
-    files.into_iter().find_map(|file| {
+    let found = files.into_iter().find_map(|file| {
         let text = cx.evidence.head.text(file)?;
         let line = text.lines().position(|l| l.contains(relative))? as u32 + 1;
         let owner = configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line)?;
         Some(owner.model_prefix.clone())
-    })
+    });
+    found
 }
 
 fn golden_set(cx: &Context) -> GoldenAlSet {
@@ -263,6 +264,19 @@ mod tests {
         assert_eq!(kinds(&pr(other, &script("2.0"))).1, ["no_curve"]);
         let fixed = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
         assert_eq!(kinds(&pr(fixed, &script("2.86"))).1, ["non_agentic"]);
+    }
+
+    #[test]
+    fn a_recipe_takes_the_model_of_the_master_config_that_references_it() {
+        let recipe_path = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-mtp.yaml";
+        let recipe = "name: x\nbackend:\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: \"2.43\"\n  sglang_config:\n    decode:\n      speculative-algorithm: EAGLE\n      speculative-num-steps: 2\n";
+        let mut e = pr(recipe_path, recipe);
+        e.head.insert("configs/amd-master.yaml", "{}\n");
+        e.head.insert(
+            "configs/nvidia-master.yaml",
+            "dsv4-fp4-gb300-dynamo-sglang:\n  model-prefix: dsv4\n  search-space:\n  - additional-settings:\n    - CONFIG_FILE=sglang/deepseek-v4/agentic/disagg-mtp.yaml\n",
+        );
+        assert_eq!(kinds(&e).0, Status::Pass, "{:?}", check(&Context::new(&e)));
     }
 
     #[test]
