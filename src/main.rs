@@ -25,6 +25,7 @@ enum LogFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     Lint(cli::lint::LintArgs),
+    Recipe(cli::recipe::RecipeArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
     init_logging(opts.log_format);
     let result = match &opts.command {
         Command::Lint(args) => cli::lint::run(args),
+        Command::Recipe(args) => cli::recipe::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
 pub mod lint;
+pub mod recipe;
 
 use std::path::PathBuf;
 
