@@ -446,6 +446,54 @@ impl Recipe {
     }
 }
 
+/// Lint findings for one recipe file (spec 50 §2): duplicate keys and ignored keys are
+/// warnings; syntax, multi-variant structure and ill-typed dispatch fields are errors; a
+/// `sweep:` variant is a warning (srtctl runs it, sweepgate will not dispatch it).
+pub fn lint(text: &str, file: &str) -> Vec<Diagnostic> {
+    let recipe = match Recipe::parse(text, file) {
+        Ok(r) => r,
+        Err(e) => return vec![e.to_diagnostic(file)],
+    };
+    let mut out: Vec<Diagnostic> = recipe.warnings.iter().map(|w| Diagnostic::from_yaml(file, w).warning()).collect();
+    let multi = recipe.is_multi_variant();
+    for (key, _) in recipe.root.as_map().unwrap_or_default() {
+        let Some(name) = key.key_text() else { continue };
+        let variant_key = name.starts_with(OVERRIDE_PREFIX) || name.starts_with(ZIP_PREFIX);
+        if multi && name != "base" && !variant_key {
+            let message =
+                format!("top-level key '{name}' next to 'base' is ignored by srtctl (not override_*/zip_override_*)");
+            out.push(Diagnostic::new(file, Some(key.pos), message).warning());
+        } else if !multi && variant_key {
+            let message =
+                format!("'{name}' needs a 'base' section; without one srtctl reads it as an unknown config field");
+            out.push(Diagnostic::new(file, Some(key.pos), message));
+        }
+    }
+    let variants = match recipe.resolve(None) {
+        Ok(resolution) => resolution.variants,
+        Err(e) => {
+            out.push(e.to_diagnostic(file));
+            return out;
+        }
+    };
+    for variant in &variants {
+        let label = if variant.selector.is_empty() { String::new() } else { format!("[{}] ", variant.selector) };
+        if variant.has_sweep() {
+            let pos = variant.config.get("sweep").map(|n| n.pos);
+            let message =
+                format!("{label}has a 'sweep' section: sweepgate dispatches one point as one job and refuses it");
+            out.push(Diagnostic::new(file, pos, message).warning());
+            continue;
+        }
+        if let Err(e) = RecipeFacts::read(&variant.config, file) {
+            let mut d = e.to_diagnostic(file);
+            d.message = format!("{label}{}", d.message);
+            out.push(d);
+        }
+    }
+    out
+}
+
 fn list_or_none(items: impl Iterator<Item = String>) -> String {
     let all: Vec<String> = items.collect();
     if all.is_empty() {
