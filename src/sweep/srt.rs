@@ -104,7 +104,8 @@ pub struct Mismatch {
     /// The point field (`isl`, `prefill.tp`, `conc`, …), or `recipe` for a recipe that
     /// contradicts itself.
     pub field: String,
-    /// Empty when the recipe contradicts itself.
+    /// The point's (or, for `pool.*` fields, the pool's) value; empty when the recipe
+    /// contradicts itself.
     pub point: String,
     pub recipe: String,
     /// Where the recipe's evidence is (dotted path) and its position.
@@ -117,11 +118,9 @@ impl fmt::Display for Mismatch {
         if self.point.is_empty() {
             write!(f, "{}: {} ({}", self.field, self.recipe, self.evidence)?;
         } else {
-            write!(
-                f,
-                "{}: the point has {}, the recipe has {} ({}",
-                self.field, self.point, self.recipe, self.evidence
-            )?;
+            let holder = if self.field.starts_with("pool.") { "pool" } else { "point" };
+            let (field, point, recipe, evidence) = (&self.field, &self.point, &self.recipe, &self.evidence);
+            write!(f, "{field}: the {holder} has {point}, the recipe has {recipe} ({evidence}")?;
         }
         match self.pos {
             Some(pos) => write!(f, " at line {})", pos.line),
@@ -362,8 +361,8 @@ pub fn check(point: &Point, facts: &RecipeFacts, variant: &Variant, checks: Chec
             if !pool.knows_model(model) {
                 push(
                     "pool.models",
-                    format!("aliases of pool '{}'", pool.name),
-                    format!("'{model}'"),
+                    format!("no model alias '{model}' (pool '{}')", pool.name),
+                    format!("model.path '{model}'"),
                     &["model", "path"],
                 );
             }

@@ -331,3 +331,35 @@ fn topology_preflight_matches_srtctl() {
     assert!(issues("{gpu_type: h100}")[0].contains("no topology"));
     assert!(issues("{agg_nodes: 1, agg_workers: 1}").is_empty());
 }
+
+fn lint_lines(text: &str) -> Vec<String> {
+    lint(text, "r.yaml").iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn lint_reports_structure_types_sweeps_and_ignored_keys() {
+    assert!(
+        lint_lines(MULTI).iter().all(|l| l.contains("warning: top-level key 'unrelated_key'")),
+        "{:?}",
+        lint_lines(MULTI)
+    );
+    assert_eq!(lint_lines(MULTI).len(), 1);
+    assert_eq!(
+        lint_lines("a: [\n"),
+        ["r.yaml:2:1: invalid YAML: while parsing a node, did not find expected node content"]
+    );
+    assert_eq!(
+        lint_lines("name: x\noverride_a: {}\n"),
+        ["r.yaml:2:1: 'override_a' needs a 'base' section; without one srtctl reads it as an unknown config field"]
+    );
+    let zip = lint_lines("base: {name: x}\nzip_override_g: {a: [1, 2], b: [1, 2, 3]}\n");
+    assert!(zip.len() == 1 && zip[0].contains("incompatible zip lengths [2, 3]"), "{zip:?}");
+    let sweep = lint_lines("base: {name: x}\noverride_s: {sweep: {c: [1]}}\n");
+    assert!(sweep.len() == 1 && sweep[0].contains("warning: [override_s] has a 'sweep' section"), "{sweep:?}");
+    let typed = lint_lines("base: {name: x}\nzip_override_g: {benchmark: {concurrencies: [8]}}\n");
+    assert!(
+        typed.len() == 1 && typed[0].starts_with("r.yaml:2:46: [zip_override_g[0]] benchmark.concurrencies"),
+        "{typed:?}"
+    );
+    assert!(lint_lines("name: a\nname: b\n")[0].contains("warning: duplicate key 'name'"));
+}
