@@ -182,51 +182,77 @@ pub fn select(
     point: &Point,
     checks: Checks<'_>,
 ) -> Result<Selected, SelectError> {
-    let file = recipe.file.clone();
-    let resolution = recipe.resolve(selector)?;
-    let explicit = selector.is_some() && recipe.is_multi_variant();
-    if explicit || !recipe.is_multi_variant() {
-        let mut variants = resolution.variants;
-        if variants.len() != 1 {
-            return Err(SelectError::Ambiguous {
-                file,
-                selector: selector.map(ToString::to_string).unwrap_or_default(),
-                candidates: variants.iter().map(|v| v.selector.clone()).collect(),
-            });
-        }
-        let variant = variants.remove(0);
-        if variant.has_sweep() {
-            return Err(SelectError::Sweep { file, selector: variant.selector });
-        }
-        let facts = RecipeFacts::read(&variant.config, &file)?;
-        let mismatches = check(point, &facts, &variant, checks);
-        if !mismatches.is_empty() {
-            return Err(SelectError::Mismatch { file, selector: variant.selector, mismatches });
-        }
-        return Ok(Selected { variant, facts });
+    Candidates::new(recipe, selector)?.select(point, checks)
+}
+
+/// The variants one `CONFIG_FILE` reference can run, resolved and read once, so that many
+/// points naming the same recipe only pay for the comparison.
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    file: String,
+    /// The selector text when the point names one on a multi-variant file.
+    explicit: Option<String>,
+    variants: Vec<(Variant, Result<RecipeFacts, RecipeError>)>,
+}
+
+impl Candidates {
+    pub fn new(recipe: &Recipe, selector: Option<&Selector>) -> Result<Candidates, SelectError> {
+        let variants = recipe.resolve(selector)?.variants;
+        let explicit = selector.filter(|_| recipe.is_multi_variant()).map(ToString::to_string);
+        let variants = variants
+            .into_iter()
+            .map(|v| {
+                let facts = RecipeFacts::read(&v.config, &recipe.file);
+                (v, facts)
+            })
+            .collect();
+        Ok(Candidates { file: recipe.file.clone(), explicit, variants })
     }
-    let mut matches = Vec::new();
-    let mut rejected = Vec::new();
-    for variant in resolution.variants {
-        if variant.has_sweep() {
-            rejected.push((variant.selector, "has a 'sweep' section".to_owned()));
-            continue;
+
+    /// The one variant that runs `point`, or why there is not exactly one.
+    pub fn select(&self, point: &Point, checks: Checks<'_>) -> Result<Selected, SelectError> {
+        let file = || self.file.clone();
+        let must_be_single = self.explicit.is_some() || self.variants.len() == 1 && self.variants[0].0.suffix.is_none();
+        if must_be_single {
+            let [(variant, facts)] = self.variants.as_slice() else {
+                return Err(SelectError::Ambiguous {
+                    file: file(),
+                    selector: self.explicit.clone().unwrap_or_default(),
+                    candidates: self.variants.iter().map(|(v, _)| v.selector.clone()).collect(),
+                });
+            };
+            if variant.has_sweep() {
+                return Err(SelectError::Sweep { file: file(), selector: variant.selector.clone() });
+            }
+            let facts = facts.as_ref().map_err(|e| SelectError::Recipe(e.clone()))?;
+            let mismatches = check(point, facts, variant, checks);
+            if !mismatches.is_empty() {
+                return Err(SelectError::Mismatch { file: file(), selector: variant.selector.clone(), mismatches });
+            }
+            return Ok(Selected { variant: variant.clone(), facts: facts.clone() });
         }
-        match RecipeFacts::read(&variant.config, &file) {
-            Err(e) => rejected.push((variant.selector, e.to_string())),
-            Ok(facts) => match check(point, &facts, &variant, checks).into_iter().next() {
-                Some(first) => rejected.push((variant.selector, first.to_string())),
-                None => matches.push(Selected { variant, facts }),
-            },
+        let mut matches = Vec::new();
+        let mut rejected = Vec::new();
+        for (variant, facts) in &self.variants {
+            let why = match facts {
+                _ if variant.has_sweep() => Some("has a 'sweep' section".to_owned()),
+                Err(e) => Some(e.to_string()),
+                Ok(facts) => check(point, facts, variant, checks).first().map(ToString::to_string),
+            };
+            match (why, facts) {
+                (Some(why), _) => rejected.push((variant.selector.clone(), why)),
+                (None, Ok(facts)) => matches.push((variant, facts)),
+                (None, Err(_)) => {}
+            }
         }
-    }
-    match matches.len() {
-        1 => Ok(matches.remove(0)),
-        0 => Err(SelectError::NoMatch { file, candidates: rejected }),
-        _ => Err(SelectError::SeveralMatch {
-            file,
-            candidates: matches.into_iter().map(|m| m.variant.selector).collect(),
-        }),
+        match matches.as_slice() {
+            [(variant, facts)] => Ok(Selected { variant: (*variant).clone(), facts: (*facts).clone() }),
+            [] => Err(SelectError::NoMatch { file: file(), candidates: rejected }),
+            _ => Err(SelectError::SeveralMatch {
+                file: file(),
+                candidates: matches.iter().map(|(v, _)| v.selector.clone()).collect(),
+            }),
+        }
     }
 }
 

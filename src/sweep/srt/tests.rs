@@ -252,3 +252,18 @@ fn config_file_paths_map_onto_the_recipes_directory() {
     );
     assert_eq!(repo_path("sglang/a.yaml", dir), None);
 }
+
+#[test]
+fn candidates_resolve_once_and_serve_many_points() {
+    let r = recipe(RECIPE);
+    let candidates = Candidates::new(&r, None).unwrap_or_else(|e| panic!("{e}"));
+    let chosen: Vec<String> = [lowlat(0), lowlat(1)]
+        .iter()
+        .map(|p| candidates.select(p, Checks::default()).map(|s| s.variant.selector).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    assert_eq!(chosen, ["zip_override_lowlat[0]", "zip_override_lowlat[1]"]);
+    let bad_facts = recipe("base: {name: x}\noverride_a: {benchmark: {isl: [1]}}\n");
+    let err = Candidates::new(&bad_facts, None).and_then(|c| c.select(&point(json!({})), Checks::default()));
+    let text = err.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(text.contains("override_a: demo.yaml:2:31: benchmark.isl: expected an integer"), "{text}");
+}
