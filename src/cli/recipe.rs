@@ -32,7 +32,7 @@ pub struct PointArgs {
     #[arg(long)]
     pub point: Option<String>,
     /// Pool profile (pools/<name>.toml) to check the SKU, GPUs per node and model aliases against.
-    #[arg(long)]
+    #[arg(long, requires = "point")]
     pub pool: Option<PathBuf>,
     /// How the point's concurrencies must relate to the recipe's: equal sets, or a subset.
     #[arg(long, default_value = "equal")]

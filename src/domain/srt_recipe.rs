@@ -522,7 +522,13 @@ fn python_str(node: &Node) -> Option<String> {
 /// srtctl's `deep_merge`: mappings merge recursively, `null` deletes, anything else replaces.
 /// Replaced keys keep their place; new keys are appended (Python dict order).
 pub fn deep_merge(base: &Entries, overlay: &Entries) -> Vec<(Node, Node)> {
-    let mut result: Vec<(Node, Node)> = base.to_vec();
+    let mut result = base.to_vec();
+    merge_into(&mut result, overlay);
+    result
+}
+
+/// `deep_merge` in place, so nested mappings are not copied once per level.
+fn merge_into(result: &mut Vec<(Node, Node)>, overlay: &Entries) {
     for (key, value) in overlay {
         let existing = result.iter().position(|(k, _)| k.value == key.value);
         match (&value.value, existing) {
@@ -531,18 +537,18 @@ pub fn deep_merge(base: &Entries, overlay: &Entries) -> Vec<(Node, Node)> {
             }
             (Value::Null, None) => {}
             (Value::Map(over), Some(i)) => {
-                if let Value::Map(current) = &result[i].1.value {
-                    let merged = deep_merge(current, over);
-                    result[i].1 = Node { value: Value::Map(merged), pos: value.pos };
+                let slot = &mut result[i].1;
+                if let Value::Map(current) = &mut slot.value {
+                    merge_into(current, over);
+                    slot.pos = value.pos;
                 } else {
-                    result[i].1 = value.clone();
+                    *slot = value.clone();
                 }
             }
             (_, Some(i)) => result[i].1 = value.clone(),
             (_, None) => result.push((key.clone(), value.clone())),
         }
     }
-    result
 }
 
 fn set_key(entries: &mut Vec<(Node, Node)>, key: &str, value: Node) {
