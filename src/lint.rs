@@ -188,11 +188,6 @@ fn yaml_files(tree: &dyn Tree, dir: &str) -> Result<Vec<String>, RepoError> {
 
 fn lint_recipe(tree: &dyn Tree, path: &str, report: &mut LintReport) {
     let Some(text) = read_text(tree, path, report) else { return };
-    match yaml::parse_lenient(&text, path) {
-        Ok((_, warnings)) => {
-            report.count("srt_recipes", 1);
-            report.diagnostics.extend(warnings.iter().map(|w| Diagnostic::from_yaml(path, w).warning()));
-        }
-        Err(e) => report.diagnostics.push(Diagnostic::from_yaml(path, &e)),
-    }
+    report.count("srt_recipes", 1);
+    report.diagnostics.extend(crate::domain::srt_recipe::lint(&text, path));
 }

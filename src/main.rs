@@ -38,6 +38,7 @@ enum Command {
     Replay(cli::replay::ReplayArgs),
     Action(cli::action::ActionArgs),
     Dispatch(cli::dispatch::DispatchArgs),
+    Recipe(cli::recipe::RecipeArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cli::replay::run(args),
         Command::Action(args) => cli::action::run(args),
         Command::Dispatch(args) => cli::dispatch::run(args),
+        Command::Recipe(args) => cli::recipe::run(args),
     };
     match result {
         Ok(code) => code,

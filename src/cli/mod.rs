@@ -7,6 +7,7 @@ pub mod labels;
 pub mod lint;
 pub mod matrix;
 pub mod pareto;
+pub mod recipe;
 pub mod replay;
 pub mod serve;
 pub mod verify;

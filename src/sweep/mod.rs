@@ -5,6 +5,8 @@ pub mod dispatch_pool;
 pub mod job_script;
 pub mod ledger;
 pub mod plan_input;
+pub mod pool;
 pub mod results_collect;
 pub mod scheduler;
 pub mod slurm;
+pub mod srt;

@@ -1,0 +1,413 @@
+//! The dispatch-relevant facts of one resolved variant (spec 50 §1 and §3), read from the
+//! positioned tree with srtctl's defaults and derivations.
+
+use crate::yaml::{Node, Pos, Value};
+
+use super::RecipeError;
+
+/// `backend.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Sglang,
+    Trtllm,
+    Vllm,
+    Mocker,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sglang => "sglang",
+            Backend::Trtllm => "trtllm",
+            Backend::Vllm => "vllm",
+            Backend::Mocker => "mocker",
+        }
+    }
+}
+
+/// A worker role. Configs say `aggregated`; topology and power artifacts say `agg`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Prefill,
+    Decode,
+    Agg,
+}
+
+impl Role {
+    /// The key of this role's engine dict in `backend.<engine>_config`.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Agg => "aggregated",
+        }
+    }
+}
+
+/// Parallelism read from one role's engine flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct EngineFacts {
+    /// The literal tensor-parallel size.
+    pub tp: i64,
+    pub pp: i64,
+    /// vLLM's data-parallel size (1 elsewhere: sglang's DP attention shares the TP GPUs).
+    pub dp: i64,
+    pub ep: i64,
+    pub dp_attention: bool,
+    pub spec_decoding: bool,
+}
+
+impl EngineFacts {
+    /// GPUs one worker of this role occupies.
+    pub fn gpus(&self) -> i64 {
+        self.tp * self.pp * self.dp
+    }
+}
+
+/// What a resolved variant says about the job it runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecipeFacts {
+    pub backend: Backend,
+    pub frontend: String,
+    pub gpu_type: Option<String>,
+    pub gpus_per_node: i64,
+    pub prefill_nodes: Option<i64>,
+    pub decode_nodes: Option<i64>,
+    pub prefill_workers: Option<i64>,
+    pub decode_workers: Option<i64>,
+    pub agg_nodes: Option<i64>,
+    pub agg_workers: Option<i64>,
+    pub explicit_gpus_per_prefill: Option<i64>,
+    pub explicit_gpus_per_decode: Option<i64>,
+    pub explicit_gpus_per_agg: Option<i64>,
+    /// `benchmark.type` (`manual` when absent).
+    pub benchmark_type: String,
+    pub isl: Option<i64>,
+    pub osl: Option<i64>,
+    /// `benchmark.concurrencies`; for a `custom` benchmark without it, `benchmark.env.CONC`
+    /// (InferenceX's agentic recipes pass the concurrency to their script that way).
+    /// `benchmark.concurrencies`, a list or an `"AxBxC"` string, in order.
+    pub concurrencies: Option<Vec<i64>>,
+    pub precision: Option<String>,
+    pub model_path: Option<String>,
+    pub container: Option<String>,
+    pub prefill: Option<EngineFacts>,
+    pub decode: Option<EngineFacts>,
+    pub agg: Option<EngineFacts>,
+}
+
+/// Reads one typed field, with the position and dotted path in every error.
+struct Reader<'a> {
+    file: &'a str,
+    root: &'a Node,
+}
+
+impl<'a> Reader<'a> {
+    fn node(&self, path: &[&str]) -> Option<&'a Node> {
+        path.iter().try_fold(self.root, |node, key| node.get(key)).filter(|n| n.value != Value::Null)
+    }
+
+    fn wrong(&self, path: &[&str], node: &Node, wanted: &str) -> RecipeError {
+        RecipeError::invalid(
+            self.file,
+            Some(node.pos),
+            format!("{}: expected {wanted}, found {}", path.join("."), node.value.kind()),
+        )
+    }
+
+    fn int(&self, path: &[&str]) -> Result<Option<i64>, RecipeError> {
+        match self.node(path) {
+            None => Ok(None),
+            Some(n) => int_of(n).map(Some).ok_or_else(|| self.wrong(path, n, "an integer")),
+        }
+    }
+
+    fn text(&self, path: &[&str]) -> Result<Option<String>, RecipeError> {
+        match self.node(path) {
+            None => Ok(None),
+            Some(n) => n.as_str().map(|s| Some(s.to_owned())).ok_or_else(|| self.wrong(path, n, "a string")),
+        }
+    }
+}
+
+fn int_of(node: &Node) -> Option<i64> {
+    match &node.value {
+        Value::Int(i) => Some(*i),
+        Value::Str(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn truthy(node: Option<&Node>) -> bool {
+    match node.map(|n| &n.value) {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Str(s)) => s.eq_ignore_ascii_case("true"),
+        Some(Value::Int(i)) => *i != 0,
+        _ => false,
+    }
+}
+
+/// Parses `benchmark.concurrencies`: a list of ints or `"AxBxC"`.
+fn concurrencies(reader: &Reader<'_>) -> Result<Option<Vec<i64>>, RecipeError> {
+    let path = ["benchmark", "concurrencies"];
+    let Some(node) = reader.node(&path) else { return Ok(None) };
+    let bad =
+        |detail: &str| RecipeError::invalid(reader.file, Some(node.pos), format!("benchmark.concurrencies: {detail}"));
+    match &node.value {
+        Value::Seq(items) => items
+            .iter()
+            .map(|item| match item.value {
+                Value::Int(i) => Ok(i),
+                _ => Err(bad(&format!("every entry must be an integer, found {}", item.value.kind()))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Value::Str(s) => s
+            .split('x')
+            .map(|part| part.trim().parse::<i64>().map_err(|_| bad(&format!("'{s}' is not an \"AxBxC\" list"))))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Value::Int(_) => Err(bad(
+            "srtctl rejects a bare integer (\"Not a valid list\"); in a zip group a one-element list broadcasts \
+             to its element, so write \"8\" or [[8]]",
+        )),
+        _ => Err(bad(&format!("expected a list or an \"AxBxC\" string, found {}", node.value.kind()))),
+    }
+}
+
+impl RecipeFacts {
+    /// Reads the facts of a resolved variant config (`file` is only used in errors).
+    pub fn read(config: &Node, file: &str) -> Result<RecipeFacts, RecipeError> {
+        let r = Reader { file, root: config };
+        let backend = match r.text(&["backend", "type"])?.as_deref() {
+            None | Some("sglang") => Backend::Sglang,
+            Some("trtllm") => Backend::Trtllm,
+            Some("vllm") => Backend::Vllm,
+            Some("mocker") => Backend::Mocker,
+            Some(other) => {
+                let pos = r.node(&["backend", "type"]).map(|n| n.pos);
+                return Err(RecipeError::invalid(
+                    file,
+                    pos,
+                    format!("backend.type '{other}' is not one of sglang, trtllm, vllm, mocker"),
+                ));
+            }
+        };
+        let res = |k: &str| r.int(&["resources", k]);
+        let mut facts = RecipeFacts {
+            backend,
+            frontend: r.text(&["frontend", "type"])?.unwrap_or_else(|| "dynamo".into()),
+            gpu_type: r.text(&["resources", "gpu_type"])?,
+            gpus_per_node: res("gpus_per_node")?.unwrap_or(4),
+            prefill_nodes: res("prefill_nodes")?,
+            decode_nodes: res("decode_nodes")?,
+            prefill_workers: res("prefill_workers")?,
+            decode_workers: res("decode_workers")?,
+            agg_nodes: res("agg_nodes")?,
+            agg_workers: res("agg_workers")?,
+            explicit_gpus_per_prefill: res("gpus_per_prefill")?,
+            explicit_gpus_per_decode: res("gpus_per_decode")?,
+            explicit_gpus_per_agg: res("gpus_per_agg")?,
+            benchmark_type: r.text(&["benchmark", "type"])?.unwrap_or_else(|| "manual".into()),
+            isl: r.int(&["benchmark", "isl"])?,
+            osl: r.int(&["benchmark", "osl"])?,
+            concurrencies: concurrencies(&r)?,
+            precision: r.text(&["model", "precision"])?,
+            model_path: r.text(&["model", "path"])?,
+            container: r.text(&["model", "container"])?,
+            prefill: None,
+            decode: None,
+            agg: None,
+        };
+        if facts.concurrencies.is_none() && facts.benchmark_type == "custom" {
+            facts.concurrencies = r.int(&["benchmark", "env", "CONC"])?.map(|c| vec![c]);
+        }
+        facts.prefill = engine_facts(&r, backend, Role::Prefill)?;
+        facts.decode = engine_facts(&r, backend, Role::Decode)?;
+        facts.agg = engine_facts(&r, backend, Role::Agg)?;
+        Ok(facts)
+    }
+
+    /// `prefill_nodes` or `decode_nodes` is set.
+    pub fn is_disaggregated(&self) -> bool {
+        self.prefill_nodes.is_some() || self.decode_nodes.is_some()
+    }
+
+    /// Worker count of a role (`*_workers or 0`).
+    pub fn workers(&self, role: Role) -> i64 {
+        match role {
+            Role::Prefill => self.prefill_workers,
+            Role::Decode => self.decode_workers,
+            Role::Agg => self.agg_workers,
+        }
+        .unwrap_or(0)
+    }
+
+    /// GPUs per worker: explicit, else `nodes * gpus_per_node // workers`, else `gpus_per_node`
+    /// (`decode_nodes: 0` inherits prefill's), exactly as srtctl derives it.
+    pub fn gpus_per_worker(&self, role: Role) -> i64 {
+        let derive = |explicit: Option<i64>, nodes: Option<i64>, workers: Option<i64>| {
+            explicit.or_else(|| match (nodes, workers) {
+                (Some(n), Some(w)) if n != 0 && w != 0 => Some((n * self.gpus_per_node).div_euclid(w)),
+                _ => None,
+            })
+        };
+        match role {
+            Role::Prefill => derive(self.explicit_gpus_per_prefill, self.prefill_nodes, self.prefill_workers)
+                .unwrap_or(self.gpus_per_node),
+            Role::Decode => derive(self.explicit_gpus_per_decode, self.decode_nodes, self.decode_workers)
+                .or_else(|| {
+                    (self.decode_nodes == Some(0) && self.decode_workers.is_some_and(|w| w != 0))
+                        .then(|| self.gpus_per_worker(Role::Prefill))
+                })
+                .unwrap_or(self.gpus_per_node),
+            Role::Agg => {
+                derive(self.explicit_gpus_per_agg, self.agg_nodes, self.agg_workers).unwrap_or(self.gpus_per_node)
+            }
+        }
+    }
+
+    /// Engine flags of a role, when the recipe has that role's engine dict.
+    pub fn engine(&self, role: Role) -> Option<&EngineFacts> {
+        match role {
+            Role::Prefill => self.prefill.as_ref(),
+            Role::Decode => self.decode.as_ref(),
+            Role::Agg => self.agg.as_ref(),
+        }
+        .filter(|_| self.backend != Backend::Mocker)
+    }
+
+    /// The InferenceX framework names that run this backend. The frontend is not compared:
+    /// real `dynamo-sglang` configs use recipes with the sglang router frontend (decision R4).
+    pub fn frameworks(&self) -> &'static [&'static str] {
+        match self.backend {
+            Backend::Sglang => &["dynamo-sglang", "sglang", "sglang-disagg"],
+            Backend::Trtllm => &["dynamo-trt", "trt"],
+            Backend::Vllm => &["dynamo-vllm", "vllm", "vllm-disagg", "llmd-vllm"],
+            Backend::Mocker => &[],
+        }
+    }
+}
+
+/// The engine dict of a role with keys normalised `_` → `-`.
+fn engine_flags<'a>(r: &Reader<'a>, backend: Backend, role: Role) -> Option<Vec<(String, &'a Node)>> {
+    let dict = r.node(&["backend", &format!("{}_config", backend.as_str()), role.config_key()])?;
+    Some(dict.as_map()?.iter().filter_map(|(k, v)| Some((k.key_text()?.replace('_', "-"), v))).collect())
+}
+
+fn engine_facts(r: &Reader<'_>, backend: Backend, role: Role) -> Result<Option<EngineFacts>, RecipeError> {
+    let Some(flags) = engine_flags(r, backend, role) else { return Ok(None) };
+    // sglang and vLLM parse these flags with argparse, which accepts unambiguous prefixes
+    // (`speculative-algo` is `--speculative-algorithm`); TRT-LLM reads exact YAML keys.
+    let argparse = backend != Backend::Trtllm;
+    let get = |names: &[&str]| {
+        let exact = names.iter().find_map(|name| flags.iter().find(|(k, _)| k == name));
+        let prefix =
+            || names.iter().find_map(|name| flags.iter().find(|(k, _)| k.len() >= 4 && name.starts_with(k.as_str())));
+        exact.or_else(|| if argparse { prefix() } else { None }).map(|(_, v)| *v).filter(|n| n.value != Value::Null)
+    };
+    let int = |names: &[&str]| -> Result<i64, RecipeError> {
+        match get(names) {
+            None => Ok(1),
+            Some(n) => int_of(n).filter(|v| *v >= 1).ok_or_else(|| {
+                RecipeError::invalid(
+                    r.file,
+                    Some(n.pos),
+                    format!(
+                        "backend.{}_config.{}.{}: expected a positive integer",
+                        backend.as_str(),
+                        role.config_key(),
+                        names[0]
+                    ),
+                )
+            }),
+        }
+    };
+    let facts = match backend {
+        Backend::Sglang | Backend::Mocker => EngineFacts {
+            tp: int(&["tensor-parallel-size", "tp-size", "tp"])?,
+            pp: int(&["pipeline-parallel-size", "pp-size", "pp"])?,
+            dp: 1,
+            ep: int(&["expert-parallel-size", "ep-size", "ep"])?,
+            dp_attention: truthy(get(&["enable-dp-attention"])),
+            spec_decoding: get(&["speculative-algorithm"]).is_some(),
+        },
+        Backend::Trtllm => EngineFacts {
+            tp: int(&["tensor-parallel-size"])?,
+            pp: int(&["pipeline-parallel-size"])?,
+            dp: 1,
+            ep: int(&["moe-expert-parallel-size"])?,
+            dp_attention: truthy(get(&["enable-attention-dp"])),
+            spec_decoding: get(&["speculative-config"]).is_some(),
+        },
+        Backend::Vllm => {
+            let (tp, dp) = (int(&["tensor-parallel-size", "tp"])?, int(&["data-parallel-size", "dp"])?);
+            EngineFacts {
+                tp,
+                pp: int(&["pipeline-parallel-size", "pp"])?,
+                dp,
+                ep: if truthy(get(&["enable-expert-parallel"])) { tp * dp } else { 1 },
+                dp_attention: dp > 1,
+                spec_decoding: get(&["speculative-config"]).is_some(),
+            }
+        }
+    };
+    Ok(Some(facts))
+}
+
+/// Position of the value at a dotted path, for pointing at recipe evidence.
+pub fn pos_of(config: &Node, path: &[&str]) -> Option<Pos> {
+    path.iter().try_fold(config, |node, key| node.get(key)).map(|n| n.pos)
+}
+
+impl RecipeFacts {
+    /// srtctl's structural topology preflight (`core/validation.py: validate_topology`).
+    pub fn topology_issues(&self) -> Vec<String> {
+        let disagg = [
+            ("decode_nodes", self.decode_nodes),
+            ("decode_workers", self.decode_workers),
+            ("prefill_nodes", self.prefill_nodes),
+            ("prefill_workers", self.prefill_workers),
+        ];
+        let agg = [("agg_nodes", self.agg_nodes), ("agg_workers", self.agg_workers)];
+        let set = |fields: &[(&str, Option<i64>)]| -> Vec<String> {
+            fields.iter().filter(|(_, v)| v.is_some()).map(|(k, _)| (*k).to_owned()).collect()
+        };
+        let (set_disagg, set_agg) = (set(&disagg), set(&agg));
+        if !set_disagg.is_empty() && !set_agg.is_empty() {
+            return vec![format!(
+                "resources mixes disaggregated fields ({}) with aggregated fields ({}); use one mode",
+                set_disagg.join(", "),
+                set_agg.join(", ")
+            )];
+        }
+        let zero = |v: Option<i64>| v.unwrap_or(0) == 0;
+        let mut issues = Vec::new();
+        if !set_disagg.is_empty() {
+            match (zero(self.prefill_workers), zero(self.decode_workers)) {
+                (true, true) => issues.push("resources: prefill_workers and decode_workers are both 0/null".into()),
+                (true, false) => issues.push(
+                    "resources.prefill_workers is 0 in a disaggregated block; use agg_nodes/agg_workers instead".into(),
+                ),
+                (false, true) => issues.push(
+                    "resources.decode_workers is 0 in a disaggregated block; use agg_nodes/agg_workers instead".into(),
+                ),
+                (false, false) => {}
+            }
+        } else if !set_agg.is_empty() {
+            if zero(self.agg_workers) {
+                issues.push("resources.agg_workers must be > 0 in aggregated mode".into());
+            }
+            if zero(self.agg_nodes) {
+                issues.push("resources.agg_nodes must be > 0 in aggregated mode".into());
+            }
+        } else {
+            issues.push(
+                "resources: no topology; set prefill_*/decode_* (disaggregated) or agg_nodes + agg_workers".into(),
+            );
+        }
+        issues
+    }
+}
