@@ -637,6 +637,7 @@ mod tests {
             additions: 1,
             deletions: 0,
             previous_filename: None,
+            patch: None,
         };
         assert!(touches_benchmark_files(&[file("perf-changelog.yaml")]));
         assert!(touches_benchmark_files(&[file("inferencex-e2e/configs/amd-master.yaml")]));
