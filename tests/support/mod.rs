@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod fake_github;
+pub mod fake_upstream;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
