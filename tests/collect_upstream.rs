@@ -72,7 +72,10 @@ async fn draft_model_configs_and_upstream_pulls() {
     fake.state().model_configs.insert("nvidia/DSR1-NextN".into(), config.clone());
     fake.state().pulls.insert(
         ("vllm-project/recipes".into(), 88),
-        (json!({"state": "closed", "draft": false, "merged_at": "2026-09-01T00:00:00Z"}), vec!["DeepSeek/R1.md".into()]),
+        (
+            json!({"state": "closed", "draft": false, "merged_at": "2026-09-01T00:00:00Z"}),
+            vec!["DeepSeek/R1.md".into()],
+        ),
     );
     let upstream = client(&fake);
     assert_eq!(upstream.model_config("nvidia/DSR1-NextN").await, Fact::Ok(config));

@@ -95,7 +95,9 @@ async fn manifest(State(state): State<Shared>, Path(rest): Path<String>, request
     if let Some(r) = injected(&state, format!("{method} /v2/{rest}")) {
         return r;
     }
-    let Some((repository, reference)) = rest.split_once("/manifests/") else { return StatusCode::NOT_FOUND.into_response() };
+    let Some((repository, reference)) = rest.split_once("/manifests/") else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
     let headers: &HeaderMap = request.headers();
     let authorized = headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"));
     if !authorized {
