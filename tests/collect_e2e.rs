@@ -6,101 +6,14 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::json;
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
+use support::serve_bundle::{fixture, serve, REPO, RUN};
 use support::{BOT, TOKEN};
-use sweepgate::evidence::{read_bundle, Evidence, SignoffKind};
-use sweepgate::repo::{MemTree, Tree};
-
-const REPO: &str = "example/inferencex";
-const RUN: u64 = 40714803265;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles").join(name)
-}
-
-fn tar_gz(top: &str, tree: &MemTree) -> Vec<u8> {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
-    for path in tree.paths() {
-        let data = tree.read(path).unwrap().unwrap();
-        let mut header = tar::Header::new_gnu();
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, format!("{top}/{path}"), data.as_slice()).unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
-}
-
-fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
-    use std::io::Write;
-    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (path, data) in files {
-        writer.start_file(*path, zip::write::SimpleFileOptions::default()).unwrap();
-        writer.write_all(data).unwrap();
-    }
-    writer.finish().unwrap().into_inner()
-}
-
-/// Puts everything of `ev` into the fake; returns the sign-off URL.
-fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
-    let pr = ev.pull_request.number;
-    fake.add_pull(REPO, pr, &ev.pull_request.head_sha, &[], &[]);
-    let id = fake.add_comment(REPO, pr, &ev.signoff.author, "MEMBER", &ev.signoff.body);
-    let mut w = fake.world();
-    let pull = w.pulls.get_mut(&(REPO.into(), pr)).unwrap();
-    pull["base"]["sha"] = json!(ev.pull_request.base_sha);
-    pull["title"] = json!(ev.pull_request.title);
-    pull["labels"] = json!(ev.pull_request.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>());
-    w.commits.insert(
-        (REPO.into(), pr),
-        ev.commits.iter().map(|sha| json!({"sha": sha, "commit": {"message": "m"}})).collect(),
-    );
-    w.files.insert(
-        (REPO.into(), pr),
-        ev.files
-            .iter()
-            .map(|f| json!({"filename": f.filename, "status": f.status, "patch": f.patch, "previous_filename": f.previous_filename}))
-            .collect(),
-    );
-    for (sha, runs) in &ev.check_runs {
-        for (i, c) in runs.as_ok().unwrap().iter().enumerate() {
-            let run = json!({"id": i, "name": c.name, "head_sha": sha, "status": c.status, "conclusion": c.conclusion, "details_url": c.details_url});
-            w.check_runs.push((REPO.into(), run));
-        }
-    }
-    let top = |sha: &str| format!("example-inferencex-{}", &sha[..7]);
-    w.tarballs
-        .insert((REPO.into(), ev.pull_request.base_sha.clone()), tar_gz(&top(&ev.pull_request.base_sha), &ev.base));
-    w.tarballs
-        .insert((REPO.into(), ev.pull_request.head_sha.clone()), tar_gz(&top(&ev.pull_request.head_sha), &ev.head));
-    w.permissions.insert((REPO.into(), ev.signoff.author.clone()), "write".into());
-    w.teams.insert(("benchlab".into(), "core".into()), vec!["someone-else".into()]);
-    drop(w);
-    fake.add_run(
-        REPO,
-        RUN,
-        "run-sweep.yml",
-        "pull_request",
-        "success",
-        &ev.pull_request.head_sha,
-        "b",
-        &["eval_dsr1_c64", "server_logs_other"],
-    );
-    let logs = {
-        let mut t = MemTree::new();
-        t.insert("server.log", "Uvicorn running on 0.0.0.0:8000\n");
-        tar_gz("logs", &t)
-    };
-    let artifact =
-        zip_of(&[("results_dsr1.json", br#"{"exact_match,strict-match": 0.95}"#), ("eval_server_logs.tar.gz", &logs)]);
-    fake.world().artifact_zips.insert(RUN * 100, artifact);
-    format!("https://github.com/{REPO}/pull/{pr}#issuecomment-{id}")
-}
+use sweepgate::evidence::{read_bundle, SignoffKind};
 
 fn collect(fake: &FakeGitHub, upstream: &FakeUpstream, pr: u64, signoff: &str, out: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sweepgate"))

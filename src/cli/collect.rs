@@ -10,6 +10,7 @@ use sweepgate::evidence::write_bundle;
 use sweepgate::github::octo::{OctoGitHub, RetryPolicy};
 use sweepgate::github::{ApiMetrics, RepoRef};
 use sweepgate::intake::signoff::SignoffUrl;
+use sweepgate::server::handlers::VerifyConfig;
 
 /// Gather the Evidence of one sign-off through the GitHub API and upstream sources into a
 /// bundle directory (then: `sweepgate verify --bundle DIR`).
@@ -60,15 +61,41 @@ fn parse_registry(text: &str) -> Result<(String, String), String> {
 }
 
 impl UpstreamArgs {
-    pub fn client(&self, github_token: Option<String>) -> anyhow::Result<UpstreamClient> {
+    pub fn config(&self) -> UpstreamConfig {
         let mut config = UpstreamConfig {
             github_api: self.upstream_github_api.clone(),
-            github_token,
             huggingface: self.huggingface_url.clone(),
             ..UpstreamConfig::default()
         };
         config.registries.extend(self.registries.iter().cloned());
-        Ok(UpstreamClient::new(config)?)
+        config
+    }
+}
+
+/// The sign-off verifier's settings in `serve` and `action`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerifierArgs {
+    /// Commit-status context of the sign-off verdict.
+    #[arg(long, env = "SWEEPGATE_SIGNOFF_STATUS_CONTEXT", default_value = "codeowner-signoff-verify")]
+    pub signoff_status_context: String,
+    /// Advisory mode: post verdict comments but no commit status (spec 30 §3.2).
+    #[arg(long, env = "SWEEPGATE_ADVISORY")]
+    pub advisory: bool,
+    /// Handles asked to review WARN rows (repeatable), e.g. --reviewer @maint-a.
+    #[arg(long = "reviewer", env = "SWEEPGATE_REVIEWERS", value_delimiter = ',')]
+    pub reviewers: Vec<String>,
+    #[command(flatten)]
+    pub upstream: UpstreamArgs,
+}
+
+impl VerifierArgs {
+    pub fn verify_config(&self) -> VerifyConfig {
+        VerifyConfig {
+            status_context: (!self.advisory).then(|| self.signoff_status_context.clone()),
+            reviewers: self.reviewers.clone(),
+            upstream: self.upstream.config(),
+            ..VerifyConfig::default()
+        }
     }
 }
 
@@ -82,7 +109,7 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<ExitCode> {
         let metrics = Arc::new(ApiMetrics::default());
         let token = SecretString::from(args.token.clone());
         let gh = OctoGitHub::with_token(&args.api_url, token, RetryPolicy::default(), metrics.clone())?;
-        let upstream = args.upstream.client(None)?;
+        let upstream = UpstreamClient::new(args.upstream.config())?;
         let evidence = collect(&gh, &upstream, &request, &CollectLimits::default()).await?;
         write_bundle(&args.out, &evidence).with_context(|| format!("writing the bundle to {}", args.out.display()))?;
         eprintln!(

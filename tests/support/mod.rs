@@ -5,6 +5,7 @@
 
 pub mod fake_github;
 pub mod fake_upstream;
+pub mod serve_bundle;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
