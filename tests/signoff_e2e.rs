@@ -137,3 +137,86 @@ async fn drafts_and_comments_without_the_phrase_are_not_verified() {
     assert!(verdicts(&fake, pr).is_empty());
     assert!(statuses(&fake).is_empty(), "a draft PR gets no status");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_summaries_are_verified_and_keyed_by_review() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve(&fake, &original);
+    let review = json!({
+        "id": 555, "body": original.signoff.body, "state": "APPROVED",
+        "user": {"login": "nv-owner", "type": "User"},
+        "html_url": format!("https://github.com/{REPO}/pull/{pr}#pullrequestreview-555"),
+        "pull_request_url": format!("https://api.github.com/repos/{REPO}/pulls/{pr}"),
+        "submitted_at": "2026-11-29T10:00:00Z"
+    });
+    fake.world().reviews.insert((REPO.into(), 555), review.clone());
+    let server = ServerProcess::start(&[
+        "--github-token",
+        TOKEN,
+        "--github-api-url",
+        &fake.url,
+        "--bot-login",
+        BOT,
+        "--advisory",
+        "--registry",
+        &format!("docker.io={}", upstream.url),
+        "--registry",
+        &format!("nvcr.io={}", upstream.url),
+    ])
+    .await;
+    let payload = json!({
+        "action": "submitted", "repository": {"full_name": REPO}, "installation": {"id": 1001},
+        "pull_request": {"number": pr}, "review": review, "sender": {"login": "nv-owner", "type": "User"}
+    });
+    server.deliver("pull_request_review", "r-1", &payload).await;
+    server.wait_handled(1).await;
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1);
+    assert!(all[0].1.starts_with(&format!("<!-- sweepgate:verdict signoff=pullrequestreview-555 sha={head} -->")));
+    assert!(statuses(&fake).is_empty(), "advisory mode posts no commit status");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let pr = original.pull_request.number;
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["state"] = json!("closed");
+    let dir = tempfile::tempdir().unwrap();
+    let event_path = dir.path().join("event.json");
+    let payload =
+        json!({"repository": {"full_name": REPO}, "inputs": {"comment_url": url, "pr-number": pr.to_string()}});
+    std::fs::write(&event_path, serde_json::to_vec(&payload).unwrap()).unwrap();
+    let fake_url = fake.url.clone();
+    let upstream_url = upstream.url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+            .arg("action")
+            .args([
+                "--registry",
+                &format!("docker.io={upstream_url}"),
+                "--registry",
+                &format!("nvcr.io={upstream_url}"),
+            ])
+            .env("GITHUB_EVENT_NAME", "workflow_dispatch")
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GITHUB_API_URL", &fake_url)
+            .env("SWEEPGATE_BOT_LOGIN", BOT)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("posted verdict comment"), "{stdout}");
+    assert_eq!(verdicts(&fake, pr).len(), 1);
+    assert_eq!(statuses(&fake).last().unwrap().2, "success");
+}

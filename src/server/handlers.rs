@@ -76,6 +76,16 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
             verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
         }
         Event::IssueComment(e) => issue_comment(gh, cfg, e, &mut out).await?,
+        Event::Review(e) if has_signoff_phrase(&e.body) => {
+            let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, require_open: true };
+            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
+        }
+        Event::Review(e) => out.note(format!("{} has no sign-off phrase", e.key)),
+        // A dispatch is an explicit override: any PR state, no phrase required (spec 30 §1.2).
+        Event::Dispatch(e) => {
+            let target = SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, require_open: false };
+            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
+        }
         Event::Ping => out.note("ping"),
         Event::Ignored { name, reason } => out.note(format!("ignored {name}: {reason}")),
     }
