@@ -220,3 +220,41 @@ async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
     assert_eq!(verdicts(&fake, pr).len(), 1);
     assert_eq!(statuses(&fake).last().unwrap().2, "success");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_head() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    let pushed = "c".repeat(40);
+    // Read 1: the handler's gate; read 2: collection pins the head; read 3: the re-read sees the push.
+    fake.world().head_moves = Some((2, pushed.clone()));
+    let server = ServerProcess::start(&[
+        "--github-token",
+        TOKEN,
+        "--github-api-url",
+        &fake.url,
+        "--bot-login",
+        BOT,
+        "--registry",
+        &format!("docker.io={}", upstream.url),
+        "--registry",
+        &format!("nvcr.io={}", upstream.url),
+    ])
+    .await;
+    server.deliver("issue_comment", "m-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    server.wait_handled(1).await;
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1);
+    let body = &all[0].1;
+    assert!(body.contains(&format!("moved to `{pushed}`")) && body.contains("a fresh sign-off is needed"), "{body}");
+    assert!(body.contains(&format!("Assessed commit: `{head}`")), "{body}");
+    let w = fake.world();
+    let (sha, status) = w.statuses.last().map(|(_, sha, body)| (sha.clone(), body.clone())).unwrap();
+    assert_eq!(sha, head, "the status goes on the pinned head, never on the pushed commit");
+    assert!(status["description"].as_str().unwrap().contains("fresh sign-off"), "{status}");
+    assert!(w.statuses.iter().all(|(_, sha, _)| *sha != pushed));
+}

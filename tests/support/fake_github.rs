@@ -83,6 +83,9 @@ pub struct World {
     pub review_comments: HashMap<(String, u64), Value>,
     /// (org, team) → active members; teams not listed answer 404 like hidden teams do.
     pub teams: HashMap<(String, String), Vec<String>>,
+    /// After this many reads of a PR, its head becomes the given SHA (a push mid-verification).
+    pub head_moves: Option<(u64, String)>,
+    pub pull_reads: u64,
     /// Redirected downloads that arrived with an Authorization header (must stay 0).
     pub leaked_auth: u64,
     /// "METHOD path?query" of every request, in order.
@@ -405,7 +408,13 @@ async fn add_reaction(
 }
 
 async fn get_pull(State(world): State<Shared>, Path((o, r, n)): Path<(String, String, u64)>) -> Response {
-    match lock(&world).pulls.get(&(format!("{o}/{r}"), n)) {
+    let mut w = lock(&world);
+    w.pull_reads += 1;
+    let moved = w.head_moves.clone().filter(|(after, _)| w.pull_reads > *after);
+    if let (Some((_, sha)), Some(pull)) = (moved, w.pulls.get_mut(&(format!("{o}/{r}"), n))) {
+        pull["head"]["sha"] = json!(sha);
+    }
+    match w.pulls.get(&(format!("{o}/{r}"), n)) {
         Some(pull) => Json(pull.clone()).into_response(),
         None => not_found(),
     }
