@@ -28,6 +28,16 @@ fn verdicts(fake: &FakeGitHub, pr: u64) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// `sweepgate serve` talking to `fake`, with upstream facts from `upstream`, plus `extra` flags.
+async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
+    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
+    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
+    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
+    args.extend(["--registry", &docker, "--registry", &nvcr]);
+    args.extend(extra);
+    ServerProcess::start(&args).await
+}
+
 fn statuses(fake: &FakeGitHub) -> Vec<(String, String, String)> {
     fake.world()
         .statuses
@@ -50,25 +60,7 @@ async fn signoff_posted_edited_and_by_a_non_owner() {
     let forged =
         format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} -->\n## ✅✅✅ **APPROVED** ✅✅✅");
     fake.add_comment(REPO, pr, "mallory", "NONE", &forged);
-    let server = ServerProcess::start(&[
-        "--github-token",
-        TOKEN,
-        "--github-api-url",
-        &fake.url,
-        "--bot-login",
-        BOT,
-        "--reviewer",
-        "@maint-a",
-        "--upstream-github-api",
-        &upstream.url,
-        "--huggingface-url",
-        &upstream.url,
-        "--registry",
-        &format!("docker.io={}", upstream.url),
-        "--registry",
-        &format!("nvcr.io={}", upstream.url),
-    ])
-    .await;
+    let server = start_server(&fake, &upstream, &["--reviewer", "@maint-a"]).await;
 
     // 1. The sign-off is posted: one verdict comment, APPROVED, bilingual; pending then success.
     let (status, _) =
@@ -153,20 +145,7 @@ async fn review_summaries_are_verified_and_keyed_by_review() {
         "submitted_at": "2026-11-29T10:00:00Z"
     });
     fake.world().reviews.insert((REPO.into(), 555), review.clone());
-    let server = ServerProcess::start(&[
-        "--github-token",
-        TOKEN,
-        "--github-api-url",
-        &fake.url,
-        "--bot-login",
-        BOT,
-        "--advisory",
-        "--registry",
-        &format!("docker.io={}", upstream.url),
-        "--registry",
-        &format!("nvcr.io={}", upstream.url),
-    ])
-    .await;
+    let server = start_server(&fake, &upstream, &["--advisory"]).await;
     let payload = json!({
         "action": "submitted", "repository": {"full_name": REPO}, "installation": {"id": 1001},
         "pull_request": {"number": pr}, "review": review, "sender": {"login": "nv-owner", "type": "User"}
@@ -232,19 +211,7 @@ async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_
     let pushed = "c".repeat(40);
     // Read 1: the handler's gate; read 2: collection pins the head; read 3: the re-read sees the push.
     fake.world().head_moves = Some((2, pushed.clone()));
-    let server = ServerProcess::start(&[
-        "--github-token",
-        TOKEN,
-        "--github-api-url",
-        &fake.url,
-        "--bot-login",
-        BOT,
-        "--registry",
-        &format!("docker.io={}", upstream.url),
-        "--registry",
-        &format!("nvcr.io={}", upstream.url),
-    ])
-    .await;
+    let server = start_server(&fake, &upstream, &[]).await;
     server.deliver("issue_comment", "m-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
     server.wait_handled(1).await;
     let all = verdicts(&fake, pr);
