@@ -162,3 +162,22 @@ async fn a_signoff_of_another_pr_or_a_missing_pr_is_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("collection was asked for"));
     assert!(!dir.path().join("evidence.json").exists(), "no bundle is written on errors");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downloads_are_retried_after_a_5xx() {
+    use support::fake_github::Fault;
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    for matching in [format!("GET /repos/{REPO}/tarball/"), format!("GET /repos/{REPO}/actions/artifacts/")] {
+        fake.fail_next(Fault { status: 502, headers: vec![], matching });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got = read_bundle(dir.path()).unwrap();
+    assert!(got.base.get(".github/CODEOWNERS").is_some() && got.head.get("configs/nvidia-master.yaml").is_some());
+    assert_eq!(got.runs[&RUN].artifacts["eval_dsr1_c64"], sweepgate::evidence::Fact::Ok(()));
+    assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), 3, "one retry, then base and head");
+}
