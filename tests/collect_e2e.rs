@@ -40,18 +40,24 @@ fn verify(bundle: &Path, format: &str) -> Output {
         .expect("run sweepgate verify")
 }
 
+/// The green-sweep fixture served by a fresh fake GitHub; the sign-off URL.
+async fn green_sweep() -> (sweepgate::evidence::Evidence, FakeGitHub, FakeUpstream, String) {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    (original, fake, upstream, url)
+}
+
 fn api_requests(fake: &FakeGitHub) -> usize {
     fake.world().log.iter().filter(|l| !l.contains(" /_blobs/")).count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_github_to_bundle_to_the_fixture_verdict() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
+    let (original, fake, upstream, url) = green_sweep().await;
     let digest = format!("sha256:{}", "ab".repeat(32));
     upstream.state().manifests.insert("lmsysorg/sglang:v0.5.9-cu130".into(), digest.clone());
-    let url = serve(&fake, &original);
     let pr = original.pull_request.number;
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = (dir.path().join("first"), dir.path().join("second"));
@@ -108,10 +114,7 @@ async fn fake_github_to_bundle_to_the_fixture_verdict() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_cannot_be_fetched_is_recorded_not_fatal() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    let url = serve(&fake, &original);
+    let (original, fake, upstream, url) = green_sweep().await;
     {
         let mut w = fake.world();
         w.artifact_zips.clear();
@@ -139,11 +142,8 @@ async fn what_cannot_be_fetched_is_recorded_not_fatal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signoff_of_another_pr_or_a_missing_pr_is_an_error() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
+    let (original, fake, upstream, _) = green_sweep().await;
     let pr = original.pull_request.number;
-    serve(&fake, &original);
     let elsewhere = fake.add_comment(REPO, 1, "nv-owner", "MEMBER", "As a PR reviewer and CODEOWNER, …");
     let dir = tempfile::tempdir().unwrap();
     let out = collect(
@@ -166,10 +166,7 @@ async fn a_signoff_of_another_pr_or_a_missing_pr_is_an_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn downloads_are_retried_after_a_5xx() {
     use support::fake_github::Fault;
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    let url = serve(&fake, &original);
+    let (original, fake, upstream, url) = green_sweep().await;
     for matching in [format!("GET /repos/{REPO}/tarball/"), format!("GET /repos/{REPO}/actions/artifacts/")] {
         fake.fail_next(Fault { status: 502, headers: vec![], matching });
     }
