@@ -26,6 +26,8 @@ enum LogFormat {
 enum Command {
     Lint(cli::lint::LintArgs),
     Verify(cli::verify::VerifyArgs),
+    /// Collect the Evidence of one sign-off into a bundle directory.
+    Collect(cli::collect::CollectArgs),
     /// Print the sweep matrix of the changelog entries added between two revisions.
     Matrix(cli::matrix::MatrixArgs),
     /// Generate matrix rows from the master configs (test-config | full-sweep).
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
     let result = match &opts.command {
         Command::Lint(args) => cli::lint::run(args),
         Command::Verify(args) => cli::verify::run(args),
+        Command::Collect(args) => cli::collect::run(args),
         Command::Matrix(args) => cli::matrix::run_matrix(args),
         Command::Generate(args) => cli::generate::run(args),
         Command::ValidateChangelog(args) => cli::matrix::run_validate(args),

@@ -29,6 +29,8 @@ pub struct ActionArgs {
     pub status_context: String,
     #[arg(long, env = "GITHUB_STEP_SUMMARY")]
     pub step_summary: Option<PathBuf>,
+    #[command(flatten)]
+    pub verifier: super::collect::VerifierArgs,
 }
 
 pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
@@ -42,6 +44,7 @@ pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
     let bot = BotConfig {
         bot_login: args.bot_login.clone(),
         status_context: args.status_context.clone(),
+        verify: args.verifier.verify_config(),
         ..BotConfig::default()
     };
     // octocrab's client needs the runtime while it is built.

@@ -54,6 +54,8 @@ pub struct ServeArgs {
     /// Events waiting per worker before deliveries get 503.
     #[arg(long, env = "SWEEPGATE_QUEUE_CAPACITY", default_value_t = 1024)]
     pub queue_capacity: usize,
+    #[command(flatten)]
+    pub verifier: super::collect::VerifierArgs,
 }
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
@@ -68,6 +70,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         bot: BotConfig {
             bot_login: args.bot_login.clone(),
             status_context: args.status_context.clone(),
+            verify: args.verifier.verify_config(),
             ..BotConfig::default()
         },
         workers: args.workers,

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::Evidence;
 use crate::repo::{MemTree, RepoError, Tree, WorkTree};
@@ -34,7 +34,7 @@ pub enum BundleError {
     Repo(#[from] RepoError),
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Envelope<E> {
     format: u32,
     #[serde(flatten)]
@@ -57,13 +57,18 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
         path: json_path.clone(),
         message: format!("line {} column {}: {e}", e.line(), e.column()),
     };
-    let raw: serde_json::Value = serde_json::from_str(&text).map_err(json_error)?;
+    let mut raw: serde_json::Value = serde_json::from_str(&text).map_err(json_error)?;
     let found = raw.get("format").and_then(serde_json::Value::as_u64).unwrap_or(0);
     if found != u64::from(BUNDLE_FORMAT) {
         return Err(BundleError::Format { path: json_path, found: u32::try_from(found).unwrap_or(u32::MAX) });
     }
-    let envelope: Envelope<Evidence> = serde_json::from_str(&text).map_err(json_error)?;
-    let mut evidence = envelope.evidence;
+    // Not through the flattened envelope: serde's flatten cannot read integer map keys
+    // (`runs` is keyed by run id), so the format field is removed and the rest read directly.
+    if let Some(object) = raw.as_object_mut() {
+        object.remove("format");
+    }
+    let mut evidence: Evidence = serde_json::from_value(raw)
+        .map_err(|e| BundleError::Json { path: json_path.clone(), message: e.to_string() })?;
     evidence.base = load_tree(&dir.join("base"))?;
     evidence.head = load_tree(&dir.join("head"))?;
     evidence.artifacts = load_tree(&dir.join("artifacts"))?;

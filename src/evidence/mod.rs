@@ -4,6 +4,7 @@
 //! Same Evidence → same verdict, byte for byte: every collection here is ordered.
 
 mod bundle;
+pub mod collect;
 
 use std::collections::BTreeMap;
 

@@ -12,6 +12,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::intake::labels::Permission;
+use crate::intake::signoff::SignoffKind;
 use types::*;
 
 /// `owner/name`, validated to GitHub's alphabet so it can be put in a URL path as is.
@@ -61,6 +62,8 @@ pub enum GitHubError {
     DryRun(&'static str),
     #[error("GitHub client setup: {0}")]
     Setup(String),
+    #[error("{path}: the download exceeds {max_bytes} bytes; refusing to read further")]
+    TooLarge { path: String, max_bytes: u64 },
 }
 
 impl GitHubError {
@@ -165,6 +168,42 @@ pub trait GitHub: Send + Sync {
         repo: &RepoRef,
         user: &str,
     ) -> impl Future<Output = Result<Permission, GitHubError>> + Send;
+    /// One sign-off resource through its kind-specific endpoint (spec 30 §1.2).
+    fn get_signoff_resource(
+        &self,
+        repo: &RepoRef,
+        pr: u64,
+        kind: SignoffKind,
+        id: u64,
+    ) -> impl Future<Output = Result<SignoffResource, GitHubError>> + Send;
+    /// Both `permission` and `role_name`; a non-collaborator (404) reads as `none`.
+    fn collaborator_permission_detail(
+        &self,
+        repo: &RepoRef,
+        user: &str,
+    ) -> impl Future<Output = Result<CollaboratorPermission, GitHubError>> + Send;
+    /// Whether `user` is an active member of `org/team`. GitHub answers 404 both for "not a
+    /// member" and for "not visible to this token", so callers treat errors as unknown.
+    fn team_membership(
+        &self,
+        org: &str,
+        team: &str,
+        user: &str,
+    ) -> impl Future<Output = Result<bool, GitHubError>> + Send;
+    /// The repository at `sha` as a gzipped tarball (one request for every file at a ref).
+    fn download_tarball(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<Vec<u8>, GitHubError>> + Send;
+    /// An Actions artifact as its zip archive.
+    fn download_artifact(
+        &self,
+        repo: &RepoRef,
+        artifact_id: u64,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<Vec<u8>, GitHubError>> + Send;
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use super::types::*;
 use super::{ApiMetrics, GitHub, GitHubError, RepoRef};
 use crate::intake::labels::Permission;
+use crate::intake::signoff::SignoffKind;
 
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
@@ -185,6 +186,103 @@ impl OctoGitHub {
     }
 }
 
+impl OctoGitHub {
+    /// A binary download. GitHub answers 302 with a short-lived storage URL; that URL is
+    /// fetched without our credentials (it carries its own signature). Bounded by `max_bytes`;
+    /// 5xx and transport errors are retried like every read.
+    async fn download(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, GitHubError> {
+        let mut attempt = 0;
+        loop {
+            ApiMetrics::bump(&self.metrics.calls);
+            match self.download_once(path, max_bytes).await {
+                Err(DownloadFailure::Retryable(message)) if attempt < self.retry.max_retries => {
+                    attempt += 1;
+                    ApiMetrics::bump(&self.metrics.retries);
+                    tracing::warn!(path, attempt, "download failed ({message}); retrying");
+                    tokio::time::sleep(self.backoff(attempt - 1)).await;
+                }
+                Err(DownloadFailure::Retryable(message)) => {
+                    ApiMetrics::bump(&self.metrics.errors);
+                    return Err(GitHubError::Transport { method: "GET".into(), path: path.into(), message });
+                }
+                Err(DownloadFailure::Final(err)) => {
+                    ApiMetrics::bump(&self.metrics.errors);
+                    return Err(err);
+                }
+                Ok(bytes) => return Ok(bytes),
+            }
+        }
+    }
+
+    async fn download_once(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, DownloadFailure> {
+        use http_body_util::BodyExt;
+        let response = self.client._get(path).await.map_err(|e| DownloadFailure::Retryable(e.to_string()))?;
+        let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| DownloadFailure::Final(http_error(path, status, "redirect without a Location")))?
+                .to_string();
+            return fetch_unauthenticated(&location, path, max_bytes).await;
+        }
+        if status >= 500 {
+            return Err(DownloadFailure::Retryable(format!("HTTP {status}")));
+        }
+        if !(200..300).contains(&status) {
+            let text = self.client.body_to_string(response).await.unwrap_or_default();
+            return Err(DownloadFailure::Final(http_error(path, status, &error_message(&text))));
+        }
+        let limited =
+            http_body_util::Limited::new(response.into_body(), usize::try_from(max_bytes).unwrap_or(usize::MAX));
+        match limited.collect().await {
+            Ok(body) => Ok(body.to_bytes().to_vec()),
+            Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+                Err(DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes }))
+            }
+            Err(err) => Err(DownloadFailure::Retryable(err.to_string())),
+        }
+    }
+}
+
+enum DownloadFailure {
+    Retryable(String),
+    Final(GitHubError),
+}
+
+fn http_error(path: &str, status: u16, message: &str) -> GitHubError {
+    GitHubError::Http { method: "GET".into(), path: path.into(), status, message: message.into() }
+}
+
+/// The redirect target of a download, read with a plain client and the same size bound.
+async fn fetch_unauthenticated(url: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, DownloadFailure> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(300))
+        .redirect(reqwest::redirect::Policy::limited(5))
+        .build()
+        .map_err(|e| DownloadFailure::Final(GitHubError::Setup(e.to_string())))?;
+    let mut response = client.get(url).send().await.map_err(|e| DownloadFailure::Retryable(e.to_string()))?;
+    let status = response.status().as_u16();
+    if status >= 500 {
+        return Err(DownloadFailure::Retryable(format!("HTTP {status} from the storage redirect")));
+    }
+    if !response.status().is_success() {
+        return Err(DownloadFailure::Final(http_error(path, status, "the storage redirect failed")));
+    }
+    if response.content_length().is_some_and(|len| len > max_bytes) {
+        return Err(DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes }));
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| DownloadFailure::Retryable(e.to_string()))? {
+        if bytes.len() as u64 + chunk.len() as u64 > max_bytes {
+            return Err(DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes }));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
 fn is_rate_limited(status: StatusCode, headers: &HeaderMap) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     status == StatusCode::TOO_MANY_REQUESTS
@@ -342,6 +440,64 @@ impl GitHub for OctoGitHub {
             Err(err) if err.is_not_found() => Ok(Permission::None),
             Err(err) => Err(err),
         }
+    }
+
+    async fn get_signoff_resource(
+        &self,
+        repo: &RepoRef,
+        pr: u64,
+        kind: SignoffKind,
+        id: u64,
+    ) -> Result<SignoffResource, GitHubError> {
+        let path = match kind {
+            SignoffKind::ConversationComment => format!("/repos/{repo}/issues/comments/{id}"),
+            SignoffKind::ReviewSummary => format!("/repos/{repo}/pulls/{pr}/reviews/{id}"),
+            SignoffKind::InlineReviewComment => format!("/repos/{repo}/pulls/comments/{id}"),
+        };
+        self.get(&path).await
+    }
+
+    async fn collaborator_permission_detail(
+        &self,
+        repo: &RepoRef,
+        user: &str,
+    ) -> Result<CollaboratorPermission, GitHubError> {
+        let none = || CollaboratorPermission { permission: "none".into(), role_name: "none".into() };
+        if !valid_login(user) {
+            return Ok(none());
+        }
+        match self.get(&format!("/repos/{repo}/collaborators/{user}/permission")).await {
+            Ok(answer) => Ok(answer),
+            Err(err) if err.is_not_found() => Ok(none()),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn team_membership(&self, org: &str, team: &str, user: &str) -> Result<bool, GitHubError> {
+        let segment_ok = |s: &str| RepoRef::parse(&format!("{s}/x")).is_ok();
+        if !(segment_ok(org) && segment_ok(team) && valid_login(user)) {
+            return Err(GitHubError::InvalidRepo(format!("{org}/{team} member {user}")));
+        }
+        #[derive(serde::Deserialize)]
+        struct Membership {
+            #[serde(default)]
+            state: String,
+        }
+        let answer: Membership = self.get(&format!("/orgs/{org}/teams/{team}/memberships/{user}")).await?;
+        Ok(answer.state == "active")
+    }
+
+    async fn download_tarball(&self, repo: &RepoRef, sha: &str, max_bytes: u64) -> Result<Vec<u8>, GitHubError> {
+        self.download(&format!("/repos/{repo}/tarball/{}", query_escape(sha)), max_bytes).await
+    }
+
+    async fn download_artifact(
+        &self,
+        repo: &RepoRef,
+        artifact_id: u64,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, GitHubError> {
+        self.download(&format!("/repos/{repo}/actions/artifacts/{artifact_id}/zip"), max_bytes).await
     }
 }
 

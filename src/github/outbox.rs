@@ -13,6 +13,7 @@ use serde_json::json;
 use super::types::*;
 use super::{GitHub, GitHubError, RepoRef};
 use crate::intake::labels::Permission;
+use crate::intake::signoff::SignoffKind;
 
 pub struct OutboxGitHub {
     db: Mutex<Connection>,
@@ -224,6 +225,36 @@ impl GitHub for OutboxGitHub {
 
     async fn collaborator_permission(&self, _: &RepoRef, _: &str) -> Result<Permission, GitHubError> {
         Err(GitHubError::DryRun("reading collaborator permissions"))
+    }
+
+    async fn get_signoff_resource(
+        &self,
+        _: &RepoRef,
+        _: u64,
+        _: SignoffKind,
+        _: u64,
+    ) -> Result<SignoffResource, GitHubError> {
+        Err(GitHubError::DryRun("reading the sign-off"))
+    }
+
+    async fn collaborator_permission_detail(
+        &self,
+        _: &RepoRef,
+        _: &str,
+    ) -> Result<CollaboratorPermission, GitHubError> {
+        Err(GitHubError::DryRun("reading collaborator permissions"))
+    }
+
+    async fn team_membership(&self, _: &str, _: &str, _: &str) -> Result<bool, GitHubError> {
+        Err(GitHubError::DryRun("reading team membership"))
+    }
+
+    async fn download_tarball(&self, _: &RepoRef, _: &str, _: u64) -> Result<Vec<u8>, GitHubError> {
+        Err(GitHubError::DryRun("downloading repository contents"))
+    }
+
+    async fn download_artifact(&self, _: &RepoRef, _: u64, _: u64) -> Result<Vec<u8>, GitHubError> {
+        Err(GitHubError::DryRun("downloading artifacts"))
     }
 }
 

@@ -62,6 +62,9 @@ pub struct PullRequest {
     #[serde(default)]
     pub merged_at: Option<DateTime<Utc>>,
     pub user: User,
+    /// The PR description (null when empty).
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 impl PullRequest {
@@ -101,6 +104,9 @@ pub struct PullFile {
     pub deletions: u64,
     #[serde(default)]
     pub previous_filename: Option<String>,
+    /// The unified diff hunks (absent for binary or very large files).
+    #[serde(default)]
+    pub patch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +139,9 @@ pub struct CheckRun {
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
+    /// Links to the Actions job (`…/actions/runs/<run id>/job/<job id>`) for Actions check-runs.
+    #[serde(default)]
+    pub details_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,4 +200,44 @@ pub struct RunQuery {
     pub event: Option<String>,
     pub branch: Option<String>,
     pub status: Option<String>,
+}
+
+/// A sign-off resource as the kind-specific endpoint returns it (issue comment, review, or
+/// review comment); the fields the three share, plus the URLs that tie it to its PR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignoffResource {
+    pub id: u64,
+    /// Null for a review submitted without a summary.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Null when the account was deleted.
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub html_url: String,
+    /// Issue comments: `…/repos/{o}/{r}/issues/{n}`.
+    #[serde(default)]
+    pub issue_url: Option<String>,
+    /// Reviews and review comments: `…/repos/{o}/{r}/pulls/{n}`.
+    #[serde(default)]
+    pub pull_request_url: Option<String>,
+    /// Comments carry created/updated times, reviews `submitted_at`.
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub updated_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub submitted_at: Option<DateTime<Utc>>,
+    /// Reviews: APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING.
+    #[serde(default)]
+    pub state: Option<String>,
+}
+
+/// `GET /repos/{o}/{r}/collaborators/{u}/permission`, both fields as GitHub reports them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollaboratorPermission {
+    #[serde(default)]
+    pub permission: String,
+    #[serde(default)]
+    pub role_name: String,
 }

@@ -5,11 +5,16 @@ use serde::Deserialize;
 
 use crate::github::types::{Comment, PullRequest, User};
 use crate::github::RepoRef;
+use crate::intake::signoff::{SignoffKey, SignoffKind, SignoffUrl};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     PullRequest(PullRequestEvent),
     IssueComment(CommentEvent),
+    /// A review summary or an inline review comment, created/submitted or edited.
+    Review(ReviewEvent),
+    /// A manual `workflow_dispatch` naming one sign-off by URL (spec 30 §1.2).
+    Dispatch(DispatchEvent),
     /// GitHub's `ping` after a webhook is configured.
     Ping,
     /// A well-formed event the bot does not act on.
@@ -43,12 +48,34 @@ pub struct CommentEvent {
     pub sender: User,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewEvent {
+    pub action: String,
+    pub repo: RepoRef,
+    pub installation_id: Option<u64>,
+    pub pr: u64,
+    /// `pullrequestreview-N` or `discussion_rN`.
+    pub key: SignoffKey,
+    /// Empty for a review submitted without a summary.
+    pub body: String,
+    pub sender: User,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispatchEvent {
+    pub repo: RepoRef,
+    pub installation_id: Option<u64>,
+    pub signoff: SignoffUrl,
+}
+
 impl Event {
     /// The pull request this event concerns: events of one PR are processed in order.
     pub fn pr_key(&self) -> Option<(&RepoRef, u64)> {
         match self {
             Event::PullRequest(e) => Some((&e.repo, e.pull.number)),
             Event::IssueComment(e) => Some((&e.repo, e.issue_number)),
+            Event::Review(e) => Some((&e.repo, e.pr)),
+            Event::Dispatch(e) => Some((&e.repo, e.signoff.pr)),
             Event::Ping | Event::Ignored { .. } => None,
         }
     }
@@ -57,6 +84,8 @@ impl Event {
         match self {
             Event::PullRequest(e) => e.installation_id,
             Event::IssueComment(e) => e.installation_id,
+            Event::Review(e) => e.installation_id,
+            Event::Dispatch(e) => e.installation_id,
             Event::Ping | Event::Ignored { .. } => None,
         }
     }
@@ -126,6 +155,47 @@ struct CommentPayload {
     sender: User,
 }
 
+#[derive(Deserialize)]
+struct NumberField {
+    number: u64,
+}
+
+#[derive(Deserialize)]
+struct ReviewBody {
+    id: u64,
+    #[serde(default)]
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ReviewPayload {
+    action: String,
+    repository: RepoField,
+    #[serde(default)]
+    installation: Option<InstallationField>,
+    pull_request: NumberField,
+    #[serde(default)]
+    review: Option<ReviewBody>,
+    #[serde(default)]
+    comment: Option<ReviewBody>,
+    sender: User,
+}
+
+#[derive(Deserialize)]
+struct DispatchInputs {
+    comment_url: String,
+    #[serde(default, rename = "pr-number")]
+    pr_number: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct DispatchPayload {
+    repository: RepoField,
+    #[serde(default)]
+    installation: Option<InstallationField>,
+    inputs: DispatchInputs,
+}
+
 /// Parses the body of a delivery whose `X-GitHub-Event` is `name`.
 pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
     let invalid = |message: String| EventError::Invalid { event: name.chars().take(64).collect(), message };
@@ -160,6 +230,44 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
                 previous_body: p.changes.and_then(|c| c.body).map(|b| b.from),
                 sender: p.sender,
             }))
+        }
+        "pull_request_review" | "pull_request_review_comment" => {
+            let p: ReviewPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
+            let (kind, actions, resource) = if name == "pull_request_review" {
+                (SignoffKind::ReviewSummary, ["submitted", "edited"], p.review)
+            } else {
+                (SignoffKind::InlineReviewComment, ["created", "edited"], p.comment)
+            };
+            if !actions.contains(&p.action.as_str()) {
+                return Ok(Event::Ignored { name: name.into(), reason: "only new and edited reviews are read" });
+            }
+            let resource = resource.ok_or_else(|| invalid("missing the review or comment object".into()))?;
+            Ok(Event::Review(ReviewEvent {
+                repo: repo(&p.repository.full_name)?,
+                action: p.action,
+                installation_id: p.installation.map(|i| i.id),
+                pr: p.pull_request.number,
+                key: SignoffKey { kind, id: resource.id },
+                body: resource.body.unwrap_or_default(),
+                sender: p.sender,
+            }))
+        }
+        "workflow_dispatch" => {
+            let p: DispatchPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
+            let repo = repo(&p.repository.full_name)?;
+            let signoff = SignoffUrl::parse(&p.inputs.comment_url).map_err(|e| invalid(e.to_string()))?;
+            if !signoff.repo.eq_ignore_ascii_case(&repo.to_string()) {
+                return Err(invalid(format!("comment_url names {}, but the workflow runs in {repo}", signoff.repo)));
+            }
+            if let Some(number) = p.inputs.pr_number.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+                if number.parse::<u64>().ok() != Some(signoff.pr) {
+                    return Err(invalid(format!(
+                        "pr-number {number:?} does not match PR #{} of comment_url",
+                        signoff.pr
+                    )));
+                }
+            }
+            Ok(Event::Dispatch(DispatchEvent { repo, installation_id: p.installation.map(|i| i.id), signoff }))
         }
         _ => {
             // Still must be JSON: a signed garbage body is reported, not silently accepted.
@@ -234,6 +342,47 @@ mod tests {
         assert!(matches!(parse("issue_comment", &body).unwrap(), Event::Ignored { .. }));
         let body = serde_json::to_vec(&comment_payload("deleted", true)).unwrap();
         assert!(matches!(parse("issue_comment", &body).unwrap(), Event::Ignored { .. }));
+    }
+
+    #[test]
+    fn review_and_dispatch_events() {
+        let review = json!({
+            "action": "edited", "repository": {"full_name": "o/r"}, "pull_request": {"number": 12},
+            "review": {"id": 77, "body": null}, "sender": {"login": "bob", "type": "User"}
+        });
+        let Event::Review(e) = parse("pull_request_review", &serde_json::to_vec(&review).unwrap()).unwrap() else {
+            panic!("not a review event")
+        };
+        assert_eq!((e.key.to_string(), e.pr, e.body.as_str()), ("pullrequestreview-77".into(), 12, ""));
+        let inline = json!({
+            "action": "created", "repository": {"full_name": "o/r"}, "pull_request": {"number": 12},
+            "comment": {"id": 5, "body": "x"}, "sender": {"login": "bob", "type": "User"}
+        });
+        let Event::Review(e) = parse("pull_request_review_comment", &serde_json::to_vec(&inline).unwrap()).unwrap()
+        else {
+            panic!("not a review comment event")
+        };
+        assert_eq!(e.key.to_string(), "discussion_r5");
+        let mut dismissed = review.clone();
+        dismissed["action"] = json!("dismissed");
+        assert!(matches!(
+            parse("pull_request_review", &serde_json::to_vec(&dismissed).unwrap()).unwrap(),
+            Event::Ignored { .. }
+        ));
+        let dispatch = |url: &str, pr: &str| {
+            let p = json!({"repository": {"full_name": "o/r"}, "inputs": {"comment_url": url, "pr-number": pr}});
+            parse("workflow_dispatch", &serde_json::to_vec(&p).unwrap())
+        };
+        let Event::Dispatch(e) = dispatch("https://github.com/o/r/pull/12#issuecomment-9", "12").unwrap() else {
+            panic!("not a dispatch")
+        };
+        assert_eq!((e.signoff.pr, e.signoff.key.to_string()), (12, "issuecomment-9".into()));
+        assert!(dispatch("https://github.com/o/r/pull/12#issuecomment-9", "13")
+            .unwrap_err()
+            .to_string()
+            .contains("pr-number"));
+        assert!(dispatch("https://github.com/x/y/pull/12#issuecomment-9", "").unwrap_err().to_string().contains("x/y"));
+        assert!(dispatch("https://github.com/o/r/pull/12", "12").is_err());
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! Every write is idempotent: comments are found again by their marker and edited only when the
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
+mod signoff;
+
 use serde_json::json;
 
 use crate::github::types::{Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, WorkflowRun};
@@ -10,9 +12,11 @@ use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Ack, CommandName, CommentView, ReuseCommand, Scan};
 use crate::intake::event::{CommentEvent, Event, PullRequestEvent};
 use crate::intake::labels::{self, Modifier, Permission, PrFacts, Primary, Reason};
+use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
 use crate::repo::Logical;
 use crate::report::marker::{with_marker, Marker};
 use crate::report::{render_bilingual, RenderError};
+pub use signoff::{verify_signoff, SignoffTarget, VerifyConfig};
 
 /// Settings of the handlers (the same in both deployments).
 #[derive(Debug, Clone)]
@@ -23,6 +27,8 @@ pub struct BotConfig {
     pub status_context: String,
     /// Workflow file whose pull-request runs may be reused.
     pub sweep_workflow: String,
+    /// The sign-off verifier's settings.
+    pub verify: VerifyConfig,
 }
 
 impl Default for BotConfig {
@@ -31,6 +37,7 @@ impl Default for BotConfig {
             bot_login: "sweepgate[bot]".into(),
             status_context: "sweepgate/sweep-labels".into(),
             sweep_workflow: "run-sweep.yml".into(),
+            verify: VerifyConfig::default(),
         }
     }
 }
@@ -41,6 +48,10 @@ pub enum HandlerError {
     GitHub(#[from] GitHubError),
     #[error(transparent)]
     Render(#[from] RenderError),
+    #[error(transparent)]
+    VerdictRender(#[from] crate::report::verdict::RenderError),
+    #[error(transparent)]
+    Collect(#[from] crate::evidence::collect::CollectError),
 }
 
 /// What a handler did, one line per side effect or decision (logged, and the job summary).
@@ -59,7 +70,22 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
     let mut out = Outcome::default();
     match event {
         Event::PullRequest(e) => pull_request(gh, cfg, e, &mut out).await?,
+        Event::IssueComment(e) if has_signoff_phrase(&e.comment.body) => {
+            let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
+            let target = SignoffTarget { repo: &e.repo, pr: e.issue_number, key, require_open: true };
+            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
+        }
         Event::IssueComment(e) => issue_comment(gh, cfg, e, &mut out).await?,
+        Event::Review(e) if has_signoff_phrase(&e.body) => {
+            let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, require_open: true };
+            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
+        }
+        Event::Review(e) => out.note(format!("{} has no sign-off phrase", e.key)),
+        // A dispatch is an explicit override: any PR state, no phrase required (spec 30 §1.2).
+        Event::Dispatch(e) => {
+            let target = SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, require_open: false };
+            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
+        }
         Event::Ping => out.note("ping"),
         Event::Ignored { name, reason } => out.note(format!("ignored {name}: {reason}")),
     }
@@ -650,6 +676,7 @@ mod tests {
             additions: 1,
             deletions: 0,
             previous_filename: None,
+            patch: None,
         };
         assert!(touches_benchmark_files(&[file("perf-changelog.yaml")]));
         assert!(touches_benchmark_files(&[file("inferencex-e2e/configs/amd-master.yaml")]));

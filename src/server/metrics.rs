@@ -28,6 +28,9 @@ pub fn event_label(name: &str) -> &'static str {
     match name {
         "pull_request" => "pull_request",
         "issue_comment" => "issue_comment",
+        "pull_request_review" => "pull_request_review",
+        "pull_request_review_comment" => "pull_request_review_comment",
+        "workflow_dispatch" => "workflow_dispatch",
         "ping" => "ping",
         _ => "other",
     }

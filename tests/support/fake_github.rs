@@ -12,7 +12,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, patch, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -39,6 +39,7 @@ impl StoredComment {
             "author_association": self.association,
             "created_at": self.created_at, "updated_at": self.updated_at,
             "html_url": format!("https://github.com/{}/pull/{}#issuecomment-{}", self.repo, self.issue, self.id),
+            "issue_url": format!("https://api.github.com/repos/{}/issues/{}", self.repo, self.issue),
         })
     }
 }
@@ -73,6 +74,20 @@ pub struct World {
     pub app_login: String,
     pub installation_tokens_issued: u64,
     pub faults: VecDeque<Fault>,
+    /// (repo, sha) → gzipped tarball served by `GET …/tarball/{sha}` (through a redirect).
+    pub tarballs: HashMap<(String, String), Vec<u8>>,
+    /// artifact id → zip served by `GET …/actions/artifacts/{id}/zip` (through a redirect).
+    pub artifact_zips: HashMap<u64, Vec<u8>>,
+    /// (repo, review id) → review JSON; (repo, comment id) → inline review comment JSON.
+    pub reviews: HashMap<(String, u64), Value>,
+    pub review_comments: HashMap<(String, u64), Value>,
+    /// (org, team) → active members; teams not listed answer 404 like hidden teams do.
+    pub teams: HashMap<(String, String), Vec<String>>,
+    /// After this many reads of a PR, its head becomes the given SHA (a push mid-verification).
+    pub head_moves: Option<(u64, String)>,
+    pub pull_reads: u64,
+    /// Redirected downloads that arrived with an Authorization header (must stay 0).
+    pub leaked_auth: u64,
     /// "METHOD path?query" of every request, in order.
     pub log: Vec<String>,
     next_id: u64,
@@ -124,9 +139,16 @@ impl FakeGitHub {
         let router = Router::new()
             .route("/app/installations/{id}/access_tokens", post(access_token))
             .route("/repos/{o}/{r}/issues/{n}/comments", get(list_comments).post(create_comment))
-            .route("/repos/{o}/{r}/issues/comments/{id}", patch(update_comment))
+            .route("/repos/{o}/{r}/issues/comments/{id}", get(get_comment).patch(update_comment))
             .route("/repos/{o}/{r}/issues/comments/{id}/reactions", get(list_reactions).post(add_reaction))
             .route("/repos/{o}/{r}/issues/comments/{id}/reactions/{reaction}", delete(delete_reaction))
+            .route("/repos/{o}/{r}/pulls/{n}/reviews/{id}", get(get_review))
+            .route("/repos/{o}/{r}/pulls/comments/{id}", get(get_review_comment))
+            .route("/repos/{o}/{r}/tarball/{sha}", get(tarball_redirect))
+            .route("/repos/{o}/{r}/actions/artifacts/{id}/zip", get(artifact_redirect))
+            .route("/orgs/{org}/teams/{team}/memberships/{user}", get(team_membership))
+            .route("/_blobs/tarball/{o}/{r}/{sha}", get(tarball_blob))
+            .route("/_blobs/artifact/{id}", get(artifact_blob))
             .route("/repos/{o}/{r}/pulls/{n}", get(get_pull))
             .route("/repos/{o}/{r}/pulls/{n}/commits", get(list_commits))
             .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
@@ -251,6 +273,14 @@ async fn gate(State(world): State<Shared>, request: Request, next: Next) -> Resp
     }
     let token = auth.strip_prefix("Bearer ").or_else(|| auth.strip_prefix("token ")).unwrap_or("");
     let is_app_route = request.uri().path().starts_with("/app/");
+    if request.uri().path().starts_with("/_blobs/") {
+        // Storage URLs carry their own signature; a client must not send its GitHub token there.
+        if !auth.is_empty() {
+            lock(&world).leaked_auth += 1;
+            return error(StatusCode::BAD_REQUEST, "Only one auth mechanism allowed");
+        }
+        return next.run(request).await;
+    }
     if is_app_route {
         // An App JWT: header.payload.signature (octocrab signs it with the App key).
         if token.split('.').count() != 3 {
@@ -414,7 +444,13 @@ async fn delete_reaction(
 }
 
 async fn get_pull(State(world): State<Shared>, Path((o, r, n)): Path<(String, String, u64)>) -> Response {
-    match lock(&world).pulls.get(&(format!("{o}/{r}"), n)) {
+    let mut w = lock(&world);
+    w.pull_reads += 1;
+    let moved = w.head_moves.clone().filter(|(after, _)| w.pull_reads > *after);
+    if let (Some((_, sha)), Some(pull)) = (moved, w.pulls.get_mut(&(format!("{o}/{r}"), n))) {
+        pull["head"]["sha"] = json!(sha);
+    }
+    match w.pulls.get(&(format!("{o}/{r}"), n)) {
         Some(pull) => Json(pull.clone()).into_response(),
         None => not_found(),
     }
@@ -520,5 +556,84 @@ async fn permission(State(world): State<Shared>, Path((o, r, user)): Path<(Strin
             Json(json!({"permission": legacy, "role_name": role, "user": {"login": user}})).into_response()
         }
         None => not_found(),
+    }
+}
+
+async fn get_comment(State(world): State<Shared>, Path((o, r, id)): Path<(String, String, u64)>) -> Response {
+    let repo = format!("{o}/{r}");
+    match lock(&world).comments.iter().find(|c| c.id == id && c.repo == repo) {
+        Some(c) => Json(c.json()).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn get_review(State(world): State<Shared>, Path((o, r, _n, id)): Path<(String, String, u64, u64)>) -> Response {
+    match lock(&world).reviews.get(&(format!("{o}/{r}"), id)) {
+        Some(review) => Json(review.clone()).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn get_review_comment(State(world): State<Shared>, Path((o, r, id)): Path<(String, String, u64)>) -> Response {
+    match lock(&world).review_comments.get(&(format!("{o}/{r}"), id)) {
+        Some(comment) => Json(comment.clone()).into_response(),
+        None => not_found(),
+    }
+}
+
+fn redirect(location: String) -> Response {
+    (StatusCode::FOUND, [("location", location)]).into_response()
+}
+
+fn self_url(request: &Request) -> String {
+    let host = request.headers().get("host").and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
+    format!("http://{host}")
+}
+
+async fn tarball_redirect(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    request: Request,
+) -> Response {
+    if !lock(&world).tarballs.contains_key(&(format!("{o}/{r}"), sha.clone())) {
+        return not_found();
+    }
+    redirect(format!("{}/_blobs/tarball/{o}/{r}/{sha}", self_url(&request)))
+}
+
+async fn tarball_blob(State(world): State<Shared>, Path((o, r, sha)): Path<(String, String, String)>) -> Response {
+    match lock(&world).tarballs.get(&(format!("{o}/{r}"), sha)) {
+        Some(bytes) => bytes.clone().into_response(),
+        None => not_found(),
+    }
+}
+
+async fn artifact_redirect(
+    State(world): State<Shared>,
+    Path((_o, _r, id)): Path<(String, String, u64)>,
+    request: Request,
+) -> Response {
+    if !lock(&world).artifact_zips.contains_key(&id) {
+        return error(StatusCode::GONE, "Artifact has expired");
+    }
+    redirect(format!("{}/_blobs/artifact/{id}", self_url(&request)))
+}
+
+async fn artifact_blob(State(world): State<Shared>, Path(id): Path<u64>) -> Response {
+    match lock(&world).artifact_zips.get(&id) {
+        Some(bytes) => bytes.clone().into_response(),
+        None => not_found(),
+    }
+}
+
+async fn team_membership(
+    State(world): State<Shared>,
+    Path((org, team, user)): Path<(String, String, String)>,
+) -> Response {
+    match lock(&world).teams.get(&(org, team)) {
+        Some(members) if members.contains(&user) => {
+            Json(json!({"state": "active", "role": "member", "url": "x"})).into_response()
+        }
+        Some(_) | None => not_found(),
     }
 }

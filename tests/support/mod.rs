@@ -4,6 +4,8 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod fake_github;
+pub mod fake_upstream;
+pub mod serve_bundle;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,227 @@
+//! The sign-off verifier wired into `sweepgate serve`: signed `issue_comment` deliveries with
+//! the sign-off phrase → collect through the fake GitHub → verify → ONE bilingual verdict
+//! comment per sign-off resource (edited in place on re-verification) and the commit status
+//! `codeowner-signoff-verify` on the pinned head.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::fake_github::FakeGitHub;
+use support::fake_upstream::FakeUpstream;
+use support::serve_bundle::{fixture, serve, REPO};
+use support::{comment_event, ServerProcess, BOT, TOKEN};
+use sweepgate::evidence::read_bundle;
+
+fn signoff_event(pr: u64, id: u64, login: &str, body: &str, previous: Option<&str>) -> Value {
+    let mut payload = comment_event(pr, id, login, "MEMBER", body, previous);
+    payload["repository"]["full_name"] = json!(REPO);
+    payload
+}
+
+/// The bot's comments on `pr` that carry a verdict marker.
+fn verdicts(fake: &FakeGitHub, pr: u64) -> Vec<(u64, String)> {
+    let w = fake.world();
+    w.comments_on(REPO, pr)
+        .into_iter()
+        .filter(|c| c.login == BOT && c.body.starts_with("<!-- sweepgate:verdict "))
+        .map(|c| (c.id, c.body.clone()))
+        .collect()
+}
+
+/// `sweepgate serve` talking to `fake`, with upstream facts from `upstream`, plus `extra` flags.
+async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
+    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
+    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
+    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
+    args.extend(["--registry", &docker, "--registry", &nvcr]);
+    args.extend(extra);
+    ServerProcess::start(&args).await
+}
+
+fn statuses(fake: &FakeGitHub) -> Vec<(String, String, String)> {
+    fake.world()
+        .statuses
+        .iter()
+        .map(|(_, sha, body)| {
+            (sha.clone(), body["context"].as_str().unwrap_or("").into(), body["state"].as_str().unwrap_or("").into())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signoff_posted_edited_and_by_a_non_owner() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    // Anyone can type a marker; only the bot's own comments count as verdicts.
+    let forged =
+        format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} -->\n## ✅✅✅ **APPROVED** ✅✅✅");
+    fake.add_comment(REPO, pr, "mallory", "NONE", &forged);
+    let server = start_server(&fake, &upstream, &["--reviewer", "@maint-a"]).await;
+
+    // 1. The sign-off is posted: one verdict comment, APPROVED, bilingual; pending then success.
+    let (status, _) =
+        server.deliver("issue_comment", "d-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    assert_eq!(status, 202);
+    server.wait_handled(1).await;
+    let first = verdicts(&fake, pr);
+    assert_eq!(first.len(), 1, "{first:#?}");
+    let (verdict_id, body) = &first[0];
+    assert!(body.starts_with(&format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} -->\n")), "{body}");
+    assert!(body.contains("**APPROVED**") && body.contains("检查 0"), "{body}");
+    assert!(body.contains(&format!("Assessed commit: `{head}`")), "{body}");
+    let context = "codeowner-signoff-verify".to_string();
+    assert_eq!(
+        statuses(&fake),
+        vec![(head.clone(), context.clone(), "pending".into()), (head.clone(), context.clone(), "success".into())]
+    );
+    assert!(fake.world().comments.iter().any(|c| c.login == "mallory" && c.body == forged), "forged marker untouched");
+
+    // 2. The sign-off is edited (an item unchecked): the same comment is edited, now REJECTED.
+    let edited = original.signoff.body.replacen("- [x] General code quality", "- [ ] General code quality", 1);
+    assert_ne!(edited, original.signoff.body);
+    fake.world().comments.iter_mut().find(|c| c.id == id).unwrap().body = edited.clone();
+    server
+        .deliver("issue_comment", "d-2", &signoff_event(pr, id, "nv-owner", &edited, Some(&original.signoff.body)))
+        .await;
+    server.wait_handled(2).await;
+    let second = verdicts(&fake, pr);
+    assert_eq!(second.len(), 1, "edited in place, never duplicated");
+    assert_eq!(second[0].0, *verdict_id);
+    assert!(second[0].1.contains("**REJECTED**") && second[0].1.contains("❌ Check 5"), "{}", second[0].1);
+    assert_eq!(statuses(&fake).last().unwrap(), &(head.clone(), context.clone(), "failure".into()));
+
+    // 3. A redelivered-looking re-run with nothing changed rewrites nothing.
+    server.deliver("issue_comment", "d-3", &signoff_event(pr, id, "nv-owner", &edited, Some(&edited))).await;
+    server.wait_handled(3).await;
+    assert_eq!(fake.world().count(&format!("PATCH /repos/{REPO}/issues/comments/{verdict_id}")), 1);
+
+    // 4. A sign-off by someone who owns nothing: its own verdict, REJECTED with Check 0 FAIL.
+    let stranger = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", &original.signoff.body);
+    fake.world().permissions.insert((REPO.into(), "random-dev".into()), "read".into());
+    server
+        .deliver("issue_comment", "d-4", &signoff_event(pr, stranger, "random-dev", &original.signoff.body, None))
+        .await;
+    server.wait_handled(4).await;
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 2, "one verdict per sign-off resource");
+    let theirs = &all.iter().find(|(_, b)| b.contains(&format!("signoff=issuecomment-{stranger} "))).unwrap().1;
+    assert!(theirs.contains("**REJECTED**") && theirs.contains("❌ Check 0"), "{theirs}");
+    assert_eq!(statuses(&fake).last().unwrap(), &(head.clone(), context, "failure".into()));
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drafts_and_comments_without_the_phrase_are_not_verified() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let pr = original.pull_request.number;
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["draft"] = json!(true);
+    let server = ServerProcess::with_token(&fake.url).await;
+    server.deliver("issue_comment", "d-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    server.deliver("issue_comment", "d-2", &signoff_event(pr, id, "nv-owner", "LGTM", None)).await;
+    server.wait_handled(2).await;
+    assert!(verdicts(&fake, pr).is_empty());
+    assert!(statuses(&fake).is_empty(), "a draft PR gets no status");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_summaries_are_verified_and_keyed_by_review() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve(&fake, &original);
+    let review = json!({
+        "id": 555, "body": original.signoff.body, "state": "APPROVED",
+        "user": {"login": "nv-owner", "type": "User"},
+        "html_url": format!("https://github.com/{REPO}/pull/{pr}#pullrequestreview-555"),
+        "pull_request_url": format!("https://api.github.com/repos/{REPO}/pulls/{pr}"),
+        "submitted_at": "2026-11-29T10:00:00Z"
+    });
+    fake.world().reviews.insert((REPO.into(), 555), review.clone());
+    let server = start_server(&fake, &upstream, &["--advisory"]).await;
+    let payload = json!({
+        "action": "submitted", "repository": {"full_name": REPO}, "installation": {"id": 1001},
+        "pull_request": {"number": pr}, "review": review, "sender": {"login": "nv-owner", "type": "User"}
+    });
+    server.deliver("pull_request_review", "r-1", &payload).await;
+    server.wait_handled(1).await;
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1);
+    assert!(all[0].1.starts_with(&format!("<!-- sweepgate:verdict signoff=pullrequestreview-555 sha={head} -->")));
+    assert!(statuses(&fake).is_empty(), "advisory mode posts no commit status");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let pr = original.pull_request.number;
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["state"] = json!("closed");
+    let dir = tempfile::tempdir().unwrap();
+    let event_path = dir.path().join("event.json");
+    let payload =
+        json!({"repository": {"full_name": REPO}, "inputs": {"comment_url": url, "pr-number": pr.to_string()}});
+    std::fs::write(&event_path, serde_json::to_vec(&payload).unwrap()).unwrap();
+    let fake_url = fake.url.clone();
+    let upstream_url = upstream.url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+            .arg("action")
+            .args([
+                "--registry",
+                &format!("docker.io={upstream_url}"),
+                "--registry",
+                &format!("nvcr.io={upstream_url}"),
+            ])
+            .env("GITHUB_EVENT_NAME", "workflow_dispatch")
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GITHUB_API_URL", &fake_url)
+            .env("SWEEPGATE_BOT_LOGIN", BOT)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("posted verdict comment"), "{stdout}");
+    assert_eq!(verdicts(&fake, pr).len(), 1);
+    assert_eq!(statuses(&fake).last().unwrap().2, "success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_head() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    let pushed = "c".repeat(40);
+    // Read 1: the handler's gate; read 2: collection pins the head; read 3: the re-read sees the push.
+    fake.world().head_moves = Some((2, pushed.clone()));
+    let server = start_server(&fake, &upstream, &[]).await;
+    server.deliver("issue_comment", "m-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    server.wait_handled(1).await;
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1);
+    let body = &all[0].1;
+    assert!(body.contains(&format!("moved to `{pushed}`")) && body.contains("a fresh sign-off is needed"), "{body}");
+    assert!(body.contains(&format!("Assessed commit: `{head}`")), "{body}");
+    let w = fake.world();
+    let (sha, status) = w.statuses.last().map(|(_, sha, body)| (sha.clone(), body.clone())).unwrap();
+    assert_eq!(sha, head, "the status goes on the pinned head, never on the pushed commit");
+    assert!(status["description"].as_str().unwrap().contains("fresh sign-off"), "{status}");
+    assert!(w.statuses.iter().all(|(_, sha, _)| *sha != pushed));
+}

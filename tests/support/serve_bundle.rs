@@ -1,0 +1,99 @@
+//! A fixture bundle served through the fake GitHub: its PR, commits, files, check-runs, sign-off
+//! comment, tarballs at base and head, and one run with a result artifact (zip holding a nested
+//! server-log tarball), so collection can be tested against the real HTTP client.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use sweepgate::evidence::Evidence;
+use sweepgate::repo::{MemTree, Tree};
+
+use super::fake_github::FakeGitHub;
+
+pub const REPO: &str = "example/inferencex";
+pub const RUN: u64 = 40714803265;
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles").join(name)
+}
+
+pub fn tar_gz(top: &str, tree: &MemTree) -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    for path in tree.paths() {
+        let data = tree.read(path).unwrap().unwrap();
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, format!("{top}/{path}"), data.as_slice()).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, data) in files {
+        writer.start_file(*path, zip::write::SimpleFileOptions::default()).unwrap();
+        writer.write_all(data).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+/// Puts everything of `ev` into the fake; returns the sign-off URL.
+pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
+    let pr = ev.pull_request.number;
+    fake.add_pull(REPO, pr, &ev.pull_request.head_sha, &[], &[]);
+    let id = fake.add_comment(REPO, pr, &ev.signoff.author, "MEMBER", &ev.signoff.body);
+    let mut w = fake.world();
+    let pull = w.pulls.get_mut(&(REPO.into(), pr)).unwrap();
+    pull["base"]["sha"] = json!(ev.pull_request.base_sha);
+    pull["title"] = json!(ev.pull_request.title);
+    pull["labels"] = json!(ev.pull_request.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>());
+    w.commits.insert(
+        (REPO.into(), pr),
+        ev.commits.iter().map(|sha| json!({"sha": sha, "commit": {"message": "m"}})).collect(),
+    );
+    w.files.insert(
+        (REPO.into(), pr),
+        ev.files
+            .iter()
+            .map(|f| json!({"filename": f.filename, "status": f.status, "patch": f.patch, "previous_filename": f.previous_filename}))
+            .collect(),
+    );
+    for (sha, runs) in &ev.check_runs {
+        for (i, c) in runs.as_ok().unwrap().iter().enumerate() {
+            let run = json!({"id": i, "name": c.name, "head_sha": sha, "status": c.status, "conclusion": c.conclusion, "details_url": c.details_url});
+            w.check_runs.push((REPO.into(), run));
+        }
+    }
+    let top = |sha: &str| format!("example-inferencex-{}", &sha[..7]);
+    w.tarballs
+        .insert((REPO.into(), ev.pull_request.base_sha.clone()), tar_gz(&top(&ev.pull_request.base_sha), &ev.base));
+    w.tarballs
+        .insert((REPO.into(), ev.pull_request.head_sha.clone()), tar_gz(&top(&ev.pull_request.head_sha), &ev.head));
+    w.permissions.insert((REPO.into(), ev.signoff.author.clone()), "write".into());
+    w.teams.insert(("benchlab".into(), "core".into()), vec!["someone-else".into()]);
+    drop(w);
+    fake.add_run(
+        REPO,
+        RUN,
+        "run-sweep.yml",
+        "pull_request",
+        "success",
+        &ev.pull_request.head_sha,
+        "b",
+        &["eval_dsr1_c64", "server_logs_other"],
+    );
+    let logs = {
+        let mut t = MemTree::new();
+        t.insert("server.log", "Uvicorn running on 0.0.0.0:8000\n");
+        tar_gz("logs", &t)
+    };
+    let artifact =
+        zip_of(&[("results_dsr1.json", br#"{"exact_match,strict-match": 0.95}"#), ("eval_server_logs.tar.gz", &logs)]);
+    fake.world().artifact_zips.insert(RUN * 100, artifact);
+    format!("https://github.com/{REPO}/pull/{pr}#issuecomment-{id}")
+}
