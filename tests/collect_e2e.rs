@@ -178,3 +178,20 @@ async fn downloads_are_retried_after_a_5xx() {
     assert_eq!(got.runs[&RUN].artifacts["eval_dsr1_c64"], sweepgate::evidence::Fact::Ok(()));
     assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), 3, "one retry, then base and head");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_keep_their_association_and_github_times() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let pr = original.pull_request.number;
+    fake.add_comment(REPO, pr, "vendor-dev", "CONTRIBUTOR", "/reuse-sweep-run 40714803265");
+    let dir = tempfile::tempdir().unwrap();
+    assert!(collect(&fake, &upstream, pr, &url, dir.path()).status.success());
+    let got = read_bundle(dir.path()).unwrap();
+    let command = got.comments.iter().find(|c| c.author == "vendor-dev").unwrap();
+    assert_eq!(
+        (command.author_association.as_str(), command.created_at.as_str()),
+        ("CONTRIBUTOR", "2026-09-01T10:00:00Z")
+    );
+    assert!(got.permissions.contains_key("vendor-dev"), "reuse commenters' permissions are collected");
+    assert_eq!(got.signoff.created_at, "2026-09-01T10:00:00Z");
+}

@@ -16,7 +16,7 @@ use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
 use crate::repo::Logical;
 use crate::report::marker::{with_marker, Marker};
 use crate::report::{render_bilingual, RenderError};
-pub use signoff::{verify_signoff, SignoffTarget, VerifyConfig};
+pub use signoff::{is_human, verify_signoff, SignoffTarget, VerifyConfig};
 
 /// Settings of the handlers (the same in both deployments).
 #[derive(Debug, Clone)]
@@ -70,17 +70,17 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
     let mut out = Outcome::default();
     match event {
         Event::PullRequest(e) => pull_request(gh, cfg, e, &mut out).await?,
-        Event::IssueComment(e) if has_signoff_phrase(&e.comment.body) => {
+        Event::IssueComment(e) if has_signoff_phrase(&e.comment.body) && is_human(&e.comment.user) => {
             let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
             let target = SignoffTarget { repo: &e.repo, pr: e.issue_number, key, require_open: true };
             verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
         }
         Event::IssueComment(e) => issue_comment(gh, cfg, e, &mut out).await?,
-        Event::Review(e) if has_signoff_phrase(&e.body) => {
+        Event::Review(e) if has_signoff_phrase(&e.body) && is_human(&e.sender) => {
             let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, require_open: true };
             verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
         }
-        Event::Review(e) => out.note(format!("{} has no sign-off phrase", e.key)),
+        Event::Review(e) => out.note(format!("{} is not a sign-off by a person", e.key)),
         // A dispatch is an explicit override: any PR state, no phrase required (spec 30 §1.2).
         Event::Dispatch(e) => {
             let target = SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, require_open: false };

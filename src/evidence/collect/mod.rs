@@ -79,6 +79,11 @@ fn unavailable<T>(what: &str, err: impl std::fmt::Display) -> Fact<T> {
     Fact::Unavailable(format!("{what}: {err}"))
 }
 
+/// Times as GitHub writes them (`2026-09-01T10:00:00Z`), so bundles read like the API.
+fn github_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// The run id in an Actions `details_url` (`…/actions/runs/<id>[/job/<job>]`).
 pub fn run_id_of(details_url: &str) -> Option<u64> {
     let rest = details_url.split("/actions/runs/").nth(1)?;
@@ -144,8 +149,8 @@ pub async fn collect<G: GitHub>(
                 author: c.user.login,
                 author_association: c.author_association,
                 body: c.body,
-                created_at: c.created_at.to_rfc3339(),
-                updated_at: c.updated_at.to_rfc3339(),
+                created_at: github_time(c.created_at),
+                updated_at: github_time(c.updated_at),
                 url: c.html_url,
             })
             .collect(),
@@ -265,7 +270,7 @@ async fn read_signoff<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64, url: &SignoffU
         signoff::SignoffKind::ReviewSummary => SignoffKind::Review,
         signoff::SignoffKind::InlineReviewComment => SignoffKind::ReviewComment,
     };
-    let time = |t: Option<chrono::DateTime<chrono::Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
+    let time = |t: Option<chrono::DateTime<chrono::Utc>>| t.map(github_time).unwrap_or_default();
     Ok(Signoff {
         kind,
         id: url.key.id,

@@ -36,6 +36,12 @@ impl Default for VerifyConfig {
     }
 }
 
+/// Sign-offs are people's: a bot account (the verifier's own included) never triggers one, so
+/// a verdict that quotes the phrase cannot loop.
+pub fn is_human(user: &crate::github::types::User) -> bool {
+    !(user.kind.eq_ignore_ascii_case("bot") || user.login.ends_with("[bot]"))
+}
+
 /// Which sign-off to verify, and whether the PR must be open and ready (events) or not (dispatch).
 pub struct SignoffTarget<'a> {
     pub repo: &'a RepoRef,
@@ -117,4 +123,19 @@ pub async fn verify_signoff<G: GitHub>(
         format!("sign-off {key}: {word} at {short}")
     };
     set_status(gh, cfg, repo, &pinned, state, description, out).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::github::types::User;
+
+    #[test]
+    fn bots_never_sign_off() {
+        let user = |login: &str, kind: &str| User { login: login.into(), kind: kind.into() };
+        assert!(is_human(&user("nv-owner", "User")));
+        assert!(!is_human(&user("sweepgate[bot]", "Bot")));
+        assert!(!is_human(&user("renamed-bot", "Bot")));
+        assert!(!is_human(&user("github-actions[bot]", "")));
+    }
 }
