@@ -408,10 +408,13 @@ impl<'a> Builder<'a> {
         if merged.is_empty() {
             return Ok(explicit);
         }
+        // PyYAML order: merged keys first, an explicit value replacing its merged key in place,
+        // then the keys only written explicitly.
         let mut out: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + explicit.len());
         for (k, v) in merged {
-            if !explicit.iter().any(|(ek, _)| same_key(ek, &k)) {
-                out.push((k, v));
+            match explicit.iter().position(|(ek, _)| same_key(ek, &k)) {
+                Some(i) => out.push(explicit.remove(i)),
+                None => out.push((k, v)),
             }
         }
         out.extend(explicit);

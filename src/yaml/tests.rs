@@ -50,6 +50,12 @@ fn anchors_aliases_and_merge_keys() {
     let doc = parse(text, "m.yaml").unwrap();
     let other = doc.get("other").unwrap().to_json();
     assert_eq!(other, serde_json::json!({"x": 1, "y": 3, "z": 4}));
+    let keys: Vec<&str> = doc.get("other").unwrap().as_map().unwrap().iter().filter_map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["x", "y", "z"], "an overriding key keeps the merged key's place, as in PyYAML");
+    let merged_later = parse("b: &b {x: 1, y: 2}\no:\n  z: 0\n  y: 3\n  <<: *b\n", "m.yaml").unwrap();
+    let keys: Vec<&str> =
+        merged_later.get("o").unwrap().as_map().unwrap().iter().filter_map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["x", "y", "z"]);
     assert_eq!(doc.get("list").unwrap().to_json(), serde_json::json!([{"x": 1, "y": 2}]));
 }
 
