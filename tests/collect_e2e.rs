@@ -45,6 +45,16 @@ async fn green_sweep() -> (sweepgate::evidence::Evidence, FakeGitHub, FakeUpstre
     let original = read_bundle(&fixture("green-sweep")).unwrap();
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
+    // The fixture's upstream recipe PRs, served by the fake upstream GitHub.
+    for (pr_url, fact) in &original.upstream.pulls {
+        let (Some(pull), Some((repo, number))) =
+            (fact.as_ok(), pr_url.strip_prefix("https://github.com/").and_then(|r| r.split_once("/pull/")))
+        else {
+            continue;
+        };
+        let json = serde_json::json!({"state": pull.state, "draft": pull.draft, "merged_at": pull.merged_at});
+        upstream.state().pulls.insert((repo.to_owned(), number.parse().unwrap()), (json, pull.files.clone()));
+    }
     let url = serve(&fake, &original);
     (original, fake, upstream, url)
 }

@@ -46,6 +46,10 @@ pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
 pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
     let pr = ev.pull_request.number;
     fake.add_pull(REPO, pr, &ev.pull_request.head_sha, &[], &[]);
+    // The fixture's conversation (e.g. a maintainer's /reuse-sweep-run), then the sign-off.
+    for c in &ev.comments {
+        fake.add_comment(REPO, pr, &c.author, &c.author_association, &c.body);
+    }
     let id = fake.add_comment(REPO, pr, &ev.signoff.author, "MEMBER", &ev.signoff.body);
     let mut w = fake.world();
     let pull = w.pulls.get_mut(&(REPO.into(), pr)).unwrap();
@@ -92,8 +96,17 @@ pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
         t.insert("server.log", "Uvicorn running on 0.0.0.0:8000\n");
         tar_gz("logs", &t)
     };
-    let artifact =
-        zip_of(&[("results_dsr1.json", br#"{"exact_match,strict-match": 0.95}"#), ("eval_server_logs.tar.gz", &logs)]);
+    // The fixture's own eval results (meta_env.json, results_*.json), plus a nested log tarball.
+    let prefix = format!("{RUN}/");
+    let mut files: Vec<(String, Vec<u8>)> = ev
+        .artifacts
+        .paths()
+        .filter(|p| p.starts_with(&prefix) && p.contains("/eval_"))
+        .filter_map(|p| Some((p.rsplit('/').next()?.to_owned(), ev.artifacts.get(p)?.to_vec())))
+        .collect();
+    files.push(("eval_server_logs.tar.gz".to_owned(), logs));
+    let entries: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    let artifact = zip_of(&entries);
     fake.world().artifact_zips.insert(RUN * 100, artifact);
     format!("https://github.com/{REPO}/pull/{pr}#issuecomment-{id}")
 }
