@@ -106,18 +106,19 @@ async fn open_loop(server: &ServerProcess, client: &reqwest::Client, rps: u64, s
     }
     let sending = started.elapsed();
     let mut acks = Vec::with_capacity(tasks.len());
-    let (mut errors, mut accepted) = (0u64, 0u64);
+    let (mut errors, mut accepted) = (std::collections::BTreeMap::<u16, u64>::new(), 0u64);
     for task in tasks {
         match task.await {
             Ok((202, took)) => {
                 accepted += 1;
                 acks.push(took);
             }
-            Ok((_, took)) => {
-                errors += 1;
+            // Status 0: a transport error (connection refused or reset).
+            Ok((status, took)) => {
+                *errors.entry(status).or_default() += 1;
                 acks.push(took);
             }
-            Err(_) => errors += 1,
+            Err(_) => *errors.entry(0).or_default() += 1,
         }
     }
     acks.sort();
@@ -131,7 +132,9 @@ async fn open_loop(server: &ServerProcess, client: &reqwest::Client, rps: u64, s
         ms(percentile(&acks, 0.99)),
         ms(percentile(&acks, 1.0))
     );
-    println!("| load: errors (non-202 or transport) | {errors} |");
+    let by_status: Vec<String> = errors.iter().map(|(status, n)| format!("{n} × {status}")).collect();
+    let total_errors: u64 = errors.values().sum();
+    println!("| load: errors (non-202; 0 = transport) | {total_errors} ({}) |", by_status.join(", "));
     println!(
         "| load: all events handled | {} after {:.1} s |",
         if handled { "yes" } else { "NO (bounded wait of 120 s exceeded)" },
