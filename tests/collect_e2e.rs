@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, REPO, RUN};
+use support::serve_bundle::{fixture, serve, serve_upstream, REPO, RUN};
 use support::{BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, SignoffKind};
 
@@ -45,16 +45,7 @@ async fn green_sweep() -> (sweepgate::evidence::Evidence, FakeGitHub, FakeUpstre
     let original = read_bundle(&fixture("green-sweep")).unwrap();
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
-    // The fixture's upstream recipe PRs, served by the fake upstream GitHub.
-    for (pr_url, fact) in &original.upstream.pulls {
-        let (Some(pull), Some((repo, number))) =
-            (fact.as_ok(), pr_url.strip_prefix("https://github.com/").and_then(|r| r.split_once("/pull/")))
-        else {
-            continue;
-        };
-        let json = serde_json::json!({"state": pull.state, "draft": pull.draft, "merged_at": pull.merged_at});
-        upstream.state().pulls.insert((repo.to_owned(), number.parse().unwrap()), (json, pull.files.clone()));
-    }
+    serve_upstream(&upstream, &original);
     let url = serve(&fake, &original);
     (original, fake, upstream, url)
 }

@@ -8,7 +8,7 @@ mod support;
 use serde_json::{json, Value};
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, REPO};
+use support::serve_bundle::{fixture, serve, serve_upstream, REPO};
 use support::{comment_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::read_bundle;
 
@@ -54,6 +54,7 @@ async fn signoff_posted_edited_and_by_a_non_owner() {
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
     let url = serve(&fake, &original);
     let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     // Anyone can type a marker; only the bot's own comments count as verdicts.
@@ -136,6 +137,7 @@ async fn review_summaries_are_verified_and_keyed_by_review() {
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
     serve(&fake, &original);
     let review = json!({
         "id": 555, "body": original.signoff.body, "state": "APPROVED",
@@ -164,6 +166,7 @@ async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
     let pr = original.pull_request.number;
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
     let url = serve(&fake, &original);
     fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["state"] = json!("closed");
     let dir = tempfile::tempdir().unwrap();
@@ -176,6 +179,7 @@ async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_sweepgate"))
             .arg("action")
+            .args(["--upstream-github-api", &upstream_url])
             .args([
                 "--registry",
                 &format!("docker.io={upstream_url}"),
@@ -206,6 +210,7 @@ async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
     let url = serve(&fake, &original);
     let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     let pushed = "c".repeat(40);

@@ -11,6 +11,7 @@ use sweepgate::evidence::Evidence;
 use sweepgate::repo::{MemTree, Tree};
 
 use super::fake_github::FakeGitHub;
+use super::fake_upstream::FakeUpstream;
 
 pub const REPO: &str = "example/inferencex";
 pub const RUN: u64 = 40714803265;
@@ -40,6 +41,17 @@ pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
         writer.write_all(data).unwrap();
     }
     writer.finish().unwrap().into_inner()
+}
+
+/// Serves the upstream recipe pull requests of `ev` from the fake upstream GitHub.
+pub fn serve_upstream(upstream: &FakeUpstream, ev: &Evidence) {
+    for (url, fact) in &ev.upstream.pulls {
+        let parsed = url.strip_prefix("https://github.com/").and_then(|r| r.split_once("/pull/"));
+        let (Some(pull), Some((repo, number))) = (fact.as_ok(), parsed) else { continue };
+        let Ok(number) = number.parse() else { continue };
+        let json = json!({"state": pull.state, "draft": pull.draft, "merged_at": pull.merged_at});
+        upstream.state().pulls.insert((repo.to_owned(), number), (json, pull.files.clone()));
+    }
 }
 
 /// Puts everything of `ev` into the fake; returns the sign-off URL.
