@@ -15,9 +15,16 @@ pub mod c08_architecture_hacks;
 pub mod c09_chat_template;
 pub mod c10_engine_patches;
 pub mod c12_append_only;
+pub mod c13_draft_precision;
+pub mod c14_pareto_coverage;
+pub mod c15_pr_description;
+pub mod c16_nvidia_overview;
 pub mod c17_metrics_publication;
+pub mod c18_consistency;
 pub mod catalog;
 mod context;
+pub mod curves;
+pub mod generated;
 pub mod scan;
 #[cfg(test)]
 mod tests_support;
@@ -168,12 +175,12 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
     c10_engine_patches::check,
     not_implemented, // 11
     c12_append_only::check,
-    not_implemented, // 13
-    not_implemented, // 14
-    not_implemented, // 15
-    not_implemented, // 16
+    c13_draft_precision::check,
+    c14_pareto_coverage::check,
+    c15_pr_description::check,
+    c16_nvidia_overview::check,
     c17_metrics_publication::check,
-    not_implemented, // 18
+    c18_consistency::check,
 ];
 
 /// A check this build does not implement yet: visible as such, needing human review, never a PASS.
