@@ -114,7 +114,22 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
     let head_sha = &evidence.pull_request.head_sha;
     let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::mention(h)).collect();
     let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
+    // Check 14's frontier charts (Mermaid text built from sanitized labels; backticks are
+    // removed again so nothing can close the fence).
+    let charts: String = verdict
+        .result(14)
+        .and_then(|r| r.outcome.message.args.get("charts"))
+        .and_then(serde_json::Value::as_array)
+        .map(|charts| {
+            charts
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(|c| format!("```mermaid\n{}\n```\n", c.replace('`', " ")))
+                .collect()
+        })
+        .unwrap_or_default();
     let context = minijinja::context! {
+        charts => minijinja::Value::from_safe_string(charts),
         marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha)),
         approved => verdict.word == VerdictWord::Approved,
         head_moved => evidence.head_moved(),
