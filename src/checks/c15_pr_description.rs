@@ -157,7 +157,7 @@ pub fn check(cx: &Context) -> Outcome {
     };
     let rows = match rows_by_config(&ev.head, &affected) {
         Ok(r) => r,
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason),
+        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason.to_string()),
     };
     let mut actual = Actual::default();
     for (_, generated) in &rows {

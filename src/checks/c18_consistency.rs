@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use super::affected::{affected_configs, changelog_keys, AffectedConfig};
 use super::c01_in_pr_sweep::qualifying_run;
 use super::curves::{run_curves, Curve};
-use super::generated::{has_config, rows_by_config};
+use super::generated::{has_config, rows_by_config, LoadError};
 use super::{Context, Outcome, Status};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::evals::conc_values;
@@ -352,7 +352,10 @@ pub fn check(cx: &Context) -> Outcome {
     let mut out = Findings::default();
     out.assessed.insert('a');
     match rows_by_config(&ev.head, &affected) {
-        Err(reason) => out.fail('a', format!("the head's master configs do not load: {reason}")),
+        Err(LoadError::Missing(reason)) => {
+            out.missing('a', format!("the head's generator inputs are incomplete: {reason}"))
+        }
+        Err(LoadError::Invalid(reason)) => out.fail('a', format!("the head's master configs do not load: {reason}")),
         Ok(per_config) => {
             for ((key, rows), config) in per_config.iter().zip(&affected) {
                 match rows {
@@ -365,7 +368,12 @@ pub fn check(cx: &Context) -> Outcome {
     let existing: Vec<AffectedConfig> = affected.iter().filter(|c| has_config(&ev.base, &c.key)).cloned().collect();
     if !existing.is_empty() {
         match rows_by_config(&ev.base, &existing) {
-            Err(reason) => out.missing('a', format!("the base's master configs do not load: {reason}")),
+            Err(LoadError::Missing(reason)) => {
+                out.missing('a', format!("the base's generator inputs are incomplete: {reason}"))
+            }
+            Err(LoadError::Invalid(reason)) => {
+                out.fail('a', format!("the base's master configs do not load: {reason}"))
+            }
             Ok(per_config) => {
                 for (key, rows) in per_config {
                     if let Err(e) = rows {
