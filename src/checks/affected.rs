@@ -87,7 +87,7 @@ pub fn all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
 
 /// Keys named by the `config-keys` of changelog entries the PR appended (`*` full-match
 /// wildcards resolved against `known`).
-fn changelog_keys(cx: &Context, known: &[AffectedConfig]) -> BTreeSet<String> {
+pub fn changelog_keys(cx: &Context, known: &[AffectedConfig]) -> BTreeSet<String> {
     let ev = cx.evidence;
     let mut keys = BTreeSet::new();
     for file in ev.files.iter().filter(|f| scan::logical_path(&f.filename) == "perf-changelog.yaml") {

@@ -160,7 +160,7 @@ mod tests {
             assert!(!c.rule.zh.is_empty() && !c.remediation.zh.is_empty(), "check {i} Chinese text");
         }
         assert_eq!(catalog.check(18).name.en, "Recipe/image/sweep consistency");
-        assert!(catalog.message(3, "not_implemented").is_some(), "common messages are shared");
+        assert!(catalog.message(3, "unreadable").is_some(), "common messages are shared");
     }
 
     #[test]

@@ -188,6 +188,11 @@ pub struct Upstream {
     /// Hugging Face repo id → its `config.json`.
     #[serde(default)]
     pub model_configs: BTreeMap<String, Fact<serde_json::Value>>,
+    /// The most recently ingested (published) run of the affected series: the base curve of
+    /// Check 18(g)/(h). Its `bmk_*` artifacts are under `<id>/` in `artifacts/`. `None` when
+    /// the collector found no published run (a new series has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_run: Option<u64>,
 }
 
 /// Everything a verdict reads.

@@ -100,21 +100,33 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
     let by_status =
         |s: Status| -> Result<Vec<minijinja::Value>, RenderError> { verdict.with_status(s).map(row_view).collect() };
     let fail_rows = by_status(Status::Fail)?;
-    // Checks this build does not implement need a human: they stay visible with the WARN rows.
-    let unimplemented = |r: &&CheckResult| r.outcome.message.key == "not_implemented";
     let mut open_rows = by_status(Status::Fail)?;
     open_rows.extend(by_status(Status::Warn)?);
-    open_rows.extend(verdict.results.iter().filter(unimplemented).map(row_view).collect::<Result<Vec<_>, _>>()?);
     let closed_rows: Vec<minijinja::Value> = verdict
         .results
         .iter()
-        .filter(|r| matches!(r.outcome.status, Status::Pass | Status::NotApplicable) && !unimplemented(r))
+        .filter(|r| matches!(r.outcome.status, Status::Pass | Status::NotApplicable))
         .map(row_view)
         .collect::<Result<_, _>>()?;
     let head_sha = &evidence.pull_request.head_sha;
     let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::mention(h)).collect();
     let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
+    // Check 14's frontier charts (Mermaid text built from sanitized labels; backticks are
+    // removed again so nothing can close the fence).
+    let charts: String = verdict
+        .result(14)
+        .and_then(|r| r.outcome.message.args.get("charts"))
+        .and_then(serde_json::Value::as_array)
+        .map(|charts| {
+            charts
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(|c| format!("```mermaid\n{}\n```\n", c.replace('`', " ")))
+                .collect()
+        })
+        .unwrap_or_default();
     let context = minijinja::context! {
+        charts => minijinja::Value::from_safe_string(charts),
         marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha)),
         approved => verdict.word == VerdictWord::Approved,
         head_moved => evidence.head_moved(),
@@ -122,7 +134,7 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         short_sha => evidence.short_sha(),
         head_sha => head_sha,
         pareto_warn => verdict.result(14).is_some_and(|r| r.outcome.status == Status::Warn),
-        warn_count => verdict.with_status(Status::Warn).count() + verdict.results.iter().filter(unimplemented).count(),
+        warn_count => verdict.with_status(Status::Warn).count(),
         reviewers => minijinja::Value::from_safe_string(reviewers),
         show_en => options.lang != Some(Lang::Zh),
         show_zh => options.lang != Some(Lang::En),

@@ -1,0 +1,307 @@
+//! Check 13 — Draft precision (spec 30 Check 13): every draft model or head is served as it
+//! ships. A proven lowering in the effective recipe FAILs: `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE` or
+//! `SGLANG_GLM_NEXTN_MOE_PTPC` enabled, a draft quantization, a draft dtype/KV-dtype override,
+//! or quantization/dtype fields inside `--speculative-config`. The effective recipe is every
+//! changed speculative-decoding script or recipe at the head (whole file: unchanged lines are
+//! inherited settings) plus the head files it names (sourced libraries, base recipes).
+//! Comments never count. Without a violation the check PASSes only when provenance is
+//! established (docs/decisions.md V2); otherwise it WARNs, listing what was verified and what
+//! is missing. N/A when no speculative-decoding benchmark is affected.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::{json, Value};
+
+use super::affected::affected_configs;
+use super::scan::{self, Role};
+use super::{Context, Outcome};
+use crate::evidence::Evidence;
+use crate::matrix::inputs;
+use crate::repo::Layout;
+
+const SPEC_MARKERS: [&str; 6] = ["mtp", "eagle", "dspark", "dflash", "nextn", "speculative"];
+const DRAFT_WORDS: [&str; 6] = ["draft", "mtp", "nextn", "eagle", "dspark", "dflash"];
+
+/// One proven lowering of draft precision.
+#[derive(Debug, Clone, PartialEq)]
+struct Violation {
+    file: String,
+    line: u32,
+    setting: String,
+    value: String,
+}
+
+/// `(pattern, what)`: group 1 is the value when the setting has one.
+fn rules() -> &'static [(Regex, &'static str)] {
+    static RULES: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let value = r#"["']?\s*(?:=|:|\s)\s*["']?([^\s"',}\]]*)"#;
+        [
+            (format!("(SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE){value}"), "env"),
+            (format!("(SGLANG_GLM_NEXTN_MOE_PTPC){value}"), "env"),
+            (format!(r"-{{0,2}}(speculative[-_]draft[-_]model[-_]quantization){value}"), "value"),
+            (format!(r"-{{0,2}}(speculative[-_]draft[-_](?:model[-_])?(?:dtype|kv[-_]cache[-_]dtype|torch[-_]dtype)){value}"), "value"),
+            (r#"(speculative[-_]config)\b.*?["']?((?:quantization|kv_cache_dtype|dtype)["']?\s*[:=]\s*["']?[\w.-]+)"#.to_owned(), "embedded"),
+        ]
+        .into_iter()
+        .filter_map(|(p, w)| Regex::new(&p).ok().map(|r| (r, w)))
+        .collect()
+    })
+}
+
+/// Whether an env value enables the setting; `None` when it is a variable we could not resolve.
+fn enabling(value: &str, vars: &BTreeMap<String, String>) -> Option<bool> {
+    let resolved = match value.strip_prefix('$') {
+        Some(name) => vars.get(name.trim_matches(['{', '}']))?.as_str(),
+        None => value,
+    };
+    Some(!matches!(resolved.to_ascii_lowercase().as_str(), "" | "0" | "false" | "no" | "off" | "none" | "null"))
+}
+
+/// Plain `NAME=value` shell assignments of a file (for `$NAME` references).
+fn assignments(text: &str) -> BTreeMap<String, String> {
+    static ASSIGN: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = ASSIGN.get_or_init(|| Regex::new(r#"^\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)=["']?([^"'\s]*)"#).ok())
+    else {
+        return BTreeMap::new();
+    };
+    text.lines().filter_map(|l| re.captures(scan::code_part(l))).map(|c| (c[1].to_owned(), c[2].to_owned())).collect()
+}
+
+fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mut Vec<String>) {
+    let vars = assignments(text);
+    for (index, raw) in text.lines().enumerate() {
+        let code = scan::code_part(raw);
+        for (re, what) in rules() {
+            for c in re.captures_iter(code) {
+                let setting = c[1].to_owned();
+                let value = c.get(2).map_or("", |m| m.as_str()).to_owned();
+                let violation = match *what {
+                    "embedded" => Some(true),
+                    _ => enabling(&value, &vars),
+                };
+                let line = index as u32 + 1;
+                match violation {
+                    Some(true) => found.push(Violation { file: path.to_owned(), line, setting, value }),
+                    Some(false) => {}
+                    None => unresolved.push(format!("{path}:{line} {setting}={value}")),
+                }
+            }
+        }
+    }
+}
+
+fn is_spec_file(path: &str, text: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    SPEC_MARKERS.iter().any(|m| name.contains(m))
+        || text.lines().map(scan::code_part).any(|c| SPEC_MARKERS.iter().any(|m| c.to_ascii_lowercase().contains(m)))
+}
+
+/// Changed speculative-decoding scripts and recipes, and the head files they name.
+fn effective_files(ev: &Evidence) -> BTreeSet<&str> {
+    let changed: Vec<&str> = scan::changed(ev)
+        .filter(|(_, role)| matches!(role, Role::Script | Role::Recipe))
+        .map(|(f, _)| f.filename.as_str())
+        .filter(|p| ev.head.text(p).is_some_and(|t| is_spec_file(p, t)))
+        .collect();
+    let mut files: BTreeSet<&str> = changed.iter().copied().collect();
+    for path in &changed {
+        let Some(text) = ev.head.text(path) else { continue };
+        for other in ev.head.paths().filter(|o| matches!(scan::role(o), Role::Script | Role::Recipe)) {
+            let name = other.rsplit('/').next().unwrap_or(other);
+            if other != *path && text.lines().map(scan::code_part).any(|c| c.contains(name)) {
+                files.insert(other);
+            }
+        }
+    }
+    files
+}
+
+/// The draft's shipped precision from its HF `config.json`: the quantization method, else dtype.
+fn shipped_precision(config: &Value) -> Option<String> {
+    let method = config.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str);
+    let dtype = config.get("torch_dtype").or_else(|| config.get("dtype")).and_then(Value::as_str);
+    method.or(dtype).map(str::to_owned)
+}
+
+pub fn check(cx: &Context) -> Outcome {
+    let ev = cx.evidence;
+    let affected = match affected_configs(cx) {
+        Ok(a) => a,
+        Err(reason) => {
+            return Outcome::warn("unverified")
+                .arg("configs", Vec::<String>::new())
+                .arg("verified", Vec::<String>::new())
+                .arg("missing", vec![reason])
+        }
+    };
+    let spec_configs: Vec<_> = affected.iter().filter(|c| c.spec_decoding.iter().any(|s| s != "none")).collect();
+    let files = effective_files(ev);
+    if spec_configs.is_empty() && files.is_empty() {
+        return Outcome::na("no_spec_decode");
+    }
+    let (mut violations, mut unresolved) = (Vec::new(), Vec::new());
+    for path in &files {
+        if let Some(text) = ev.head.text(path) {
+            scan_file(path, text, &mut violations, &mut unresolved);
+        }
+    }
+    let names: Vec<String> = if spec_configs.is_empty() {
+        files.iter().map(|f| f.to_string()).collect()
+    } else {
+        spec_configs.iter().map(|c| c.key.clone()).collect()
+    };
+    if !violations.is_empty() {
+        let mut outcome = Outcome::fail("lowered").arg(
+            "findings",
+            violations
+                .iter()
+                .map(|v| json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value}))
+                .collect::<Vec<_>>(),
+        );
+        for v in &violations {
+            outcome = outcome.evidence(format!("{}:{}", v.file, v.line));
+        }
+        return outcome;
+    }
+    let mut verified = vec![format!("no draft quantization, dtype or KV override and no enabled NextN MoE flag in {} file(s) of the effective recipe", files.len())];
+    let mut missing: Vec<String> = unresolved.iter().map(|u| format!("the value of {u}")).collect();
+    if files.is_empty() {
+        missing.push("the launch script or recipe of the speculative-decoding configs".into());
+    }
+    let models: BTreeMap<String, String> = inputs::load_master(&ev.head, &Layout::default())
+        .map(|m| {
+            spec_configs.iter().filter_map(|c| m.get(&c.key).map(|mc| (c.key.clone(), mc.model.clone()))).collect()
+        })
+        .unwrap_or_default();
+    let detail = cx.detail().to_ascii_lowercase();
+    let mut shipped_all = Vec::new();
+    for config in &spec_configs {
+        let model = models.get(&config.key).cloned().unwrap_or_default();
+        match ev.upstream.model_configs.get(&model).map(|f| f.as_ok().map(shipped_precision)) {
+            Some(Some(Some(shipped))) => {
+                verified.push(format!("{model} ships {shipped} (config.json)"));
+                if !detail.contains(&shipped.to_ascii_lowercase()) {
+                    missing.push(format!(
+                        "the additional detail section's record of the stored draft precision ({shipped})"
+                    ));
+                }
+                shipped_all.push(shipped);
+            }
+            Some(Some(None)) => missing.push(format!("a dtype or quantization_config in {model}'s config.json")),
+            _ => missing.push(format!(
+                "the draft checkpoint metadata (config.json of {})",
+                if model.is_empty() { &config.key } else { &model }
+            )),
+        }
+    }
+    let records_draft = DRAFT_WORDS.iter().any(|w| detail.contains(w));
+    if !(records_draft && detail.contains("default")) {
+        missing.push("provenance for how the pinned image loads the draft by default (the additional detail section records no draft checkpoint and default handling)".into());
+    }
+    if missing.is_empty() {
+        Outcome::pass("as_shipped").arg("configs", names).arg("shipped", shipped_all)
+    } else {
+        Outcome::warn("unverified").arg("configs", names).arg("verified", verified).arg("missing", missing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::{evidence, with_added_file, with_change};
+    use crate::checks::Status;
+    use crate::evidence::Fact;
+
+    const MASTER: &str = "dsr1-fp4-b200-sglang-mtp:\n  image: lmsysorg/sglang:v0.5.9\n  model: nvidia/DeepSeek-R1-FP4\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, spec-decoding: mtp, conc-list: [4] }\n";
+    const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh";
+
+    fn spec_pr(script: &str) -> Evidence {
+        let mut e = with_change(
+            evidence(),
+            "configs/nvidia-master.yaml",
+            "@@ -14,1 +14,1 @@\n+      - { tp: 8, spec-decoding: mtp, conc-list: [4] }\n",
+        );
+        e.head.insert("configs/nvidia-master.yaml", MASTER);
+        e.head.insert("configs/amd-master.yaml", "{}\n");
+        with_added_file(e, SCRIPT, script)
+    }
+
+    #[test]
+    fn the_named_flag_fails_wherever_it_is_enabled() {
+        for script in [
+            "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\npython -m sglang.launch_server --speculative-algorithm NEXTN\n",
+            "ON=true\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$ON python -m sglang.launch_server --speculative-algorithm NEXTN\n",
+        ] {
+            let o = check(&Context::new(&spec_pr(script)));
+            assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{script}");
+            assert_eq!(o.evidence[0], format!("{SCRIPT}:{}", if script.starts_with("ON") { 2 } else { 1 }));
+        }
+    }
+
+    #[test]
+    fn draft_overrides_fail_in_scripts_and_recipes() {
+        let o = check(&Context::new(&spec_pr("python -m sglang.launch_server --speculative-algorithm EAGLE --speculative-draft-model-quantization quark_mxfp4\n")));
+        assert_eq!(o.message.args["findings"][0]["value"], "quark_mxfp4");
+        let o = check(&Context::new(&spec_pr(
+            "vllm serve x --speculative-config '{\"method\": \"mtp\", \"quantization\": \"fp8\"}'\n",
+        )));
+        assert_eq!(o.status, Status::Fail);
+        let recipe = "backend:\n  sglang_config:\n    decode:\n      speculative-algorithm: NEXTN\n      speculative-draft-model-quantization: fp8\n";
+        let e = with_added_file(evidence(), "benchmarks/multi_node/srt-slurm-recipes/sglang/x/mtp.yaml", recipe);
+        let o = check(&Context::new(&e));
+        assert_eq!(
+            (o.status, o.evidence[0].as_str()),
+            (Status::Fail, "benchmarks/multi_node/srt-slurm-recipes/sglang/x/mtp.yaml:5")
+        );
+    }
+
+    #[test]
+    fn inherited_settings_from_a_sourced_file_count() {
+        let mut e =
+            spec_pr("source ../common_mtp_env.sh\npython -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        e.head.insert("benchmarks/single_node/common_mtp_env.sh", "export SGLANG_GLM_NEXTN_MOE_PTPC=1\n");
+        assert_eq!(check(&Context::new(&e)).status, Status::Fail);
+    }
+
+    #[test]
+    fn comments_and_disabled_values_do_not_fail_but_provenance_warns() {
+        let o = check(&Context::new(&spec_pr("# SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 was removed\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0\npython -m sglang.launch_server --speculative-algorithm NEXTN\n")));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "unverified"));
+        assert_eq!(o.message.args["missing"].as_array().unwrap().len(), 2, "{o:?}");
+    }
+
+    #[test]
+    fn an_unresolvable_variable_is_missing_evidence_not_a_pass() {
+        let o = check(&Context::new(&spec_pr(
+            "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$FROM_CI python -m sglang.launch_server --speculative-algorithm NEXTN\n",
+        )));
+        assert_eq!(o.status, Status::Warn);
+        assert!(o.message.args["missing"][0].as_str().unwrap().contains("FROM_CI"));
+    }
+
+    #[test]
+    fn established_provenance_passes() {
+        let mut e = spec_pr("python -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        e.upstream.model_configs.insert(
+            "nvidia/DeepSeek-R1-FP4".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}})),
+        );
+        e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling; effective modelopt.\n".into();
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?} detail={:?}", Context::new(&e).detail());
+    }
+
+    #[test]
+    fn no_spec_decode_is_na() {
+        assert_eq!(check(&Context::new(&evidence())).status, Status::NotApplicable);
+        let e = with_added_file(
+            evidence(),
+            "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh",
+            "python -m sglang.launch_server --tp 8\n",
+        );
+        assert_eq!(check(&Context::new(&e)).status, Status::NotApplicable);
+    }
+}

@@ -1,0 +1,217 @@
+//! Check 14 — Pareto coverage (spec 30 Check 14, spec 40 §3.4): every affected curve of the
+//! qualifying in-PR run has ≥ 5 points on its throughput-vs-E2EL frontier and no invalid
+//! points. Advisory: WARN, never FAIL. The outcome carries a Mermaid chart per curve (arg
+//! `charts`), which the report prints in a collapsed section.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::affected::affected_configs;
+use super::c01_in_pr_sweep::qualifying_run;
+use super::curves::{run_curves, Curve};
+use super::{Context, Outcome};
+use crate::evidence::{Evidence, Fact};
+use crate::results::pareto::{assess_curve, CoverageStatus, CurveEvidence, Point, RECOMMENDED_POINTS};
+
+/// A comment that records an admin bypass: its author is a repository admin (permission and
+/// role both `admin`, spec 30 Check 14 rule 7), it is not a bot, it says "bypass" and names
+/// the assessed commit (its first 7 hex digits suffice).
+fn admin_bypass(ev: &Evidence) -> Option<String> {
+    let sha = ev.short_sha().to_ascii_lowercase();
+    ev.comments.iter().find_map(|c| {
+        let admin = matches!(ev.permissions.get(&c.author),
+            Some(Fact::Ok(p)) if p.permission == "admin" && p.role_name == "admin");
+        let body = c.body.to_ascii_lowercase();
+        let human = !c.author.ends_with("[bot]");
+        (admin && human && body.contains("bypass") && body.contains(&sha)).then(|| c.author.clone())
+    })
+}
+
+fn mermaid_label(s: &str) -> String {
+    s.chars().map(|c| if matches!(c, '"' | '\n' | '\r' | '`' | '[' | ']' | '<' | '>') { ' ' } else { c }).collect()
+}
+
+/// `xychart-beta` of one curve: a bar per measured point (x = E2EL, labelled with its conc),
+/// and the frontier as a step line (the best frontier throughput reached at or below that E2EL).
+fn chart(curve: &Curve, points: &[Point], front: &[usize]) -> String {
+    let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].is_eligible()).collect();
+    order.sort_by(|&a, &b| points[a].x.total_cmp(&points[b].x));
+    let labels: Vec<String> =
+        order.iter().map(|&i| format!("\"c{} {:.1}s\"", curve.points[i].conc, points[i].x)).collect();
+    let bars: Vec<String> = order.iter().map(|&i| format!("{:.1}", points[i].y)).collect();
+    let mut best = 0.0f64;
+    let steps: Vec<String> = order
+        .iter()
+        .map(|&i| {
+            if front.contains(&i) {
+                best = best.max(points[i].y);
+            }
+            format!("{best:.1}")
+        })
+        .collect();
+    let y_max = points.iter().filter(|p| p.is_eligible()).fold(0.0f64, |m, p| m.max(p.y));
+    let mut out = String::new();
+    let _ = writeln!(out, "xychart-beta");
+    let _ = writeln!(out, "    title \"{}\"", mermaid_label(&curve.key.to_string()));
+    let _ = writeln!(out, "    x-axis \"E2EL (s), by concurrency\" [{}]", labels.join(", "));
+    let _ = writeln!(out, "    y-axis \"Total tput per GPU (tok/s)\" 0 --> {:.0}", (y_max * 1.1).ceil().max(1.0));
+    let _ = writeln!(out, "    bar [{}]", bars.join(", "));
+    let _ = write!(out, "    line [{}]", steps.join(", "));
+    out
+}
+
+pub fn check(cx: &Context) -> Outcome {
+    let ev = cx.evidence;
+    let affected = match affected_configs(cx) {
+        Ok(a) => a,
+        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason),
+    };
+    if affected.is_empty() {
+        return Outcome::na("no_curve_affected");
+    }
+    let bypass = admin_bypass(ev);
+    let bypass_arg = bypass.clone().unwrap_or_default();
+    let Some(run) = qualifying_run(ev) else {
+        return Outcome::warn("unverifiable")
+            .arg("reason", "there is no passing in-PR sweep run to read measured points from")
+            .arg("bypass", bypass_arg);
+    };
+    let measured = run_curves(ev, run.run_id);
+    let mut rows = Vec::new();
+    let mut charts = Vec::new();
+    let mut all_pass = measured.unreadable.is_empty();
+    let mut missing: Vec<String> = Vec::new();
+    for config in &affected {
+        if !measured.curves.iter().any(|c| c.belongs_to(config)) {
+            missing.push(config.key.clone());
+        }
+    }
+    all_pass &= missing.is_empty();
+    for curve in measured.curves.iter().filter(|c| affected.iter().any(|a| c.belongs_to(a))) {
+        let points: Vec<Point> = curve.points.iter().map(|p| p.e2el).collect();
+        let coverage = assess_curve(CurveEvidence { points: &points, north_star: None });
+        all_pass &= coverage.status == CoverageStatus::Pass;
+        let on_front: Vec<String> = coverage.frontier.iter().map(|&i| format!("c{}", curve.points[i].conc)).collect();
+        rows.push(json!({
+            "curve": curve.key.to_string(),
+            "frontier": coverage.frontier_points(),
+            "measured": coverage.measured_points,
+            "invalid": coverage.invalid_points,
+            "points": on_front.join(", "),
+            "ok": coverage.status == CoverageStatus::Pass,
+        }));
+        charts.push(chart(curve, &points, &coverage.frontier));
+    }
+    let outcome = if all_pass {
+        Outcome::pass("covered")
+    } else {
+        Outcome::warn("under_covered")
+            .arg("missing", missing)
+            .arg("unreadable", measured.unreadable)
+            .arg("bypass", bypass_arg)
+    };
+    outcome
+        .arg("curves", rows)
+        .arg("run", run.run_id)
+        .arg("recommended", RECOMMENDED_POINTS)
+        .arg("charts", charts)
+        .evidence(format!("https://github.com/{}/actions/runs/{}", ev.repository, run.run_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::curves::fixtures::add_fixed_point;
+    use crate::checks::tests_support::{evidence, run, with_change};
+    use crate::checks::Status;
+    use crate::evidence::{Comment, Permission};
+
+    const MASTER: &str = "dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 8, 16, 32, 64] }\n";
+
+    fn affected_evidence(points: usize) -> Evidence {
+        let mut e = with_change(
+            evidence(),
+            "configs/nvidia-master.yaml",
+            "@@ -12,1 +12,1 @@\n+      - { tp: 8, conc-list: [4, 8, 16, 32, 64] }\n",
+        );
+        e.head.insert("configs/nvidia-master.yaml", MASTER);
+        let sha = e.pull_request.head_sha.clone();
+        e.check_runs.insert(
+            sha,
+            Fact::Ok(vec![run("single-node 8k1k / dsr1", "success", 7), run("eval / dsr1", "success", 7)]),
+        );
+        for i in 0..points {
+            let conc = 4u32 << i;
+            add_fixed_point(&mut e, 7, 8, conc, 10.0 * (i + 1) as f64, 100.0, 100.0 * (i + 1) as f64);
+        }
+        e
+    }
+
+    #[test]
+    fn five_frontier_points_pass_with_a_chart() {
+        let o = check(&Context::new(&affected_evidence(5)));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        let charts = o.message.args["charts"].as_array().unwrap();
+        assert!(charts[0]
+            .as_str()
+            .unwrap()
+            .starts_with("xychart-beta\n    title \"dsr1/8k1k/b200_sglang/fp4/7/median\""));
+    }
+
+    #[test]
+    fn three_points_warn_and_say_three_of_five() {
+        let o = check(&Context::new(&affected_evidence(3)));
+        assert_eq!(o.status, Status::Warn);
+        assert_eq!(o.message.args["curves"][0]["frontier"], 3);
+        assert_eq!(o.message.args["bypass"], "");
+    }
+
+    #[test]
+    fn dominated_and_invalid_points_do_not_count() {
+        let mut e = affected_evidence(5);
+        // Slower and lower than c4: dominated; and one point with no E2EL.
+        add_fixed_point(&mut e, 7, 4, 128, 60.0, 10.0, 50.0);
+        add_fixed_point(&mut e, 7, 4, 256, f64::NAN, 10.0, 5000.0);
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Warn);
+        assert_eq!(o.message.args["curves"][0]["invalid"], 1);
+        assert_eq!(o.message.args["curves"][0]["frontier"], 5);
+    }
+
+    #[test]
+    fn missing_artifacts_or_run_are_unverifiable_not_pass() {
+        let mut e = affected_evidence(0);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.args["missing"][0].as_str()), (Status::Warn, Some("dsr1-fp4-b200-sglang")));
+        e.check_runs.clear();
+        assert_eq!(check(&Context::new(&e)).message.key, "unverifiable");
+    }
+
+    #[test]
+    fn admin_bypass_needs_admin_permission_and_role() {
+        let mut e = affected_evidence(2);
+        let comment = |author: &str| Comment {
+            id: 5,
+            author: author.into(),
+            author_association: "MEMBER".into(),
+            body: format!("Admin bypass for {}: coverage accepted", &"b".repeat(40)[..7]),
+            created_at: String::new(),
+            updated_at: String::new(),
+            url: String::new(),
+        };
+        e.comments.push(comment("maint"));
+        e.permissions
+            .insert("maint".into(), Fact::Ok(Permission { permission: "admin".into(), role_name: "maintain".into() }));
+        assert_eq!(check(&Context::new(&e)).message.args["bypass"], "");
+        e.permissions
+            .insert("maint".into(), Fact::Ok(Permission { permission: "admin".into(), role_name: "admin".into() }));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, &o.message.args["bypass"]), (Status::Warn, &json!("maint")));
+    }
+
+    #[test]
+    fn no_config_change_is_na() {
+        assert_eq!(check(&Context::new(&evidence())).status, Status::NotApplicable);
+    }
+}

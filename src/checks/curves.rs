@@ -1,0 +1,239 @@
+//! Benchmark points of one workflow run, grouped into app curves (spec 40 §3.3), for Checks 14
+//! and 18(g)/(h). Read from `Evidence.artifacts` (`<run id>/<artifact>/<file>`): fixed-sequence
+//! `bmk_<RF>/agg_<RF>.json` and AgentX `bmk_agentic_<RF>/<RF>.json`. Failed or unreadable
+//! measurements never become points; they are reported.
+
+use std::collections::BTreeMap;
+
+use super::affected::{sku, AffectedConfig};
+use crate::evidence::Evidence;
+use crate::results::benchmark::{AgenticAggregate, FixedSeqAggregate};
+use crate::results::pareto::{hw_key, CurveKey, Plane, Point};
+
+/// One measured point, with the identity Check 18 compares across runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredPoint {
+    /// The E2EL plane (Check 14).
+    pub e2el: Point,
+    /// The interactivity plane (Check 18(g)).
+    pub interactivity: Point,
+    pub conc: i64,
+    /// Recipe identity without conc (`tp8 ep8 dpa:false spec:none`), for removed-point matching.
+    pub recipe: String,
+    pub image: String,
+    pub artifact: String,
+}
+
+/// A curve and the config fields it is matched on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub key: CurveKey,
+    pub model_prefix: String,
+    pub framework: String,
+    pub sku: String,
+    pub points: Vec<MeasuredPoint>,
+}
+
+impl Curve {
+    /// Whether this curve holds results of `config` (same model prefix, precision, framework
+    /// and GPU SKU; the series key merges agg/disagg and images, spec 40 §3.3).
+    pub fn belongs_to(&self, config: &AffectedConfig) -> bool {
+        self.model_prefix == config.model_prefix
+            && self.key.precision == config.precision
+            && self.framework == config.framework
+            && self.sku == sku(&config.runner)
+    }
+}
+
+/// The curves of one run, and the artifacts that could not be read.
+#[derive(Debug, Default)]
+pub struct RunCurves {
+    pub curves: Vec<Curve>,
+    pub unreadable: Vec<String>,
+}
+
+fn scenario_of(isl: i64, osl: i64) -> String {
+    let k = |n: i64| if n % 1024 == 0 { format!("{}k", n / 1024) } else { n.to_string() };
+    format!("{}{}", k(isl), k(osl))
+}
+
+fn text(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) if !other.is_null() => other.to_string(),
+        _ => String::new(),
+    }
+}
+
+struct Identity {
+    model_prefix: String,
+    framework: String,
+    hw: String,
+    precision: String,
+    spec: String,
+    scenario: String,
+    percentile: &'static str,
+    agentic: bool,
+}
+
+fn recipe_of(tp: &str, ep: &str, dpa: &str, spec: &str) -> String {
+    format!("tp{tp} ep{ep} dpa:{dpa} spec:{spec}")
+}
+
+fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoint), String>> {
+    let mut parts = path.splitn(3, '/');
+    let (_, artifact, file) = (parts.next()?, parts.next()?, parts.next()?);
+    let parse_err = |e: crate::results::ArtifactError| e.to_string();
+    if let Some(rf) = artifact.strip_prefix("bmk_agentic_") {
+        if file != format!("{rf}.json") {
+            return None;
+        }
+        return Some(AgenticAggregate::parse(bytes, path).map_err(parse_err).map(|agg| {
+            let raw = &agg.raw;
+            let get = |k: &str| text(raw.get(k));
+            let id = Identity {
+                model_prefix: get("infmax_model_prefix"),
+                framework: get("framework"),
+                hw: get("hw"),
+                precision: get("precision"),
+                spec: get("spec_decoding"),
+                scenario: "agentic-coding".into(),
+                percentile: "p90",
+                agentic: true,
+            };
+            let point = MeasuredPoint {
+                e2el: agg.point(Plane::AgenticE2el, "p90"),
+                interactivity: agg.point(Plane::AgenticInteractivity, "p90"),
+                conc: raw.get("conc").and_then(serde_json::Value::as_i64).unwrap_or(0),
+                recipe: recipe_of(&get("tp"), &get("ep"), &get("dp_attention"), &id.spec),
+                image: get("image"),
+                artifact: artifact.to_owned(),
+            };
+            (id, point)
+        }));
+    }
+    let rf = artifact.strip_prefix("bmk_")?;
+    if file != format!("agg_{rf}.json") {
+        return None;
+    }
+    Some(FixedSeqAggregate::parse(bytes, path).map_err(parse_err).map(|agg| {
+        let m = |k: &str| text(agg.metrics.get(k));
+        let id = Identity {
+            model_prefix: agg.infmax_model_prefix.clone(),
+            framework: agg.framework.clone(),
+            hw: agg.hw.clone(),
+            precision: agg.precision.clone(),
+            spec: agg.spec_decoding.clone(),
+            scenario: scenario_of(agg.isl, agg.osl),
+            percentile: "median",
+            agentic: false,
+        };
+        let point = MeasuredPoint {
+            e2el: agg.point(Plane::FixedSeqE2el),
+            interactivity: agg.point(Plane::FixedSeqInteractivity),
+            conc: agg.conc,
+            recipe: recipe_of(&m("tp"), &m("ep"), &m("dp_attention"), &agg.spec_decoding),
+            image: agg.image.clone(),
+            artifact: artifact.to_owned(),
+        };
+        (id, point)
+    }))
+}
+
+/// Every benchmark point of run `run_id`, grouped by curve key (sorted, deterministic).
+pub fn run_curves(evidence: &Evidence, run_id: u64) -> RunCurves {
+    let prefix = format!("{run_id}/");
+    let mut by_key: BTreeMap<CurveKey, Curve> = BTreeMap::new();
+    let mut unreadable = Vec::new();
+    for path in evidence.artifacts.paths().filter(|p| p.starts_with(&prefix)) {
+        let Some(bytes) = evidence.artifacts.get(path) else { continue };
+        match read_point(path, bytes) {
+            None => {}
+            Some(Err(reason)) => unreadable.push(reason),
+            Some(Ok((id, point))) => {
+                // No HARDWARE_CONFIG table here: disagg never adds a suffix, so agg and disagg
+                // variants of one series form one curve (spec 40 §3.3).
+                let hw = hw_key(&id.hw, &id.framework, false, &id.spec, id.agentic, &|_| false);
+                let key = CurveKey {
+                    model: id.model_prefix.clone(),
+                    scenario: id.scenario,
+                    hw_key: hw,
+                    precision: id.precision.clone(),
+                    run: run_id.to_string(),
+                    percentile: id.percentile.to_owned(),
+                };
+                by_key
+                    .entry(key.clone())
+                    .or_insert_with(|| Curve {
+                        key,
+                        model_prefix: id.model_prefix,
+                        framework: id.framework,
+                        sku: sku(&id.hw),
+                        points: Vec::new(),
+                    })
+                    .points
+                    .push(point);
+            }
+        }
+    }
+    for curve in by_key.values_mut() {
+        curve.points.sort_by_key(|p| p.conc);
+    }
+    RunCurves { curves: by_key.into_values().collect(), unreadable }
+}
+
+/// Test fixtures: aggregate JSON in the shape `process_result.py` writes.
+#[cfg(test)]
+pub mod fixtures {
+    use crate::evidence::Evidence;
+
+    /// Adds `bmk_<rf>/agg_<rf>.json` for one fixed-seq point of `run` (dsr1 fp4 b200 sglang 8k1k).
+    pub fn add_fixed_point(e: &mut Evidence, run: u64, tp: u32, conc: u32, e2el: f64, intvty: f64, tput: f64) {
+        let rf = format!("dsr1_fp4_b200_sglang_tp{tp}_c{conc}");
+        let json = serde_json::json!({
+            "hw": "b200-nv", "conc": conc, "image": "lmsysorg/sglang:v0.5.9", "model": "deepseek-r1-fp4",
+            "infmax_model_prefix": "dsr1", "framework": "sglang", "precision": "fp4", "spec_decoding": "none",
+            "disagg": false, "recipe_fingerprint": "x", "isl": 8192, "osl": 1024, "is_multinode": false,
+            "tput_per_gpu": tput, "output_tput_per_gpu": tput / 9.0, "input_tput_per_gpu": tput * 8.0 / 9.0,
+            "tp": tp, "ep": 1, "dp_attention": "false", "median_e2el": e2el, "median_intvty": intvty,
+        });
+        e.artifacts.insert(format!("{run}/bmk_{rf}/agg_{rf}.json"), json.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::add_fixed_point;
+    use super::*;
+    use crate::checks::tests_support::evidence;
+
+    #[test]
+    fn points_group_by_series_and_skip_other_runs() {
+        let mut e = evidence();
+        add_fixed_point(&mut e, 7, 8, 4, 10.0, 100.0, 500.0);
+        add_fixed_point(&mut e, 7, 8, 16, 20.0, 50.0, 900.0);
+        add_fixed_point(&mut e, 8, 8, 4, 10.0, 100.0, 500.0);
+        e.artifacts.insert("7/bmk_broken/agg_broken.json", "{not json");
+        e.artifacts.insert("7/eval_x/results.json", "{}");
+        let run = run_curves(&e, 7);
+        assert_eq!(run.curves.len(), 1);
+        assert_eq!(run.curves[0].key.to_string(), "dsr1/8k1k/b200_sglang/fp4/7/median");
+        assert_eq!(run.curves[0].points.iter().map(|p| p.conc).collect::<Vec<_>>(), [4, 16]);
+        assert_eq!(run.curves[0].points[0].recipe, "tp8 ep1 dpa:false spec:none");
+        assert_eq!(run.unreadable.len(), 1, "{:?}", run.unreadable);
+    }
+
+    #[test]
+    fn agentic_points_use_p90() {
+        let mut e = evidence();
+        let json = serde_json::json!({"hw": "mi355x-amds", "conc": 8, "infmax_model_prefix": "musespark",
+            "framework": "sglang", "precision": "fp4", "spec_decoding": "mtp", "tp": 8, "ep": 8,
+            "request_metrics": {"throughput": {"per_gpu": {"total_tput_tps": 1000.0}},
+                "latency": {"e2el": {"p90": 30.0}, "itl": {"p90": 0.02}}}});
+        e.artifacts.insert("9/bmk_agentic_ms_c8/ms_c8.json", json.to_string());
+        let run = run_curves(&e, 9);
+        assert_eq!(run.curves[0].key.to_string(), "musespark/agentic-coding/mi355x_sglang/fp4/9/p90");
+        assert_eq!(run.curves[0].points[0].e2el, Point::new(30.0, 1000.0));
+        assert_eq!(run.curves[0].points[0].interactivity, Point::new(50.0, 1000.0));
+    }
+}

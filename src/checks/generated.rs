@@ -1,0 +1,61 @@
+//! The generator's rows for the affected configs at one revision (the matrix module's own
+//! `test-config`), shared by Check 15 (claims vs parameters) and Check 18 (a)-(d).
+
+use super::affected::AffectedConfig;
+use crate::domain::master_config::MasterConfigError;
+use crate::matrix::generate::{test_config_rows, CommonOptions, TestConfigOptions};
+use crate::matrix::inputs;
+use crate::matrix::{MatrixError, Row};
+use crate::repo::{Layout, MemTree};
+
+/// One config's generated rows, or why its search space does not generate.
+pub type Generated = (String, Result<Vec<Row>, String>);
+
+/// Why a revision's generator inputs are unusable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadError {
+    /// A master or runner file is not in the evidence: unverifiable, not a defect of the PR.
+    Missing(String),
+    /// The files are there and invalid: a proven defect.
+    Invalid(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Missing(m) | LoadError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Rows per affected config key: `Ok(rows)` or why the search space does not generate.
+/// `Err` when the revision's master configs or runner file cannot be loaded at all.
+pub fn rows_by_config(tree: &MemTree, configs: &[AffectedConfig]) -> Result<Vec<Generated>, LoadError> {
+    let inputs = inputs::load(tree, &Layout::default()).map_err(|e| match e {
+        MatrixError::MissingFile(m) => LoadError::Missing(m),
+        MatrixError::Config(MasterConfigError::MissingFile { file }) => {
+            LoadError::Missing(format!("{file} does not exist"))
+        }
+        other => LoadError::Invalid(other.to_string()),
+    })?;
+    let common = CommonOptions::default();
+    Ok(configs
+        .iter()
+        .map(|c| {
+            let rows = test_config_rows(
+                &inputs.configs,
+                &inputs.runners,
+                std::slice::from_ref(&c.key),
+                &TestConfigOptions::default(),
+                &common,
+            )
+            .map_err(|e| e.to_string());
+            (c.key.clone(), rows)
+        })
+        .collect())
+}
+
+/// Whether `key` is a config at this revision (a new config has no base search space).
+pub fn has_config(tree: &MemTree, key: &str) -> bool {
+    inputs::load_master(tree, &Layout::default()).is_ok_and(|m| m.get(key).is_some())
+}
