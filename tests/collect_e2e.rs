@@ -122,6 +122,7 @@ async fn what_cannot_be_fetched_is_recorded_not_fatal() {
         w.permissions.clear();
         w.tarballs.retain(|(_, sha), _| *sha == original.pull_request.head_sha);
     }
+    upstream.state().manifests.clear();
     let dir = tempfile::tempdir().unwrap();
     let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

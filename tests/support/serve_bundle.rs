@@ -43,8 +43,13 @@ pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     writer.finish().unwrap().into_inner()
 }
 
-/// Serves the upstream recipe pull requests of `ev` from the fake upstream GitHub.
+/// Serves the upstream facts of `ev` (recipe pull requests, image digests) from the fake upstream.
 pub fn serve_upstream(upstream: &FakeUpstream, ev: &Evidence) {
+    for (image, fact) in &ev.upstream.image_digests {
+        if let Some(digest) = fact.as_ok() {
+            upstream.state().manifests.insert(image.clone(), digest.clone());
+        }
+    }
     for (url, fact) in &ev.upstream.pulls {
         let parsed = url.strip_prefix("https://github.com/").and_then(|r| r.split_once("/pull/"));
         let (Some(pull), Some((repo, number))) = (fact.as_ok(), parsed) else { continue };
