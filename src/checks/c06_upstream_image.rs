@@ -9,7 +9,7 @@
 use serde_json::json;
 
 use super::affected::{affected_configs, all_configs, sku, AffectedConfig};
-use super::{Context, Outcome};
+use super::{with_fields, Context, Outcome};
 
 const ESTABLISHED_SKUS: [&str; 9] = ["h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"];
 const OPEN_SOURCE: [&str; 5] = ["vllm", "sglang", "dynamo-vllm", "dynamo-sglang", "sglang-disagg"];
@@ -103,14 +103,11 @@ pub fn check(cx: &Context) -> Outcome {
 }
 
 fn finding(c: &AffectedConfig, sku: &str, kind: &str, extra: serde_json::Value) -> serde_json::Value {
-    let mut f = json!({
+    let base = json!({
         "key": c.key, "file": c.file, "line": c.line, "kind": kind, "image": c.image,
         "framework": c.framework, "sku": sku, "prefix": c.model_prefix,
     });
-    if let (Some(f), Some(extra)) = (f.as_object_mut(), extra.as_object()) {
-        f.extend(extra.clone());
-    }
-    f
+    with_fields(base, extra)
 }
 
 #[cfg(test)]

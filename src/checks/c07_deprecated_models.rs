@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::affected::{affected_configs, AffectedConfig};
-use super::{Context, Outcome};
+use super::{with_fields, Context, Outcome};
 use crate::domain::models_md::ModelsMd;
 
 /// MODELS.md's scenario names for a config's scenarios.
@@ -30,11 +30,7 @@ fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveD
     let prefix = config.model_prefix.as_str();
     let mut out = Vec::new();
     let finding = |kind: &str, extra: serde_json::Value| {
-        let mut f = json!({"key": config.key, "prefix": prefix, "kind": kind});
-        if let (Some(f), Some(extra)) = (f.as_object_mut(), extra.as_object()) {
-            f.extend(extra.clone());
-        }
-        f
+        with_fields(json!({"key": config.key, "prefix": prefix, "kind": kind}), extra)
     };
     match models.model(prefix) {
         None => out.push(finding("unlisted", json!({"where": models.file}))),

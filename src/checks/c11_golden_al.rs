@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::affected::all_configs;
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, ThinkingMode};
 use crate::repo::{Layout, Logical};
 
@@ -141,11 +141,7 @@ pub fn check(cx: &Context) -> Outcome {
         let agentic = scan::logical_path(path).contains("agentic");
         let knob = simulated_al(text);
         let finding = |line: u32, kind: &str, extra: serde_json::Value| {
-            let mut f = json!({"file": path, "line": line, "kind": kind});
-            if let (Some(f), Some(extra)) = (f.as_object_mut(), extra.as_object()) {
-                f.extend(extra.clone());
-            }
-            f
+            with_fields(json!({"file": path, "line": line, "kind": kind}), extra)
         };
         if !agentic {
             if let Some(k) = knob {

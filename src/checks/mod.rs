@@ -73,6 +73,14 @@ impl Status {
     }
 }
 
+/// A JSON object (a finding of a check) with the fields of `extra` added.
+pub(crate) fn with_fields(mut base: serde_json::Value, extra: serde_json::Value) -> serde_json::Value {
+    if let (Some(base_fields), serde_json::Value::Object(extra)) = (base.as_object_mut(), extra) {
+        base_fields.extend(extra);
+    }
+    base
+}
+
 /// A catalog message and the values of its placeholders (escaped when rendered).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
