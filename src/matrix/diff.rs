@@ -5,7 +5,6 @@
 //! `--` or an added line starting with `++` is a content line, not a header.
 
 use std::path::Path;
-use std::process::Command;
 
 use similar::{ChangeTag, TextDiff};
 
@@ -124,20 +123,10 @@ pub fn git_diff(repo: &Path, base: &str, head: &str, path: &str) -> Result<Strin
             return Err(MatrixError::Usage(format!("'{rev}' is not a revision")));
         }
     }
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["diff", "--no-color", "--no-ext-diff", "--no-renames", base, head, "--", path])
-        .output()
-        .map_err(|e| MatrixError::Changelog(format!("cannot run git diff in {}: {e}", repo.display())))?;
-    if !out.status.success() {
-        return Err(MatrixError::Changelog(format!(
-            "git diff {base} {head} -- {path} failed in {}: {}",
-            repo.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    String::from_utf8(out.stdout).map_err(|_| MatrixError::Changelog(format!("the diff of {path} is not UTF-8")))
+    let stdout =
+        crate::repo::git(repo, &["diff", "--no-color", "--no-ext-diff", "--no-renames", base, head, "--", path])
+            .map_err(|e| MatrixError::Changelog(e.to_string()))?;
+    String::from_utf8(stdout).map_err(|_| MatrixError::Changelog(format!("the diff of {path} is not UTF-8")))
 }
 
 #[cfg(test)]

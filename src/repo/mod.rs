@@ -8,7 +8,7 @@ mod layout;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use git::GitTree;
+pub use git::{git, GitTree};
 pub use layout::{Layout, Logical};
 
 #[derive(Debug, thiserror::Error)]
