@@ -5,6 +5,8 @@ set -euo pipefail
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
+# jq: the canary acceptance test runs upstream's canary-select rule in jq, as the workflow does.
+command -v jq >/dev/null 2>&1 || need+=(jq)
 if ((${#need[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq

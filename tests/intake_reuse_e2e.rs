@@ -123,7 +123,7 @@ async fn reuse_incompatible_labels_block_the_command() {
     let (fake, server) = setup(&["full-sweep-fail-fast", "evals-only"]).await;
     let id = command(&fake, &server, 1, "m", "MEMBER", "/use 40714803265").await;
     assert_eq!(reactions(&fake, id), ["-1"]);
-    assert!(reuse_comment(&fake).contains("`evals-only`, which block artifact reuse"));
+    assert!(reuse_comment(&fake).contains("`evals-only`, which blocks artifact reuse"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

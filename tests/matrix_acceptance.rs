@@ -208,3 +208,58 @@ fn lint_accepts_every_revision() {
         assert!(summary.contains(" 0 error(s)") && summary.contains("master_configs=2"), "{rev}: {summary}");
     }
 }
+
+/// `canary-select` of upstream's `run-sweep.yml` as spec 10 §5.1 describes it, in jq (the tool
+/// the workflow runs): candidates are single-node 1k1k then 8k1k rows without `run-eval`, and
+/// jq's `min_by` keeps the first of equal minima.
+const CANARY_SELECT_JQ: &str = r#"[(.single_node["1k1k"] // [])[], (.single_node["8k1k"] // [])[] | select(.["run-eval"] != true)] | if length == 0 then null else min_by(.conc) end"#;
+
+fn jq(filter: &str, input: &[u8]) -> Option<Value> {
+    use std::io::Write;
+    let mut child = Command::new("jq")
+        .args(["-c", filter])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "jq failed");
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[test]
+fn plan_picks_the_canary_upstreams_canary_select_picks() {
+    let Some(root) = acceptance_dir() else { return };
+    let entry = "\n- config-keys:\n    - \"*\"\n  description:\n    - \"all\"\n  pr-link: XXX\n";
+    let repo = pair(&root, "843c625", "843c625", entry);
+    let r = repo.path().to_str().unwrap();
+    let matrix_json = sweepgate(&["matrix", "--repo", r, "--base", "HEAD~1", "--head", "HEAD"]).stdout;
+    let plan = |labels: &str| -> Value {
+        let out = sweepgate(&[
+            "plan", "--repo", r, "--base", "HEAD~1", "--head", "HEAD", "--labels", labels, "--format", "json",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let fail_fast = plan("full-sweep-fail-fast");
+    let canary = &fail_fast["canary"];
+    assert!(canary.is_object());
+    match jq(CANARY_SELECT_JQ, &matrix_json) {
+        Some(upstream) => assert_eq!(canary, &upstream, "the canary upstream's jq picks"),
+        None => eprintln!("jq not installed; the canary was compared with select_canary only"),
+    }
+    let (expected, _) = select_canary(&serde_json::from_slice(&matrix_json).unwrap());
+    assert_eq!(canary, &Value::Object(expected.unwrap()));
+    let families = fail_fast["families"].as_array().unwrap();
+    assert!(families.iter().all(|f| f["fail_fast"] == Value::Bool(true)));
+    let rows: usize = families.iter().map(|f| f["rows"].as_array().unwrap().len()).sum();
+    assert_eq!(rows + 1, 1820 + 645, "every matrix row runs once, the canary included");
+    assert_eq!(fail_fast["points"], 1820 + 645);
+
+    let non_canary = plan("non-canary-full-sweep-enabled");
+    assert!(non_canary["canary"].is_null());
+    assert!(non_canary["families"].as_array().unwrap().iter().all(|f| f["fail_fast"] == Value::Bool(false)));
+    let refused = plan("full-sweep-enabled,non-canary-full-sweep-enabled");
+    assert_eq!((refused["sweep"].clone(), refused["families"].as_array().unwrap().len()), (Value::Bool(false), 0));
+}

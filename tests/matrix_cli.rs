@@ -6,14 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/repo");
-/// The fixture changelog's base ends before this entry; the last four entries are the change.
-const FIRST_NEW_ENTRY: &str = "- config-keys:\n    - dsr1-fp4-gb200-dynamo-trt-mtp";
+mod support;
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
+use support::fixture_repo::{fixture_git_repo, git};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/repo");
 
 fn write(dir: &Path, path: &str, text: &str) {
     let full = dir.join(path);
@@ -25,22 +22,10 @@ fn fixture(path: &str) -> String {
     std::fs::read_to_string(Path::new(FIXTURE).join(path)).unwrap()
 }
 
-/// A git repo whose HEAD~1 has the fixture changelog up to [`FIRST_NEW_ENTRY`] and HEAD all of it.
+/// The fixture repository: HEAD~1 lacks the last four changelog entries, HEAD has them.
 fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    git(d, &["init", "-q"]);
-    git(d, &["config", "user.email", "t@example.com"]);
-    git(d, &["config", "user.name", "t"]);
-    for f in ["configs/amd-master.yaml", "configs/nvidia-master.yaml", "configs/runners.yaml"] {
-        write(d, f, &fixture(f));
-    }
-    let changelog = fixture("perf-changelog.yaml");
-    let cut = changelog.find(FIRST_NEW_ENTRY).unwrap();
-    write(d, "perf-changelog.yaml", &changelog[..cut]);
-    commit(d, "base");
-    write(d, "perf-changelog.yaml", &changelog);
-    commit(d, "head");
+    fixture_git_repo(dir.path());
     dir
 }
 

@@ -17,6 +17,10 @@ use sweepgate::sweep::plan_input::Plan;
 use sweepgate::sweep::scheduler::{JobId, JobRequest, Scheduler};
 use sweepgate::sweep::slurm::SlurmCli;
 
+mod support;
+
+use support::fixture_repo::fixture_git_repo;
+
 const BIN: &str = env!("CARGO_BIN_EXE_sweepgate");
 const BENCH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dispatch/bench.sh");
 const SLURM_UP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-up.sh");
@@ -480,4 +484,59 @@ fn bad_inputs_are_refused_before_anything_is_submitted() {
     assert!(err.contains("missing.db: no such ledger"), "{err}");
     let err = run(Command::new(BIN).args(["dispatch", "--cancel", "--pr", "5"]));
     assert!(err.contains("--cancel needs --pr N and --repo"), "{err}");
+}
+
+#[test]
+fn a_planned_sweep_runs_on_the_local_cluster() {
+    if !slurm_enabled("a_planned_sweep_runs_on_the_local_cluster") {
+        return;
+    }
+    let mut s = Sweep::new("planned", 110);
+    let repo = s.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    fixture_git_repo(&repo);
+    // The local cluster's profile, serving the fixture's b200 rows, writing into this sweep's directory.
+    let profile = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pools/local.toml")).unwrap();
+    let profile = profile.replace(
+        "output_root = \"/srv/slurm-scratch/outputs\"",
+        &format!("output_root = \"{}\"", s.path("outputs").display()),
+    );
+    std::fs::write(s.path("pool.toml"), format!("runners = [\"b200\"]\n{profile}")).unwrap();
+    let planned = Command::new(BIN)
+        .args(["plan", "--repo", repo.to_str().unwrap(), "--base", "HEAD~1", "--head", "HEAD"])
+        .args(["--labels", "full-sweep-fail-fast", "--format", "dispatch", "--launcher", BENCH])
+        .args(["--github-repo", &s.repo, "--pr-number", &s.pr.to_string(), "--pool"])
+        .arg(s.path("pool.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&planned.stderr);
+    assert!(planned.status.success(), "{stderr}");
+    assert!(stderr.contains("skipped (runner gb200 is another pool's)"), "{stderr}");
+    let mut plan: Value = serde_json::from_slice(&planned.stdout).unwrap();
+    // The canary and the first two points of the first family keep the test short.
+    let families = plan["families"].as_array_mut().unwrap();
+    families.truncate(1);
+    families[0]["points"].as_array_mut().unwrap().truncate(2);
+    std::fs::write(s.path("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+    s.sweep_id = plan["sweep_id"].as_str().unwrap().to_owned();
+
+    let out = wait_output(s.dispatch("json").spawn().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = records(&out);
+    assert_eq!(r.len(), 3);
+    let canary = plan["canary"]["point"].clone();
+    for (id, record) in &r {
+        assert_eq!(record["state"], "succeeded", "{id}: {record}");
+        let point = if id == "canary" { canary.clone() } else { record["provenance"]["point"].clone() };
+        let job = record["job_id"].as_str().unwrap();
+        let logs = s.path("outputs").join(job).join("logs");
+        let isl = point["row"]["isl"].as_i64().unwrap();
+        let dir = logs.join(format!("sa-bench_isl_{isl}_osl_1024"));
+        let file = std::fs::read_dir(&dir).unwrap().flatten().next().unwrap().path();
+        let result: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        assert_eq!(result["max_concurrency"], point["row"]["conc"], "{id}: the row's conc reached the job");
+        let gpus = result["visible_gpus"].as_str().unwrap().split(',').count();
+        assert_eq!(gpus as i64, point["row"]["tp"].as_i64().unwrap(), "{id}: tp GPUs visible");
+    }
+    s.assert_one_job_per_point();
 }

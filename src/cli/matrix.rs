@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use sweepgate::matrix::diff::{additions_from_unified_diff, git_diff};
+use sweepgate::matrix::diff::{additions_from_unified_diff, git_diff, Additions};
 use sweepgate::matrix::process::{process, ProcessOptions, Revision};
 use sweepgate::matrix::strict::check_change;
 use sweepgate::matrix::{MatrixError, MatrixOutput};
@@ -13,7 +13,7 @@ use sweepgate::repo::{GitTree, Layout, Logical, Tree};
 
 /// Two revisions of a git repository and the changelog between them.
 #[derive(Debug, clap::Args)]
-pub struct DiffArgs {
+pub struct RevisionArgs {
     /// The benchmark repository (a git work tree or bare repository).
     #[arg(long, env = "SWEEPGATE_REPO")]
     pub repo: PathBuf,
@@ -26,6 +26,13 @@ pub struct DiffArgs {
     /// Changelog path (default: found at the head by the layout rule).
     #[arg(long)]
     pub changelog_file: Option<String>,
+}
+
+/// The revisions and the eval modifiers the matrix is computed with.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    pub revisions: RevisionArgs,
     /// Run every entry's eval selection as --all-evals.
     #[arg(long)]
     pub all_evals: bool,
@@ -58,38 +65,62 @@ pub struct ValidateChangelogArgs {
     pub pr: Option<u64>,
 }
 
-struct Opened {
-    base: GitTree,
-    head: GitTree,
-    path: String,
+/// Both revisions opened, and the changelog path at the head.
+pub struct Opened {
+    pub base: GitTree,
+    pub head: GitTree,
+    pub path: String,
 }
 
-fn open(diff: &DiffArgs) -> Result<Opened, MatrixError> {
-    let base = GitTree::open(&diff.repo, &diff.base)?;
-    let head = GitTree::open(&diff.repo, &diff.head)?;
-    let path = match &diff.changelog_file {
+pub fn open(revisions: &RevisionArgs) -> Result<Opened, MatrixError> {
+    let base = GitTree::open(&revisions.repo, &revisions.base)?;
+    let head = GitTree::open(&revisions.repo, &revisions.head)?;
+    let path = match &revisions.changelog_file {
         Some(p) => p.clone(),
         None => Layout::default().resolve(&head, Logical::Changelog)?.unwrap_or_else(|| "perf-changelog.yaml".into()),
     };
     Ok(Opened { base, head, path })
 }
 
-fn compute(diff: &DiffArgs, opened: &Opened, trim_conc: bool) -> Result<MatrixOutput, MatrixError> {
-    let text = git_diff(&diff.repo, opened.base.commit(), opened.head.commit(), &opened.path)?;
-    let additions = additions_from_unified_diff(&text, &opened.path)?;
-    let options = ProcessOptions { trim_conc, all_evals: diff.all_evals, evals_only: diff.evals_only };
+/// The lines the head adds to the changelog.
+pub fn additions(revisions: &RevisionArgs, opened: &Opened) -> Result<Additions, MatrixError> {
+    let text = git_diff(&revisions.repo, opened.base.commit(), opened.head.commit(), &opened.path)?;
+    additions_from_unified_diff(&text, &opened.path)
+}
+
+/// The matrix of the changelog entries added between the two revisions.
+pub fn compute(
+    revisions: &RevisionArgs,
+    opened: &Opened,
+    options: ProcessOptions,
+) -> Result<MatrixOutput, MatrixError> {
+    compute_from(&additions(revisions, opened)?, revisions, opened, options)
+}
+
+/// The matrix of `additions`.
+pub fn compute_from(
+    additions: &Additions,
+    revisions: &RevisionArgs,
+    opened: &Opened,
+    options: ProcessOptions,
+) -> Result<MatrixOutput, MatrixError> {
     process(
-        &additions,
+        additions,
         &opened.path,
-        Revision { name: &diff.base, tree: &opened.base },
-        Revision { name: &diff.head, tree: &opened.head },
+        Revision { name: &revisions.base, tree: &opened.base },
+        Revision { name: &revisions.head, tree: &opened.head },
         &Layout::default(),
         options,
     )
 }
 
+fn options(diff: &DiffArgs, trim_conc: bool) -> ProcessOptions {
+    ProcessOptions { trim_conc, all_evals: diff.all_evals, evals_only: diff.evals_only }
+}
+
 pub fn run_matrix(args: &MatrixArgs) -> anyhow::Result<ExitCode> {
-    let result = open(&args.diff).and_then(|opened| compute(&args.diff, &opened, args.trim_conc));
+    let revisions = &args.diff.revisions;
+    let result = open(revisions).and_then(|opened| compute(revisions, &opened, options(&args.diff, args.trim_conc)));
     match result {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
@@ -104,7 +135,8 @@ pub fn run_matrix(args: &MatrixArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run_validate(args: &ValidateChangelogArgs) -> anyhow::Result<ExitCode> {
-    let opened = match open(&args.diff) {
+    let revisions = &args.diff.revisions;
+    let opened = match open(revisions) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("ERROR: {e}");
@@ -113,10 +145,10 @@ pub fn run_validate(args: &ValidateChangelogArgs) -> anyhow::Result<ExitCode> {
     };
     let head_raw = opened.head.read(&opened.path)?.unwrap_or_default();
     if !head_raw.ends_with(b"\n") {
-        eprintln!("ERROR: {} at {} does not end with a newline", opened.path, args.diff.head);
+        eprintln!("ERROR: {} at {} does not end with a newline", opened.path, revisions.head);
         return Ok(ExitCode::from(1));
     }
-    if let Err(e) = compute(&args.diff, &opened, false) {
+    if let Err(e) = compute(revisions, &opened, options(&args.diff, false)) {
         eprintln!("ERROR: the matrix processor rejected the diff:\n{e}");
         return Ok(ExitCode::from(1));
     }

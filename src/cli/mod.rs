@@ -8,6 +8,7 @@ pub mod labels;
 pub mod lint;
 pub mod matrix;
 pub mod pareto;
+pub mod plan;
 pub mod recipe;
 pub mod replay;
 pub mod serve;

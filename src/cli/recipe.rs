@@ -2,10 +2,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use sweepgate::domain::srt_recipe::{Recipe, RecipeRef};
-use sweepgate::repo::{Layout, Logical};
+use sweepgate::domain::srt_recipe::{Recipe, RecipeRef, Variant};
+use sweepgate::repo::Layout;
 use sweepgate::sweep::pool;
-use sweepgate::sweep::srt::{self, Checks, ConcurrencyRule, Point};
+use sweepgate::sweep::srt::{self, Checks, ConcurrencyRule, Point, RecipeBook};
 use sweepgate::yaml;
 
 use super::{OutputFormat, RepoArgs};
@@ -74,22 +74,12 @@ fn resolve(args: &ResolveArgs) -> anyhow::Result<ExitCode> {
 
 fn select(args: &SelectArgs) -> anyhow::Result<ExitCode> {
     let point_text = args.point.point.as_deref().context("select needs --point (a matrix row)")?;
-    let point = read_point(point_text)?;
-    let reference = point.config_file()?;
+    let row = read_row(point_text)?;
     let tree = args.repo.open()?;
-    let recipes_dir = Layout::default()
-        .resolve(tree.as_ref(), Logical::SrtRecipesDir)?
-        .context("the repository has no SRT recipe directory")?;
-    let path = srt::repo_path(&reference.path, &recipes_dir).with_context(|| {
-        format!("CONFIG_FILE path '{}' does not start with recipes/, so it is not an overlaid recipe", reference.path)
-    })?;
-    let bytes = tree.read(&path)?.with_context(|| {
-        format!("{path}: not in the repository (CONFIG_FILE={reference}); it may only exist in the srt-slurm checkout")
-    })?;
-    let text = yaml::text_of(&bytes).map_err(|e| e.in_file(&path))?;
-    let recipe = Recipe::parse(text, &path)?;
-    let reference = RecipeRef { path, selector: reference.selector };
-    run_on(&recipe, &reference, &args.point)
+    let pool = args.point.pool.as_deref().map(pool::load_file).transpose()?;
+    let checks = Checks { pool: pool.as_ref(), concurrency: args.point.conc_rule };
+    let found = RecipeBook::new(tree.as_ref(), &Layout::default())?.select_row(&row, checks)?;
+    print_variants(&[found.selected.variant], args.point.format)
 }
 
 fn run_on(recipe: &Recipe, reference: &RecipeRef, args: &PointArgs) -> anyhow::Result<ExitCode> {
@@ -105,19 +95,23 @@ fn run_on(recipe: &Recipe, reference: &RecipeRef, args: &PointArgs) -> anyhow::R
             resolution.variants
         }
         Some(text) => {
-            let point = read_point(text)?;
+            let point = Point::from_json(&read_row(text)?)?;
             let pool = args.pool.as_deref().map(pool::load_file).transpose()?;
             let checks = Checks { pool: pool.as_ref(), concurrency: args.conc_rule };
             vec![srt::select(recipe, reference.selector.as_ref(), &point, checks)?.variant]
         }
     };
-    match args.format {
+    print_variants(&variants, args.format)
+}
+
+fn print_variants(variants: &[Variant], format: OutputFormat) -> anyhow::Result<ExitCode> {
+    match format {
         OutputFormat::Json => {
             let all: Vec<serde_json::Value> = variants.iter().map(|v| v.to_json()).collect();
             println!("{}", serde_json::to_string_pretty(&all)?);
         }
         OutputFormat::Text => {
-            for v in &variants {
+            for v in variants {
                 let name = v.name().and_then(|n| n.key_text().map(|t| t.into_owned())).unwrap_or_default();
                 let selector = if v.selector.is_empty() { "(plain)" } else { v.selector.as_str() };
                 println!("{selector}\t{name}{}", if v.has_sweep() { "\t(sweep: not dispatchable)" } else { "" });
@@ -128,13 +122,12 @@ fn run_on(recipe: &Recipe, reference: &RecipeRef, args: &PointArgs) -> anyhow::R
 }
 
 /// Inline JSON, or `@FILE`.
-fn read_point(text: &str) -> anyhow::Result<Point> {
+fn read_row(text: &str) -> anyhow::Result<serde_json::Value> {
     let json = match text.strip_prefix('@') {
         Some(path) => {
             std::fs::read_to_string(Path::new(path)).with_context(|| format!("cannot read the point file {path}"))?
         }
         None => text.to_owned(),
     };
-    let row: serde_json::Value = serde_json::from_str(&json).context("--point is not valid JSON")?;
-    Ok(Point::from_json(&row)?)
+    serde_json::from_str(&json).context("--point is not valid JSON")
 }

@@ -280,7 +280,11 @@ pub fn decide<S: AsRef<str>>(labels: &[S], facts: &PrFacts) -> LabelDecision {
             reasons.push(reason(
                 "modifier-blocks-reuse",
                 false,
-                format!("{} block artifact reuse (`/use`) while applied.", code_list(&blockers)),
+                format!(
+                    "{} {} artifact reuse (`/use`) while applied.",
+                    code_list(&blockers),
+                    if blockers.len() == 1 { "blocks" } else { "block" }
+                ),
                 format!("{} 在标签存在期间会阻止产物复用（`/use`）。", code_list(&blockers)),
             ));
         }

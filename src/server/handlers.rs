@@ -459,7 +459,10 @@ async fn validate_command<G: GitHub>(
         let list = blocking.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ");
         return Ok(Err(vec![reject(
             "reuse-incompatible-label",
-            format!("This PR carries {list}, which block artifact reuse; remove it first."),
+            match blocking.as_slice() {
+                [_] => format!("This PR carries {list}, which blocks artifact reuse; remove it first."),
+                _ => format!("This PR carries {list}, which block artifact reuse; remove them first."),
+            },
             format!("本 PR 带有 {list}，会阻止产物复用；请先移除。"),
         )]));
     }

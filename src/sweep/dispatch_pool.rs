@@ -1,7 +1,8 @@
 //! The slice of a pool profile (spec 50 §4) the dispatcher reads: where jobs go and how many may
 //! hold an allocation at once. The full profile (mounts, containers, model locations, …) is
-//! parsed by `sweep::pool`; this reader ignores the fields it does not use, so one
-//! `pools/X.toml` serves both.
+//! parsed by `sweep::pool`; this reader ignores the fields it does not use and, like it, names
+//! the pool after its file, so one `pools/X.toml` serves `plan` and `dispatch` alike. A bare
+//! file of just these fields also works, for clusters that run stand-in scripts, not srtctl.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,8 @@ const MAX_POOL_BYTES: usize = 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct DispatchPool {
+    /// The file stem unless the file sets `name` (bare dispatch-only files may).
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub partition: Option<String>,
@@ -73,6 +76,9 @@ impl DispatchPool {
                 }
             }
         }
+        if pool.name.is_empty() {
+            pool.name = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+        }
         pool.sha256 = hex::encode(Sha256::digest(bytes));
         Ok(pool)
     }
@@ -100,12 +106,25 @@ mod tests {
     }
 
     #[test]
+    fn the_full_profiles_in_pools_are_readable_and_named_after_their_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("pools");
+        for name in ["local", "gb200-nv"] {
+            let file = dir.join(format!("{name}.toml"));
+            let pool = DispatchPool::parse(&std::fs::read(&file).unwrap(), &file).unwrap();
+            let profile = crate::sweep::pool::load_file(&file).unwrap();
+            assert_eq!((pool.name.as_str(), pool.gpus_per_node), (name, profile.gpus_per_node));
+            assert_eq!(pool.partition.as_deref(), Some(profile.partition.as_str()));
+        }
+    }
+
+    #[test]
     fn rejects_bad_values_naming_the_file() {
         for text in [
             "name = \"x\"\ngpus_per_node = 0\n",
             "name = \"x\"\ngpus_per_node = 8\nmax_concurrent_allocations = 0\n",
             "name = \"x\"\ngpus_per_node = 8\npartition = \"a b\"\n",
             "name = \"x\"\n",
+            "partition = \"gpu\"\n",
             "gpus_per_node = \"8\"\n",
             "not toml",
         ] {

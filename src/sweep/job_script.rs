@@ -129,6 +129,7 @@ mod tests {
                 gpus: 2,
                 nodes: 1,
                 time_limit_minutes: 7,
+                recipe: None,
             },
         }
     }

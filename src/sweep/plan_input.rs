@@ -26,11 +26,14 @@
 //!     "env": { "CONC": "4" },              // exported to the script (names not SLURM_/SWEEPGATE_/CUDA_VISIBLE_DEVICES)
 //!     "gpus": 8,                           // GPUs per node the point serves on (CUDA_VISIBLE_DEVICES is cut to this)
 //!     "nodes": 1,                          // optional, default 1
-//!     "time_limit_minutes": 60             // Slurm --time, whole minutes (Slurm's granularity)
+//!     "time_limit_minutes": 60,            // Slurm --time, whole minutes (Slurm's granularity)
+//!     "recipe": {                          // optional: the SRT recipe variant (provenance)
+//!       "config_file": "recipes/x.yaml:override_tp8", "path": "…/x.yaml",
+//!       "selector": "override_tp8", "sha256": "…" }
 //!   } }
 //! ```
 //!
-//! The recipe resolver fills `job` from SRT recipes later; the dispatcher only needs this much.
+//! `sweepgate plan --format dispatch` writes such a plan from the matrix (`sweep::plan_jobs`).
 //! Parsing is strict (unknown fields are errors), size-bounded and panic-free.
 
 use std::collections::{BTreeMap, HashSet};
@@ -91,6 +94,22 @@ pub struct JobSpec {
     #[serde(default = "one")]
     pub nodes: u32,
     pub time_limit_minutes: u32,
+    /// The SRT recipe variant the job runs (multinode points), recorded as provenance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<RecipeProvenance>,
+}
+
+/// Which recipe file and variant a job runs, and the file's content hash (spec 50 §11).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecipeProvenance {
+    /// `CONFIG_FILE` as srtctl reads it: `recipes/…yaml[:selector]`.
+    pub config_file: String,
+    /// The file's path in the benchmark repository.
+    pub path: String,
+    /// The variant's selector (empty for a plain recipe).
+    pub selector: String,
+    pub sha256: String,
 }
 
 fn one() -> u32 {
@@ -224,7 +243,7 @@ fn check_id(id: &str) -> Result<(), String> {
 }
 
 /// Variables the job wrapper sets itself; a plan may not override them.
-fn reserved_env(name: &str) -> bool {
+pub fn reserved_env(name: &str) -> bool {
     name.starts_with("SLURM_") || name.starts_with("SWEEPGATE_") || name == "CUDA_VISIBLE_DEVICES"
 }
 

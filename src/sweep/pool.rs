@@ -128,6 +128,12 @@ pub struct PoolProfile {
     #[serde(default)]
     pub sbatch_directives: IndexMap<String, String>,
     pub health_check: Option<HealthCheck>,
+    /// At most this many jobs of one sweep hold or wait for an allocation at once (`1` = one
+    /// allocation at a time); read by the dispatcher (decision S10).
+    pub max_concurrent_allocations: Option<u32>,
+    /// Matrix `runner` values whose rows this pool runs; empty = its `sku` and `cluster:<name>`.
+    #[serde(default)]
+    pub runners: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -143,6 +149,15 @@ pub struct AliasResolution {
 }
 
 impl PoolProfile {
+    /// Whether rows with this matrix `runner` run on this pool.
+    pub fn serves(&self, runner: &str) -> bool {
+        if self.runners.is_empty() {
+            runner == self.sku || runner.strip_prefix("cluster:") == Some(self.name.as_str())
+        } else {
+            self.runners.iter().any(|r| r == runner)
+        }
+    }
+
     /// Parses and checks one profile; `name` is the file stem, `file` is used in errors.
     pub fn parse(text: &str, name: &str, file: &str) -> Result<PoolProfile, PoolError> {
         let mut profile: PoolProfile = toml::from_str(text).map_err(|e| PoolError {
@@ -188,7 +203,7 @@ impl PoolProfile {
                 out.push(format!("{what} must not be empty"));
             }
         }
-        if !is_slurm_time(&self.time_limit) {
+        if slurm_time_minutes(&self.time_limit).is_none() {
             out.push(format!(
                 "time_limit '{}' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)",
                 self.time_limit
@@ -314,16 +329,30 @@ fn is_shell_name(key: &str) -> bool {
 }
 
 /// Slurm's `--time` formats.
-fn is_slurm_time(text: &str) -> bool {
-    let numbers = |s: &str| -> Option<Vec<u32>> {
+/// A Slurm time (`MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`, `D-HH:MM:SS`) in whole minutes,
+/// rounded up (Slurm's own granularity).
+pub fn slurm_time_minutes(text: &str) -> Option<u32> {
+    let numbers = |s: &str| -> Option<Vec<u64>> {
         s.split(':').map(|p| if p.is_empty() { None } else { p.parse().ok() }).collect()
     };
-    match text.split_once('-') {
+    // Seconds per field, most significant first.
+    let weighted = |parts: &[u64], weights: &[u64]| -> Option<u64> {
+        parts.iter().zip(weights).try_fold(0u64, |acc, (v, w)| acc.checked_add(v.checked_mul(*w)?))
+    };
+    let seconds = match text.split_once('-') {
         Some((days, rest)) => {
-            days.parse::<u32>().is_ok() && numbers(rest).is_some_and(|parts| (1..=3).contains(&parts.len()))
+            let parts = numbers(rest).filter(|p| (1..=3).contains(&p.len()))?;
+            let days: u64 = days.parse().ok()?;
+            weighted(&[days], &[86_400])?.checked_add(weighted(&parts, &[3600, 60, 1])?)?
         }
-        None => numbers(text).is_some_and(|parts| (1..=3).contains(&parts.len())),
-    }
+        None => match numbers(text)?.as_slice() {
+            [m] => weighted(&[*m], &[60])?,
+            [m, s] => weighted(&[*m, *s], &[60, 1])?,
+            hms @ [_, _, _] => weighted(hms, &[3600, 60, 1])?,
+            _ => return None,
+        },
+    };
+    u32::try_from(seconds.div_ceil(60)).ok()
 }
 
 fn pos_at(text: &str, offset: usize) -> Pos {

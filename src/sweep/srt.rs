@@ -3,15 +3,18 @@
 //! variant and proves it runs what the point claims: ISL/OSL, concurrencies, topology,
 //! per-role parallelism, speculative decoding, framework, precision, and the pool's SKU.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 use crate::domain::srt_recipe::{
     pos_of, Backend, Recipe, RecipeError, RecipeFacts, RecipeRef, Role, Selector, Variant,
 };
+use crate::repo::{Layout, Logical, RepoError, Tree};
 use crate::sweep::pool::PoolProfile;
-use crate::yaml::Pos;
+use crate::yaml::{self, Pos};
 
 /// One worker side of a multinode matrix row (spec 20 §3.4, §5.3).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -411,6 +414,81 @@ fn normalize_precision(p: &str) -> String {
 pub fn repo_path(config_file: &str, recipes_dir: &str) -> Option<String> {
     let rest = config_file.strip_prefix("recipes/")?;
     Some(format!("{}/{rest}", recipes_dir.trim_end_matches('/')))
+}
+
+/// The recipe variant a matrix row runs, found in a repository (provenance: spec 50 §11).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowRecipe {
+    /// The row's `CONFIG_FILE` path without its selector, as srtctl reads it (`recipes/….yaml`).
+    pub reference: String,
+    /// The recipe's path in the repository.
+    pub path: String,
+    /// sha256 of the recipe file's bytes.
+    pub sha256: String,
+    pub selected: Selected,
+}
+
+/// A repository's SRT recipes as rows reference them: each file read, parsed and resolved once,
+/// so planning hundreds of points pays for each recipe file once.
+pub struct RecipeBook<'t> {
+    tree: &'t dyn Tree,
+    recipes_dir: Option<String>,
+    /// Keyed by path and selector: (repository path, sha256, variants) or why not.
+    files: HashMap<String, Result<(String, String, Candidates), RecipeLookupError>>,
+}
+
+/// Why a row's recipe could not be found or read in the repository.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecipeLookupError {
+    #[error("the repository has no SRT recipe directory, so CONFIG_FILE={0} cannot be resolved")]
+    NoRecipesDir(String),
+    #[error("CONFIG_FILE={0} does not start with recipes/, so it is not a recipe of this repository")]
+    NotOverlaid(String),
+    #[error("{path}: not in the repository (CONFIG_FILE={reference}); it may only exist in the srt-slurm checkout")]
+    Missing { path: String, reference: String },
+    #[error("{0}")]
+    Repo(String),
+    #[error(transparent)]
+    Select(#[from] SelectError),
+}
+
+impl<'t> RecipeBook<'t> {
+    pub fn new(tree: &'t dyn Tree, layout: &Layout) -> Result<RecipeBook<'t>, RepoError> {
+        let recipes_dir = layout.resolve(tree, Logical::SrtRecipesDir)?;
+        Ok(RecipeBook { tree, recipes_dir, files: HashMap::new() })
+    }
+
+    /// The one variant `row` (a multinode matrix row) runs, checked against the row.
+    pub fn select_row(&mut self, row: &serde_json::Value, checks: Checks<'_>) -> Result<RowRecipe, RecipeLookupError> {
+        let point = Point::from_json(row)?;
+        let reference = point.config_file()?;
+        let selector = reference.selector.as_ref();
+        let key = format!("{}\0{}", reference.path, selector.map(ToString::to_string).unwrap_or_default());
+        let (tree, recipes_dir) = (self.tree, self.recipes_dir.as_deref());
+        let loaded = self.files.entry(key).or_insert_with(|| load_recipe(tree, recipes_dir, &reference));
+        let (path, sha256, candidates) = loaded.as_ref().map_err(Clone::clone)?;
+        let selected = candidates.select(&point, checks)?;
+        Ok(RowRecipe { reference: reference.path.clone(), path: path.clone(), sha256: sha256.clone(), selected })
+    }
+}
+
+/// Reads, parses and resolves the recipe `reference` names: (repository path, sha256, variants).
+fn load_recipe(
+    tree: &dyn Tree,
+    recipes_dir: Option<&str>,
+    reference: &RecipeRef,
+) -> Result<(String, String, Candidates), RecipeLookupError> {
+    let shown = reference.path.clone();
+    let dir = recipes_dir.ok_or_else(|| RecipeLookupError::NoRecipesDir(shown.clone()))?;
+    let path = repo_path(&reference.path, dir).ok_or_else(|| RecipeLookupError::NotOverlaid(shown.clone()))?;
+    let bytes = tree
+        .read(&path)
+        .map_err(|e| RecipeLookupError::Repo(e.to_string()))?
+        .ok_or_else(|| RecipeLookupError::Missing { path: path.clone(), reference: shown })?;
+    let text = yaml::text_of(&bytes).map_err(|e| SelectError::Recipe(RecipeError::Yaml(e.in_file(&path))))?;
+    let recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
+    let candidates = Candidates::new(&recipe, reference.selector.as_ref())?;
+    Ok((path, hex::encode(Sha256::digest(&bytes)), candidates))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod fake_github;
 pub mod fake_upstream;
+pub mod fixture_repo;
 pub mod serve_bundle;
 
 use std::io::{BufRead, BufReader};

@@ -77,11 +77,13 @@ fn shape_problems_are_all_reported() {
 #[test]
 fn slurm_time_formats() {
     for ok in ["30", "30:00", "04:00:00", "1-0", "1-04:00", "2-04:00:00"] {
-        assert!(is_slurm_time(ok), "{ok}");
+        assert!(slurm_time_minutes(ok).is_some(), "{ok}");
     }
-    for bad in ["", "4h", "1:2:3:4", "-1", "a-04:00", "1-", "04::00"] {
-        assert!(!is_slurm_time(bad), "{bad}");
+    for bad in ["", "4h", "1:2:3:4", "-1", "a-04:00", "1-", "04::00", "18446744073709551615:00"] {
+        assert!(slurm_time_minutes(bad).is_none(), "{bad}");
     }
+    let minutes = ["30", "30:01", "04:00:00", "1-0", "1-04:30", "0-00:00:59"].map(slurm_time_minutes);
+    assert_eq!(minutes, [Some(30), Some(31), Some(240), Some(1440), Some(1710), Some(1)]);
 }
 
 #[test]
@@ -139,4 +141,15 @@ fn knows_model_accepts_aliases_absolute_paths_and_hf() {
 fn unreadable_directories_and_files_are_errors() {
     assert!(load_dir(std::path::Path::new("/nonexistent/pools")).is_err());
     assert!(load_file(std::path::Path::new("/nonexistent/p.toml")).is_err());
+}
+
+#[test]
+fn a_pool_serves_its_sku_and_cluster_runner_unless_it_lists_runners() {
+    let default = parse(MINIMAL).unwrap_or_else(|e| panic!("{e}"));
+    assert!(default.serves("gb200") && default.serves("cluster:t"));
+    assert!(!default.serves("b200") && !default.serves("cluster:c") && !default.serves("gb200-nv"));
+    let listed = parse(&format!("runners = [\"gb200-nv\"]\nmax_concurrent_allocations = 1\n{MINIMAL}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(listed.serves("gb200-nv") && !listed.serves("gb200"));
+    assert_eq!(listed.max_concurrent_allocations, Some(1));
 }
