@@ -235,6 +235,8 @@ fn every_outcome_is_recorded_with_fail_fast_per_family() {
     );
     let prov = &r["ok"]["provenance"];
     assert_eq!(prov["script"]["sha256_at_run"], prov["submission"]["script_sha256"]);
+    let power = &prov["power"][0];
+    assert_eq!((&power["power_valid"], &power["observed_gpu_count"]), (&json!(true), &json!(2)), "{power}");
     assert_eq!(prov["slurm"]["partition"], "gpu");
 
     assert_eq!(state_of(&r, "fail"), "failed");
@@ -537,6 +539,7 @@ fn a_planned_sweep_runs_on_the_local_cluster() {
         assert_eq!(result["max_concurrency"], point["row"]["conc"], "{id}: the row's conc reached the job");
         let gpus = result["visible_gpus"].as_str().unwrap().split(',').count();
         assert_eq!(gpus as i64, point["row"]["tp"].as_i64().unwrap(), "{id}: tp GPUs visible");
+        assert_eq!(record["provenance"]["power"][0]["power_valid"], true, "{id}: {}", record["provenance"]["power"]);
     }
     s.assert_one_job_per_point();
 }

@@ -180,9 +180,26 @@ fn clean(text: &str, max: usize) -> String {
     out
 }
 
+/// `valid`, `invalid: <reasons>` or `-` from the record's power validation (provenance).
+fn power_cell(record: &PointRecord) -> String {
+    let checks = record.provenance.as_ref().and_then(|p| p.get("power")).and_then(|p| p.as_array());
+    let Some(checks) = checks.filter(|c| !c.is_empty()) else {
+        return "-".into();
+    };
+    let mut reasons: Vec<&str> =
+        checks.iter().filter_map(|c| c.get("reasons")?.as_array()).flatten().filter_map(|r| r.as_str()).collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    if reasons.is_empty() {
+        "valid".into()
+    } else {
+        clean(&format!("invalid: {}", reasons.join(",")), 60)
+    }
+}
+
 fn table(records: &[PointRecord]) -> String {
-    let header = ["POINT", "FAMILY", "STATE", "JOB", "EXIT", "SOURCE", "REASON"];
-    let rows: Vec<[String; 7]> = records
+    let header = ["POINT", "FAMILY", "STATE", "JOB", "EXIT", "SOURCE", "POWER", "REASON"];
+    let rows: Vec<[String; 8]> = records
         .iter()
         .map(|r| {
             [
@@ -192,6 +209,7 @@ fn table(records: &[PointRecord]) -> String {
                 r.job_id.as_ref().map(|j| j.0.clone()).unwrap_or_else(|| "-".into()),
                 r.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
                 r.state_source.clone().unwrap_or_else(|| "-".into()),
+                power_cell(r),
                 r.reason.as_deref().map(|t| clean(t, 100)).unwrap_or_default(),
             ]
         })
@@ -309,8 +327,16 @@ mod tests {
 
     #[test]
     fn final_table() {
+        let with_power = |mut r: PointRecord, reasons: serde_json::Value| {
+            r.provenance = Some(serde_json::json!({"power": [{"result": "r.json", "reasons": reasons}]}));
+            r
+        };
         let records = [
-            record("canary", PointState::Succeeded, Some("7"), Some(0), None),
+            with_power(record("canary", PointState::Succeeded, Some("7"), Some(0), None), serde_json::json!([])),
+            with_power(
+                record("tp2-c2", PointState::Succeeded, Some("10"), Some(0), None),
+                serde_json::json!(["sampling_gap_exceeded", "expected_gpu_count_mismatch"]),
+            ),
             record("tp2-c4", PointState::Failed, Some("8"), Some(3), Some("exit code 3 (NonZeroExitCode)")),
             record("tp2-c8", PointState::TimedOut, Some("9"), Some(0), Some("time limit reached (TimeLimit)")),
             record(

@@ -542,9 +542,12 @@ impl<'a> Dispatcher<'a> {
         Ok(Ok(()))
     }
 
-    /// The per-point provenance record (spec 50 §11, the parts known without recipes).
+    /// The per-point provenance record (spec 50 §11): the point with its job and recipe, pool,
+    /// Slurm job, script hashes, result files and their power validation.
     fn provenance(&self, r: &PointRecord, info: &JobInfo, collected: &Collected) -> serde_json::Value {
         let placed = self.points.get(&r.point_id);
+        let serving_gpus = placed.map_or(0, |(p, _)| p.point.job.gpus.saturating_mul(p.point.job.nodes));
+        let power = results_collect::validate_power(&self.job_dir(&info.id), collected, serving_gpus);
         serde_json::json!({
             "dispatcher": format!("sweepgate {}", env!("CARGO_PKG_VERSION")),
             "sweep_id": self.plan.sweep_id,
@@ -576,6 +579,7 @@ impl<'a> Dispatcher<'a> {
             },
             "output_dir": self.job_dir(&info.id).display().to_string(),
             "files": collected.files,
+            "power": power,
             "collection_problems": collected.problems,
         })
     }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::results::power::{validate_single_node, PowerOptions, SourceNames, Telemetry};
+
 use super::job_script::{BEGIN_MARKER, END_MARKER, SCRIPT_HASH_MARKER};
 
 /// Files larger than this are listed as problems, not read.
@@ -118,52 +120,6 @@ pub fn check_result(bytes: &[u8]) -> Vec<String> {
     problems
 }
 
-/// Basic checks of a power CSV: a header naming a timestamp and a power column, at least two
-/// data rows, every row as wide as the header, power values numeric and not negative.
-pub fn check_power_csv(bytes: &[u8]) -> Vec<String> {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return vec!["not UTF-8".into()];
-    };
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let Some(header) = lines.next() else {
-        return vec!["empty file".into()];
-    };
-    let columns: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
-    let time_col = columns.iter().position(|c| c.contains("time"));
-    let power_col = columns
-        .iter()
-        .position(|c| c.contains("power") && !["limit", "cap", "max", "min"].iter().any(|x| c.contains(x)));
-    let mut problems = Vec::new();
-    if time_col.is_none() {
-        problems.push("no timestamp column in the header".into());
-    }
-    let Some(power_col) = power_col else {
-        problems.push("no power column in the header".into());
-        return problems;
-    };
-    let mut rows = 0usize;
-    for (i, line) in lines.enumerate() {
-        rows += 1;
-        let fields: Vec<&str> = line.split(',').collect();
-        if fields.len() != columns.len() {
-            problems.push(format!("row {}: {} fields, header has {}", i + 2, fields.len(), columns.len()));
-            break;
-        }
-        let watts = fields.get(power_col).map(|f| f.trim().trim_end_matches(" W").trim());
-        match watts.and_then(|w| w.parse::<f64>().ok()) {
-            Some(w) if w.is_finite() && w >= 0.0 => {}
-            _ => {
-                problems.push(format!("row {}: power {:?} is not a non-negative number", i + 2, watts.unwrap_or("")));
-                break;
-            }
-        }
-    }
-    if rows < 2 {
-        problems.push(format!("{rows} sample row(s); at least 2 are needed"));
-    }
-    problems
-}
-
 /// Walks `job_dir/logs` (bounded) and checks every result and power file; reads the batch log's
 /// markers from `log_path`.
 pub fn collect(job_dir: &Path, log_path: &Path) -> Collected {
@@ -220,14 +176,67 @@ fn check_file(job_dir: &Path, relative: &Path, kind: FileKind) -> CollectedFile 
     match std::fs::read(&path) {
         Ok(content) => {
             file.sha256 = Some(hex::encode(Sha256::digest(&content)));
-            file.problems = match kind {
-                FileKind::Result => check_result(&content),
-                FileKind::Power => check_power_csv(&content),
-            };
+            // Power files are judged against a result's window by `validate_power`.
+            if kind == FileKind::Result {
+                file.problems = check_result(&content);
+            }
         }
         Err(e) => file.problems.push(format!("unreadable: {e}")),
     }
     file
+}
+
+/// One result's power telemetry, validated as upstream's single-node path does: serving-GPU
+/// count, samples bracketing the benchmark window, max gap 3.0 s, duration match (spec 50 §10).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PowerCheck {
+    /// The result file (relative to the job directory).
+    pub result: String,
+    /// The telemetry file it was validated against; None when the job wrote none.
+    pub telemetry: Option<String>,
+    pub power_valid: bool,
+    /// Upstream's reason codes (`sampling_gap_exceeded`, …); empty when valid.
+    pub reasons: Vec<String>,
+    pub observed_gpu_count: usize,
+    pub max_sample_gap_s: Option<f64>,
+}
+
+/// Validates the power telemetry of every result `collected` found against that result's
+/// window, expecting `expected_gpus` serving GPUs. A job writes one telemetry file (the first,
+/// in path order, is used when there are several).
+pub fn validate_power(job_dir: &Path, collected: &Collected, expected_gpus: u32) -> Vec<PowerCheck> {
+    let telemetry_file = collected.power().next();
+    let telemetry_bytes = telemetry_file.map(|f| read_bounded(&job_dir.join(&f.path), f.bytes));
+    let telemetry = match &telemetry_bytes {
+        None => Telemetry::Missing,
+        Some(Some(bytes)) => Telemetry::Bytes(bytes),
+        Some(None) => Telemetry::Unreadable,
+    };
+    collected
+        .results()
+        .map(|result| {
+            let raw = read_bounded(&job_dir.join(&result.path), result.bytes).unwrap_or_default();
+            let names = SourceNames {
+                telemetry: telemetry_file.map_or("", |f| f.path.as_str()),
+                benchmark_result: &result.path,
+            };
+            let (validation, _) =
+                validate_single_node(&raw, telemetry, i64::from(expected_gpus), &PowerOptions::default(), names);
+            PowerCheck {
+                result: result.path.clone(),
+                telemetry: telemetry_file.map(|f| f.path.clone()),
+                power_valid: validation.power_valid,
+                reasons: validation.reasons.as_slice().iter().map(ToString::to_string).collect(),
+                observed_gpu_count: validation.observed_gpu_count,
+                max_sample_gap_s: validation.max_sample_gap_s(),
+            }
+        })
+        .collect()
+}
+
+/// The file's bytes when it is within the collector's bound and readable.
+fn read_bounded(path: &Path, size: u64) -> Option<Vec<u8>> {
+    (size <= MAX_FILE_BYTES).then(|| std::fs::read(path).ok()).flatten()
 }
 
 #[cfg(test)]
@@ -266,20 +275,68 @@ mod tests {
         assert_eq!(check_result(backwards.as_bytes()).len(), 1);
     }
 
+    /// A job directory with one result (window 100.0-110.5) and `power` as its telemetry.
+    fn job_with_power(power: Option<&str>) -> (tempfile::TempDir, Collected) {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("7");
+        std::fs::create_dir_all(job.join("logs/power")).unwrap();
+        std::fs::write(job.join("logs/results_concurrency_4_gpus_2.json"), GOOD_RESULT).unwrap();
+        if let Some(csv) = power {
+            std::fs::write(job.join("logs/power/samples.csv"), csv).unwrap();
+        }
+        let collected = collect(&job, &job.join("logs/sweep_7.log"));
+        (dir, collected)
+    }
+
+    /// Two GPUs sampled every `step` seconds from 99.0 to 112.0, with `edit` applied to the rows.
+    fn power_csv(step: f64, edit: &dyn Fn(usize, String) -> String) -> String {
+        let mut out = String::from("schema_version,timestamp_unix,scrape_seq,hostname,gpu_index,gpu_uuid,power_w\n");
+        let mut t = 99.0;
+        let mut seq = 0;
+        while t <= 112.0 + 1e-9 {
+            for gpu in 0..2 {
+                out += &edit(seq, format!("1,{t:.1},{seq},n1,{gpu},GPU-{gpu},{}.5\n", 300 + gpu));
+            }
+            t += step;
+            seq += 1;
+        }
+        out
+    }
+
     #[test]
-    fn power_checks() {
-        assert!(check_power_csv(GOOD_POWER.as_bytes()).is_empty());
-        let smi = "timestamp, index, power.draw [W], power.limit [W]\n2026/01/01 00:00:00.000, 0, 300.1 W, 700 W\n2026/01/01 00:00:01.000, 0, 310 W, 700 W\n";
-        assert!(check_power_csv(smi.as_bytes()).is_empty(), "{:?}", check_power_csv(smi.as_bytes()));
-        assert_eq!(check_power_csv(b""), ["empty file"]);
-        assert!(check_power_csv(b"a,b\n1,2\n1,2\n").contains(&"no power column in the header".to_string()));
-        let one_row = GOOD_POWER.lines().take(2).collect::<Vec<_>>().join("\n");
-        assert_eq!(check_power_csv(one_row.as_bytes()), ["1 sample row(s); at least 2 are needed"]);
-        let negative = GOOD_POWER.replace("301", "-1");
-        assert_eq!(check_power_csv(negative.as_bytes()).len(), 1);
-        let ragged = format!("{GOOD_POWER}1,2\n");
-        assert!(check_power_csv(ragged.as_bytes())[0].contains("fields"));
-        assert_eq!(check_power_csv(&[0xff, 0xfe]), ["not UTF-8"]);
+    fn power_is_validated_against_each_results_window() {
+        let (dir, c) = job_with_power(Some(&power_csv(1.0, &|_, row| row)));
+        let checks = validate_power(&dir.path().join("7"), &c, 2);
+        assert_eq!(checks.len(), 1);
+        let check = &checks[0];
+        assert!(check.power_valid, "{check:?}");
+        assert_eq!((check.observed_gpu_count, check.telemetry.as_deref()), (2, Some("logs/power/samples.csv")));
+        assert_eq!(check.max_sample_gap_s, Some(1.0));
+
+        let wrong_count = validate_power(&dir.path().join("7"), &c, 4);
+        assert_eq!(wrong_count[0].reasons, ["expected_gpu_count_mismatch"]);
+    }
+
+    #[test]
+    fn gaps_bad_timestamps_and_missing_telemetry_are_invalid_with_reasons() {
+        let sparse = power_csv(3.2, &|_, row| row);
+        let (dir, c) = job_with_power(Some(&sparse));
+        let checks = validate_power(&dir.path().join("7"), &c, 2);
+        assert!(checks[0].reasons.contains(&"sampling_gap_exceeded".to_string()), "{:?}", checks[0]);
+
+        let bad_time =
+            power_csv(1.0, &|seq, row| if seq == 5 { row.replacen(",104.0,", ",not-a-time,", 1) } else { row });
+        let (dir, c) = job_with_power(Some(&bad_time));
+        let checks = validate_power(&dir.path().join("7"), &c, 2);
+        assert_eq!(checks[0].reasons, ["invalid_timestamp_sample"]);
+
+        let (dir, c) = job_with_power(None);
+        let checks = validate_power(&dir.path().join("7"), &c, 2);
+        assert_eq!(
+            (checks[0].power_valid, checks[0].reasons.as_slice()),
+            (false, &["telemetry_file_missing".to_string()][..])
+        );
+        assert_eq!(checks[0].telemetry, None);
     }
 
     #[test]
