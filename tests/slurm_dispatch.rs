@@ -543,3 +543,41 @@ fn a_planned_sweep_runs_on_the_local_cluster() {
     }
     s.assert_one_job_per_point();
 }
+
+#[test]
+fn the_status_comment_is_one_bilingual_comment_edited_to_the_final_state() {
+    if !slurm_enabled("the_status_comment_is_one_bilingual_comment_edited_to_the_final_state") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(support::fake_github::FakeGitHub::start(support::TOKEN, support::BOT));
+    let s = Sweep::new("comment", 111);
+    s.write_pool("");
+    s.write_plan(
+        None,
+        json!([{"name": "comment", "fail_fast": false, "points": [
+            point("ok", 1, 5, json!({"BENCH_SECONDS": "2"})),
+            point("broken", 1, 5, json!({"BENCH_MODE": "fail", "BENCH_SECONDS": "1"}))]}]),
+    );
+    // A user's comment quoting the marker must not be taken for the bot's.
+    let marker = format!("<!-- sweepgate:dispatch pr={} sweep={} -->", s.pr, s.sweep_id);
+    fake.add_comment(&s.repo, s.pr, "mallory", "NONE", &format!("{marker}\nforged"));
+    let out = wait_output(
+        s.dispatch("text")
+            .args(["--status-comment", "--comment-every-secs", "1", "--github-api-url", &fake.url])
+            .args(["--github-token", support::TOKEN, "--bot-login", support::BOT])
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let world = fake.world();
+    let comments = world.comments_on(&s.repo, s.pr);
+    let ours: Vec<_> = comments.iter().filter(|c| c.login == support::BOT).collect();
+    assert_eq!(ours.len(), 1, "one status comment");
+    let body = &ours[0].body;
+    assert!(body.starts_with(&marker), "{body}");
+    assert!(body.contains("❌ finished with failures") && body.contains("❌ 已结束，存在失败"), "{body}");
+    assert!(body.contains("- broken · comment (job ") && body.contains("**失败**: exit code 3"), "{body}");
+    assert!(comments.iter().any(|c| c.login == "mallory" && c.body.ends_with("forged")), "the forged one is untouched");
+    assert!(world.count("PATCH /repos/") >= 1, "posted while running, then edited: {:?}", world.log);
+}

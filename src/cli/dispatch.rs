@@ -1,15 +1,23 @@
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use indexmap::IndexMap;
+use secrecy::SecretString;
+use sweepgate::github::octo::{OctoGitHub, RetryPolicy};
+use sweepgate::github::sticky::{self, Thread};
+use sweepgate::github::{ApiMetrics, GitHub, RepoRef};
 use sweepgate::sweep::dispatch::{job_prefix, Counts, DispatchConfig, Dispatcher, Event};
 use sweepgate::sweep::dispatch_pool::DispatchPool;
 use sweepgate::sweep::ledger::{Ledger, PointRecord, PointState};
 use sweepgate::sweep::plan_input::{Plan, MAX_PLAN_BYTES};
 use sweepgate::sweep::scheduler::Scheduler;
 use sweepgate::sweep::slurm::SlurmCli;
+use sweepgate::sweep::status_comment::{self, StatusRow};
 
 use super::OutputFormat;
 
@@ -53,6 +61,20 @@ pub struct DispatchArgs {
     /// Final table as text, or the ledger records as JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// Keep one bilingual status comment on the plan's pull request, edited as the sweep moves
+    /// and once at the end (needs a token).
+    #[arg(long, requires = "github_token", conflicts_with_all = ["cancel", "status"])]
+    pub status_comment: bool,
+    #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
+    pub github_token: Option<String>,
+    #[arg(long, env = "SWEEPGATE_GITHUB_API_URL", default_value = "https://api.github.com")]
+    pub github_api_url: String,
+    /// The login the token acts as: only its comments are edited.
+    #[arg(long, env = "SWEEPGATE_BOT_LOGIN", default_value = "sweepgate[bot]")]
+    pub bot_login: String,
+    /// Seconds between two edits of the status comment while the sweep runs.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub comment_every_secs: u64,
 }
 
 fn read_bounded(path: &Path, limit: usize) -> anyhow::Result<Vec<u8>> {
@@ -96,10 +118,23 @@ pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
         unreachable_limit: Duration::from_secs(args.unreachable_secs),
     };
     let slurm = SlurmCli::default();
+    let mut status_comment = args.status_comment.then(|| StatusComment::new(args, &plan)).transpose()?;
     let mut dispatcher = Dispatcher::new(&plan, &pool, &slurm, &mut ledger, config)?;
     let mut progress = Progress::new(std::io::stderr().is_terminal());
-    let records = dispatcher.run(&mut |e| progress.show(&e))?;
+    let records = dispatcher.run(&mut |e| {
+        progress.show(&e);
+        if let Some(comment) = status_comment.as_mut() {
+            if let Some(problem) = comment.observe(&e) {
+                progress.line(format!("note: the status comment was not updated: {problem}"));
+            }
+        }
+    })?;
     progress.finish();
+    if let Some(comment) = status_comment.as_mut() {
+        if let Some(problem) = comment.finish(&records) {
+            eprintln!("warning: the final status comment was not posted: {problem}");
+        }
+    }
     report(&records, args.format)
 }
 
@@ -244,6 +279,100 @@ fn table(records: &[PointRecord]) -> String {
 }
 
 /// A redrawn bar on a terminal; one plain line per event otherwise (CI logs).
+/// The sticky status comment on the plan's PR: posted at the first round, edited at most every
+/// `--comment-every-secs` and at the end. A GitHub problem is reported, never fatal: the sweep
+/// matters more than its comment.
+struct StatusComment {
+    runtime: tokio::runtime::Runtime,
+    gh: OctoGitHub,
+    repo: RepoRef,
+    pr: u64,
+    bot_login: String,
+    sweep_id: String,
+    every: Duration,
+    last_post: Option<Instant>,
+    counts: Counts,
+    families: HashMap<String, String>,
+    /// Points that ended other than succeeded, in the order they ended.
+    problems: IndexMap<String, StatusRow>,
+}
+
+impl StatusComment {
+    fn new(args: &DispatchArgs, plan: &Plan) -> anyhow::Result<StatusComment> {
+        let token = args.github_token.clone().context("--status-comment needs --github-token or GITHUB_TOKEN")?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let gh = {
+            let _entered = runtime.enter();
+            OctoGitHub::with_token(
+                &args.github_api_url,
+                SecretString::from(token),
+                RetryPolicy::default(),
+                Arc::new(ApiMetrics::default()),
+            )?
+        };
+        Ok(StatusComment {
+            runtime,
+            gh,
+            repo: RepoRef::parse(&plan.repo)?,
+            pr: plan.pr,
+            bot_login: args.bot_login.clone(),
+            sweep_id: plan.sweep_id.clone(),
+            every: Duration::from_secs(args.comment_every_secs),
+            last_post: None,
+            counts: Counts::default(),
+            families: plan.placed_points().iter().map(|p| (p.point.id.clone(), p.family.to_owned())).collect(),
+            problems: IndexMap::new(),
+        })
+    }
+
+    /// Follows the sweep; posts when due. Returns what went wrong with GitHub, if anything.
+    fn observe(&mut self, event: &Event) -> Option<String> {
+        match event {
+            Event::Finished { point, state, job, detail } if *state != PointState::Succeeded => {
+                let row = StatusRow {
+                    point: point.clone(),
+                    family: self.families.get(point).cloned().unwrap_or_default(),
+                    state: *state,
+                    job: job.as_ref().map(|j| j.0.clone()),
+                    detail: detail.clone(),
+                };
+                self.problems.insert(point.clone(), row);
+                None
+            }
+            Event::Tick(counts) => {
+                self.counts = *counts;
+                let due = self.last_post.is_none_or(|at| at.elapsed() >= self.every);
+                due.then(|| self.post(false)).flatten()
+            }
+            _ => None,
+        }
+    }
+
+    /// The final edit, from the ledger's records.
+    fn finish(&mut self, records: &[PointRecord]) -> Option<String> {
+        self.counts = Counts::of(records);
+        self.problems = records
+            .iter()
+            .filter(|r| r.state != PointState::Succeeded)
+            .map(|r| (r.point_id.clone(), r.into()))
+            .collect();
+        self.post(true)
+    }
+
+    fn post(&mut self, finished: bool) -> Option<String> {
+        self.last_post = Some(Instant::now());
+        let problems: Vec<StatusRow> = self.problems.values().cloned().collect();
+        let body = status_comment::render(&self.sweep_id, &self.counts, &problems, finished);
+        let marker = status_comment::marker(self.pr, &self.sweep_id);
+        let thread = Thread { repo: &self.repo, issue: self.pr, bot_login: &self.bot_login };
+        let result = self.runtime.block_on(async {
+            let comments = self.gh.list_issue_comments(&self.repo, self.pr).await?;
+            sticky::upsert(&self.gh, thread, &comments, &marker, &marker, &body).await
+        });
+        result.err().map(|e| e.to_string())
+    }
+}
+
 struct Progress {
     tty: bool,
     bar_shown: bool,

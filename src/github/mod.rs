@@ -4,6 +4,7 @@
 
 pub mod octo;
 pub mod outbox;
+pub mod sticky;
 pub mod types;
 pub mod webhook;
 

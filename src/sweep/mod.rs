@@ -12,3 +12,4 @@ pub mod results_collect;
 pub mod scheduler;
 pub mod slurm;
 pub mod srt;
+pub mod status_comment;
