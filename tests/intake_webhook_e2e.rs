@@ -200,3 +200,40 @@ async fn forged_markers_and_the_bots_own_comments_are_ignored() {
     server.wait_handled(2).await;
     assert!(fake.world().reactions.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivery_after_a_restart_is_acknowledged_but_not_processed() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-enabled"], &[CHANGELOG]);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.sqlite");
+    let args = ["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT, "--state"];
+    let args: Vec<&str> = args.into_iter().chain([state.to_str().unwrap()]).collect();
+    let opened = pr_event("opened", 42, &["full-sweep-enabled"], None, "vendor-dev");
+
+    let server = ServerProcess::start(&args).await;
+    assert_eq!(server.deliver("pull_request", "restart-1", &opened).await.0, 202);
+    server.wait_handled(1).await;
+    let (comments, statuses) = {
+        let w = fake.world();
+        (w.comments.len(), w.statuses.len())
+    };
+    assert_eq!((comments, statuses), (2, 1), "welcome + labels comment, one status");
+    server.stop();
+
+    // Restarted on the same state file, GitHub redelivers the same id.
+    let server = ServerProcess::start(&args).await;
+    let (status, body) = server.deliver("pull_request", "restart-1", &opened).await;
+    assert_eq!((status, body.trim()), (200, "duplicate delivery"));
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("sweepgate_webhook_deliveries_total{event=\"pull_request\",outcome=\"duplicate\"} 1"));
+    assert!(!metrics.contains("outcome=\"queued\""), "{metrics}");
+    // A new delivery is processed; the redelivered one never was.
+    let sync = pr_event("synchronize", 42, &["full-sweep-enabled"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "restart-2", &sync).await.0, 202);
+    server.wait_handled(1).await;
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 1);
+    let w = fake.world();
+    assert_eq!(w.comments.len(), comments, "nothing posted again");
+    assert_eq!(w.statuses.len(), statuses + 1, "only the new delivery set a status");
+}

@@ -33,7 +33,7 @@ pub struct OutboxEntry {
 
 /// Runs blocking SQLite work without stalling the async runtime's other tasks (webhook
 /// acknowledgements) on a multi-threaded runtime.
-fn blocking<T>(work: impl FnOnce() -> T) -> T {
+pub(crate) fn blocking<T>(work: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(work)

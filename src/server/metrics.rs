@@ -20,6 +20,7 @@ pub struct Metrics {
     failed: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_micros: AtomicU64,
+    state_errors: AtomicU64,
     pub api: Arc<ApiMetrics>,
 }
 
@@ -31,6 +32,7 @@ pub fn event_label(name: &str) -> &'static str {
         "pull_request_review" => "pull_request_review",
         "pull_request_review_comment" => "pull_request_review_comment",
         "workflow_dispatch" => "workflow_dispatch",
+        "merge_group" => "merge_group",
         "ping" => "ping",
         _ => "other",
     }
@@ -56,6 +58,11 @@ impl Metrics {
             }
         }
         self.latency_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// The state file could not record or forget a delivery id.
+    pub fn state_error(&self) {
+        self.state_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition.
@@ -86,6 +93,11 @@ impl Metrics {
             ("sweepgate_github_api_calls_total", "GitHub API requests sent (retries included).", &self.api.calls),
             ("sweepgate_github_api_retries_total", "GitHub API requests retried.", &self.api.retries),
             ("sweepgate_github_api_errors_total", "GitHub API calls that failed after retries.", &self.api.errors),
+            (
+                "sweepgate_state_errors_total",
+                "Delivery ids the state file failed to record or forget.",
+                &self.state_errors,
+            ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", load(value));
         }

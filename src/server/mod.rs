@@ -3,13 +3,15 @@
 //! (one shard per PR), retry transient failures with backoff, and count every outcome.
 //! Routes: `POST /webhook`, `GET /healthz`, `GET /metrics`.
 
+pub mod config;
 pub mod handlers;
 pub mod metrics;
+pub mod state;
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -26,6 +28,7 @@ use crate::github::{webhook, GitHub, GitHubError};
 use crate::intake::event::{self, Event};
 use handlers::{BotConfig, HandlerError};
 use metrics::{event_label, Metrics};
+use state::{StateDb, StateError};
 
 /// Where the GitHub client for a delivery comes from.
 pub trait Clients: Send + Sync + 'static {
@@ -61,6 +64,8 @@ pub struct ServerConfig {
     /// Events waiting per worker shard before deliveries are refused with 503.
     pub queue_capacity: usize,
     pub workers: usize,
+    /// The SQLite file of the durable state (accepted delivery ids).
+    pub state_file: PathBuf,
     /// Delivery ids remembered for deduplication, and for how long.
     pub dedupe_capacity: usize,
     pub dedupe_ttl: Duration,
@@ -77,47 +82,12 @@ impl Default for ServerConfig {
             max_body_bytes: 25 * 1024 * 1024,
             queue_capacity: 1024,
             workers: 4,
+            state_file: PathBuf::from(".sweepgate/state.sqlite"),
             dedupe_capacity: 100_000,
             dedupe_ttl: Duration::from_secs(24 * 3600),
             handler_attempts: 4,
             retry_delay: Duration::from_secs(2),
         }
-    }
-}
-
-/// Recently seen `X-GitHub-Delivery` ids, bounded in count and age.
-struct Dedupe {
-    seen: HashSet<String>,
-    order: VecDeque<(Instant, String)>,
-    capacity: usize,
-    ttl: Duration,
-}
-
-impl Dedupe {
-    fn new(capacity: usize, ttl: Duration) -> Dedupe {
-        Dedupe { seen: HashSet::new(), order: VecDeque::new(), capacity: capacity.max(1), ttl }
-    }
-
-    /// True when `id` was not seen yet (and is now remembered).
-    fn insert(&mut self, id: &str, now: Instant) -> bool {
-        while let Some((at, _)) = self.order.front() {
-            if self.order.len() < self.capacity && now.duration_since(*at) < self.ttl {
-                break;
-            }
-            if let Some((_, old)) = self.order.pop_front() {
-                self.seen.remove(&old);
-            }
-        }
-        if !self.seen.insert(id.to_string()) {
-            return false;
-        }
-        self.order.push_back((now, id.to_string()));
-        true
-    }
-
-    fn forget(&mut self, id: &str) {
-        self.seen.remove(id);
-        self.order.retain(|(_, seen)| seen != id);
     }
 }
 
@@ -128,7 +98,7 @@ struct Job {
 
 struct AppState {
     secrets: Vec<SecretString>,
-    dedupe: Mutex<Dedupe>,
+    state: StateDb,
     shards: Vec<mpsc::Sender<Job>>,
     metrics: Arc<Metrics>,
 }
@@ -140,7 +110,9 @@ pub struct Server {
     pub metrics: Arc<Metrics>,
 }
 
-pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Server {
+/// Opens the state file and starts the workers.
+pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Result<Server, StateError> {
+    let state = StateDb::open(&config.state_file, config.dedupe_capacity, config.dedupe_ttl)?;
     let bot = Arc::new(config.bot.clone());
     let mut shards = Vec::new();
     let mut workers = Vec::new();
@@ -156,12 +128,7 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
         };
         workers.push(tokio::spawn(worker.run(rx)));
     }
-    let state = Arc::new(AppState {
-        secrets: config.secrets,
-        dedupe: Mutex::new(Dedupe::new(config.dedupe_capacity, config.dedupe_ttl)),
-        shards,
-        metrics: metrics.clone(),
-    });
+    let state = Arc::new(AppState { secrets: config.secrets, state, shards, metrics: metrics.clone() });
     let router = Router::new()
         .route("/webhook", post(receive))
         .route("/healthz", get(|| async { "ok\n" }))
@@ -169,7 +136,7 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())
         .with_state(state);
-    Server { router, workers, metrics }
+    Ok(Server { router, workers, metrics })
 }
 
 async fn render_metrics(State(state): State<Arc<AppState>>) -> ([(&'static str, &'static str); 1], String) {
@@ -212,7 +179,14 @@ async fn receive(State(state): State<Arc<AppState>>, headers: HeaderMap, body: B
         state.metrics.delivery(label, "ignored");
         return (StatusCode::ACCEPTED, "nothing to do\n".into());
     };
-    if !state.dedupe.lock().unwrap_or_else(|p| p.into_inner()).insert(&delivery, Instant::now()) {
+    // A state file that cannot be written must not lose events: the delivery is processed
+    // (the handlers are idempotent) and the failure is logged and counted.
+    let first = state.state.accept_delivery(&delivery, state::now_ms()).unwrap_or_else(|err| {
+        state.metrics.state_error();
+        tracing::error!(delivery, "delivery id not recorded: {err}");
+        true
+    });
+    if !first {
         state.metrics.delivery(label, "duplicate");
         return (StatusCode::OK, "duplicate delivery\n".into());
     }
@@ -228,7 +202,10 @@ async fn receive(State(state): State<Arc<AppState>>, headers: HeaderMap, body: B
         Err(_) => {
             state.metrics.queue_depth.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             // Forget the id so GitHub's redelivery of this event is accepted later.
-            state.dedupe.lock().unwrap_or_else(|p| p.into_inner()).forget(&delivery);
+            if let Err(err) = state.state.forget_delivery(&delivery) {
+                state.metrics.state_error();
+                tracing::error!(delivery, "delivery id not forgotten: {err}");
+            }
             state.metrics.delivery(label, "queue_full");
             tracing::error!(delivery, "work queue full; delivery refused with 503");
             (StatusCode::SERVICE_UNAVAILABLE, "work queue full; redeliver later\n".into())
@@ -289,25 +266,5 @@ impl<C: Clients> Worker<C> {
             }
         }
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dedupe_remembers_and_evicts() {
-        let t0 = Instant::now();
-        let mut d = Dedupe::new(2, Duration::from_secs(60));
-        assert!(d.insert("a", t0));
-        assert!(!d.insert("a", t0));
-        assert!(d.insert("b", t0));
-        assert!(d.insert("c", t0), "capacity 2: a is evicted");
-        assert!(d.insert("a", t0));
-        let later = t0 + Duration::from_secs(61);
-        assert!(d.insert("c", later), "entries older than the TTL are forgotten");
-        d.forget("c");
-        assert!(d.insert("c", later));
     }
 }
