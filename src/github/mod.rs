@@ -139,6 +139,12 @@ pub trait GitHub: Send + Sync {
         sha: &str,
         status: &StatusInput,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    /// Every status of a commit, newest first.
+    fn list_commit_statuses(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+    ) -> impl Future<Output = Result<Vec<CommitStatus>, GitHubError>> + Send;
     fn list_check_runs(
         &self,
         repo: &RepoRef,

@@ -392,6 +392,10 @@ impl GitHub for OctoGitHub {
         self.call(Method::POST, &format!("/repos/{repo}/statuses/{sha}"), Some(&body), true).await.map(drop)
     }
 
+    async fn list_commit_statuses(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CommitStatus>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/commits/{}/statuses", query_escape(sha)), None).await
+    }
+
     async fn list_check_runs(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CheckRun>, GitHubError> {
         self.paginate(&format!("/repos/{repo}/commits/{}/check-runs", query_escape(sha)), Some("check_runs")).await
     }

@@ -207,6 +207,10 @@ impl GitHub for OutboxGitHub {
         self.record("create_status", repo, sha, serde_json::to_value(status).unwrap_or_default())
     }
 
+    async fn list_commit_statuses(&self, _: &RepoRef, _: &str) -> Result<Vec<CommitStatus>, GitHubError> {
+        Err(GitHubError::DryRun("reading commit statuses"))
+    }
+
     async fn list_check_runs(&self, _: &RepoRef, _: &str) -> Result<Vec<CheckRun>, GitHubError> {
         Err(GitHubError::DryRun("reading check runs"))
     }

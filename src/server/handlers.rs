@@ -1,8 +1,10 @@
 //! What the bot does for one event, shared by `serve` and `action`: the welcome comment, the
-//! label-policy sticky comment and commit status, and the reuse-command acknowledgement.
+//! label-policy sticky comment and commit status, the reuse-command acknowledgement, sign-off
+//! verification, and the statuses of merge-queue groups.
 //! Every write is idempotent: comments are found again by their marker and edited only when the
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
+mod merge_group;
 mod signoff;
 
 use serde_json::json;
@@ -86,6 +88,7 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
             let target = SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, require_open: false };
             verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
         }
+        Event::MergeGroup(e) => merge_group::merge_group(gh, cfg, e, &mut out).await?,
         Event::Ping => out.note("ping"),
         Event::Ignored { name, reason } => out.note(format!("ignored {name}: {reason}")),
     }

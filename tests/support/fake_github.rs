@@ -153,6 +153,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/pulls/{n}/commits", get(list_commits))
             .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
             .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
+            .route("/repos/{o}/{r}/commits/{sha}/statuses", get(list_statuses))
             .route("/repos/{o}/{r}/commits/{sha}/check-runs", get(list_check_runs))
             .route("/repos/{o}/{r}/actions/runs/{id}", get(get_run))
             .route("/repos/{o}/{r}/actions/runs/{id}/artifacts", get(list_artifacts))
@@ -195,6 +196,15 @@ impl FakeGitHub {
                 .map(|(name, additions)| json!({"filename": name, "status": "modified", "additions": additions, "deletions": 0}))
                 .collect(),
         );
+    }
+
+    /// A status on `sha` posted by `creator` (e.g. a status the bot set before).
+    pub fn add_status(&self, repo: &str, sha: &str, creator: &str, state: &str, context: &str, description: &str) {
+        self.world().statuses.push((
+            repo.into(),
+            sha.into(),
+            json!({"state": state, "context": context, "description": description, "creator": {"login": creator}}),
+        ));
     }
 
     pub fn set_labels(&self, repo: &str, number: u64, labels: &[&str]) {
@@ -480,6 +490,7 @@ async fn list_files(
 
 async fn create_status(
     State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
     Path((o, r, sha)): Path<(String, String, String)>,
     Json(body): Json<Value>,
 ) -> Response {
@@ -487,8 +498,27 @@ async fn create_status(
     if !valid_state || body["description"].as_str().is_some_and(|d| d.chars().count() > 140) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
     }
-    lock(&world).statuses.push((format!("{o}/{r}"), sha, body.clone()));
-    (StatusCode::CREATED, Json(body)).into_response()
+    let mut stored = body;
+    stored["creator"] = json!({"login": login, "type": if login.ends_with("[bot]") { "Bot" } else { "User" }});
+    lock(&world).statuses.push((format!("{o}/{r}"), sha, stored.clone()));
+    (StatusCode::CREATED, Json(stored)).into_response()
+}
+
+/// Statuses of one commit, newest first (as GitHub lists them).
+async fn list_statuses(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let items: Vec<Value> = lock(&world)
+        .statuses
+        .iter()
+        .rev()
+        .filter(|(r, s, _)| *r == repo && *s == sha)
+        .map(|(_, _, v)| v.clone())
+        .collect();
+    Json(paginate(items, &q)).into_response()
 }
 
 async fn list_check_runs(
