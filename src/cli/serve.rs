@@ -3,6 +3,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::parser::ValueSource;
@@ -63,6 +64,13 @@ pub struct ServeArgs {
     /// Events waiting per worker before deliveries get 503.
     #[arg(long, env = "SWEEPGATE_QUEUE_CAPACITY", default_value_t = 1024)]
     pub queue_capacity: usize,
+    /// Every N seconds, re-run the label handler on the open PRs of every repository seen, so
+    /// a missed delivery is repaired (0: off).
+    #[arg(long, env = "SWEEPGATE_RECONCILE_SECS", default_value_t = 0)]
+    pub reconcile_secs: u64,
+    /// Most PRs one reconcile pass queues (the most recently updated first).
+    #[arg(long, env = "SWEEPGATE_RECONCILE_MAX_PRS", default_value_t = 100)]
+    pub reconcile_max_prs: usize,
     #[command(flatten)]
     pub verifier: super::collect::VerifierArgs,
 }
@@ -160,6 +168,8 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("state", &mut a.state, file.state);
     l.set("workers", &mut a.workers, file.workers);
     l.set("queue_capacity", &mut a.queue_capacity, file.queue_capacity);
+    l.set("reconcile_secs", &mut a.reconcile_secs, file.reconcile_secs);
+    l.set("reconcile_max_prs", &mut a.reconcile_max_prs, file.reconcile_max_prs);
     let v = &mut a.verifier;
     l.set("signoff_status_context", &mut v.signoff_status_context, file.signoff_status_context);
     l.set("advisory", &mut v.advisory, file.advisory);
@@ -211,6 +221,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         workers: args.workers,
         queue_capacity: args.queue_capacity,
         state_file: args.state.clone(),
+        reconcile_every: Some(Duration::from_secs(args.reconcile_secs)),
+        reconcile_max_prs: args.reconcile_max_prs,
         ..ServerConfig::default()
     };
     let api = Arc::new(ApiMetrics::default());

@@ -123,6 +123,12 @@ pub trait GitHub: Send + Sync {
         reaction_id: u64,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
     fn get_pull(&self, repo: &RepoRef, number: u64) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+    /// Open pull requests, most recently updated first, at most `max`.
+    fn list_open_pulls(
+        &self,
+        repo: &RepoRef,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<PullRequest>, GitHubError>> + Send;
     fn list_pull_commits(
         &self,
         repo: &RepoRef,

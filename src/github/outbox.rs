@@ -195,6 +195,10 @@ impl GitHub for OutboxGitHub {
         Err(GitHubError::DryRun("reading the pull request"))
     }
 
+    async fn list_open_pulls(&self, _: &RepoRef, _: usize) -> Result<Vec<PullRequest>, GitHubError> {
+        Err(GitHubError::DryRun("listing pull requests"))
+    }
+
     async fn list_pull_commits(&self, _: &RepoRef, _: u64) -> Result<Vec<PullCommit>, GitHubError> {
         Err(GitHubError::DryRun("reading the PR's commits"))
     }

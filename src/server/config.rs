@@ -32,6 +32,8 @@ pub struct ServeFile {
     pub state: Option<PathBuf>,
     pub workers: Option<usize>,
     pub queue_capacity: Option<usize>,
+    pub reconcile_secs: Option<u64>,
+    pub reconcile_max_prs: Option<usize>,
     pub signoff_status_context: Option<String>,
     pub advisory: Option<bool>,
     pub reviewers: Option<Vec<String>>,

@@ -1,5 +1,5 @@
 //! Prometheus text metrics: deliveries by event and outcome, queue depth, handler latency and
-//! failures, GitHub API calls, retries and errors.
+//! failures, GitHub API calls, retries and errors, state-file errors, reconcile passes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -21,7 +21,28 @@ pub struct Metrics {
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_micros: AtomicU64,
     state_errors: AtomicU64,
+    /// One lock for all reconcile totals, so a scrape sees whole passes.
+    reconcile: Mutex<ReconcileTotals>,
     pub api: Arc<ApiMetrics>,
+}
+
+/// What one reconcile pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReconcilePass {
+    pub repos: usize,
+    /// PRs queued for the label handler, and PRs whose shard was full.
+    pub queued: u64,
+    pub skipped: u64,
+    /// Repositories whose open PRs could not be listed.
+    pub errors: u64,
+}
+
+#[derive(Default)]
+struct ReconcileTotals {
+    passes: u64,
+    queued: u64,
+    skipped: u64,
+    errors: u64,
 }
 
 /// Event names become label values only from this list, so a sender cannot grow the series.
@@ -65,6 +86,14 @@ impl Metrics {
         self.state_errors.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub fn reconciled(&self, pass: &ReconcilePass) {
+        let mut totals = self.reconcile.lock().unwrap_or_else(|p| p.into_inner());
+        totals.passes += 1;
+        totals.queued += pass.queued;
+        totals.skipped += pass.skipped;
+        totals.errors += pass.errors;
+    }
+
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -101,6 +130,25 @@ impl Metrics {
         ] {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", load(value));
         }
+        let r = self.reconcile.lock().unwrap_or_else(|p| p.into_inner());
+        out.push_str("# HELP sweepgate_reconcile_passes_total Reconcile passes over open PRs.\n");
+        let _ = writeln!(
+            out,
+            "# TYPE sweepgate_reconcile_passes_total counter\nsweepgate_reconcile_passes_total {}",
+            r.passes
+        );
+        out.push_str(
+            "# HELP sweepgate_reconcile_prs_total Open PRs a reconcile pass queued, or skipped (full shard).\n",
+        );
+        out.push_str("# TYPE sweepgate_reconcile_prs_total counter\n");
+        let _ = writeln!(out, "sweepgate_reconcile_prs_total{{result=\"queued\"}} {}", r.queued);
+        let _ = writeln!(out, "sweepgate_reconcile_prs_total{{result=\"skipped\"}} {}", r.skipped);
+        out.push_str("# HELP sweepgate_reconcile_errors_total Repositories whose open PRs could not be listed.\n");
+        let _ = writeln!(
+            out,
+            "# TYPE sweepgate_reconcile_errors_total counter\nsweepgate_reconcile_errors_total {}",
+            r.errors
+        );
         out
     }
 }
@@ -124,5 +172,9 @@ mod tests {
         assert!(text.contains("sweepgate_handler_seconds_bucket{le=\"+Inf\"} 2"));
         assert!(text.contains("sweepgate_events_handled_total{result=\"failed\"} 1"));
         assert!(text.contains("sweepgate_github_api_calls_total 0"));
+        m.reconciled(&ReconcilePass { repos: 1, queued: 3, skipped: 1, errors: 0 });
+        let text = m.render();
+        assert!(text.contains("sweepgate_reconcile_passes_total 1"));
+        assert!(text.contains("sweepgate_reconcile_prs_total{result=\"queued\"} 3"));
     }
 }

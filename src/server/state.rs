@@ -1,7 +1,9 @@
 //! The server's durable state (`--state`, one SQLite file): the webhook delivery ids already
-//! accepted, so that GitHub's redelivery of an event is not processed again after a restart.
-//! Bounded in age (TTL) and in count (capacity, pruned in batches).
+//! accepted, so that GitHub's redelivery of an event is not processed again after a restart
+//! (bounded in age (TTL) and in count (capacity, pruned in batches)); and the repositories
+//! deliveries came from, which the periodic reconcile visits.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection};
 
 use crate::github::outbox::blocking;
+use crate::github::RepoRef;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -28,6 +31,8 @@ pub enum StateError {
 
 pub struct StateDb {
     db: Mutex<Db>,
+    /// The `repos` table in memory: a delivery writes only when its repository is new.
+    repos: Mutex<BTreeMap<RepoRef, Option<u64>>>,
     path: String,
     capacity: usize,
     ttl_ms: i64,
@@ -55,12 +60,25 @@ impl StateDb {
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, seen_ms INTEGER NOT NULL);
-             CREATE INDEX IF NOT EXISTS deliveries_by_age ON deliveries (seen_ms);",
+             CREATE INDEX IF NOT EXISTS deliveries_by_age ON deliveries (seen_ms);
+             CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, installation_id INTEGER);",
         )
         .map_err(err)?;
+        let repos = conn
+            .prepare("SELECT full_name, installation_id FROM repos")
+            .and_then(|mut stmt| {
+                stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?)))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(err)?
+            .into_iter()
+            // A row that is not a repository name cannot have been written by us: skip it.
+            .filter_map(|(name, id)| Some((RepoRef::parse(&name).ok()?, id.map(|id| id as u64))))
+            .collect();
         let capacity = capacity.max(1);
         let state = StateDb {
             db: Mutex::new(Db { conn, inserts_since_prune: 0 }),
+            repos: Mutex::new(repos),
             path: shown,
             capacity,
             ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
@@ -104,6 +122,30 @@ impl StateDb {
     pub fn forget_delivery(&self, id: &str) -> Result<(), StateError> {
         blocking(|| self.lock().conn.execute("DELETE FROM deliveries WHERE id = ?1", [id]).map(drop))
             .map_err(|e| self.err(e))
+    }
+
+    /// Records that deliveries come from `repo` (through App installation `installation`).
+    pub fn remember_repo(&self, repo: &RepoRef, installation: Option<u64>) -> Result<(), StateError> {
+        let mut repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+        if repos.get(repo) == Some(&installation) {
+            return Ok(());
+        }
+        blocking(|| {
+            self.lock().conn.execute(
+                "INSERT INTO repos (full_name, installation_id) VALUES (?1, ?2)
+                 ON CONFLICT (full_name) DO UPDATE SET installation_id = excluded.installation_id",
+                params![repo.to_string(), installation.map(|id| id as i64)],
+            )
+        })
+        .map_err(|e| self.err(e))?;
+        repos.insert(repo.clone(), installation);
+        Ok(())
+    }
+
+    /// Every repository deliveries came from, by name, with its installation.
+    pub fn known_repos(&self) -> Vec<(RepoRef, Option<u64>)> {
+        let repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+        repos.iter().map(|(repo, id)| (repo.clone(), *id)).collect()
     }
 
     /// Drops ids older than the TTL, then all but the `capacity` newest.
@@ -161,6 +203,12 @@ mod tests {
         drop(d);
         let d = StateDb::open(&path, 100, Duration::from_secs(3600)).unwrap();
         assert!(!d.accept_delivery("x", now_ms()).unwrap());
+        let repo = RepoRef::parse("o/r").unwrap();
+        d.remember_repo(&repo, Some(7)).unwrap();
+        d.remember_repo(&repo, Some(8)).unwrap();
+        drop(d);
+        let d = StateDb::open(&path, 100, Duration::from_secs(3600)).unwrap();
+        assert_eq!(d.known_repos(), [(repo, Some(8))]);
         // Reopened with a shorter TTL, old ids are pruned at once.
         drop(d);
         let d = StateDb::open(&path, 100, Duration::ZERO).unwrap();
