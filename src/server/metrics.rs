@@ -81,7 +81,7 @@ impl Metrics {
         self.latency_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
     }
 
-    /// The state file could not record or forget a delivery id.
+    /// A write to the state file failed (a delivery id or a repository).
     pub fn state_error(&self) {
         self.state_errors.fetch_add(1, Ordering::Relaxed);
     }
@@ -124,7 +124,7 @@ impl Metrics {
             ("sweepgate_github_api_errors_total", "GitHub API calls that failed after retries.", &self.api.errors),
             (
                 "sweepgate_state_errors_total",
-                "Delivery ids the state file failed to record or forget.",
+                "Writes to the state file that failed (delivery ids, repositories).",
                 &self.state_errors,
             ),
         ] {
