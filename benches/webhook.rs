@@ -22,6 +22,8 @@ const SECONDS: u64 = 10;
 struct Server {
     child: Child,
     url: String,
+    /// Holds the server's state file (accepted delivery ids).
+    _state_dir: tempfile::TempDir,
 }
 
 impl Drop for Server {
@@ -32,8 +34,10 @@ impl Drop for Server {
 }
 
 fn start(args: &[&str]) -> Server {
+    let state_dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--webhook-secret", SECRET])
+        .args(["serve", "--listen", "127.0.0.1:0", "--webhook-secret", SECRET, "--state"])
+        .arg(state_dir.path().join("state.sqlite"))
         .args(args)
         .env("SWEEPGATE_LOG", "error")
         .stdout(Stdio::piped())
@@ -41,7 +45,7 @@ fn start(args: &[&str]) -> Server {
         .expect("spawn sweepgate");
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    Server { url: line.trim().trim_start_matches("listening on ").to_string(), child }
+    Server { url: line.trim().trim_start_matches("listening on ").to_string(), child, _state_dir: state_dir }
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -4,7 +4,7 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(name = "sweepgate", version, about = "Deterministic merge gate for GPU-inference benchmark repositories")]
@@ -55,7 +55,10 @@ fn init_logging(format: LogFormat) {
 }
 
 fn main() -> ExitCode {
-    let opts = Opts::parse();
+    // The matches are kept: `serve` asks them which settings were defaulted (its config file
+    // fills those).
+    let matches = Opts::command().get_matches();
+    let opts = Opts::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     init_logging(opts.log_format);
     let result = match &opts.command {
         Command::Lint(args) => cli::lint::run(args),
@@ -67,7 +70,10 @@ fn main() -> ExitCode {
         Command::Pareto(args) => cli::pareto::run(args),
         Command::Labels(args) => cli::labels::run(args),
         Command::Plan(args) => cli::plan::run(args),
-        Command::Serve(args) => cli::serve::run(args),
+        Command::Serve(args) => {
+            let serve_matches = matches.subcommand_matches("serve").unwrap_or(&matches);
+            cli::serve::run(args, serve_matches)
+        }
         Command::Replay(args) => cli::replay::run(args),
         Command::Action(args) => cli::action::run(args),
         Command::Dispatch(args) => cli::dispatch::run(args),

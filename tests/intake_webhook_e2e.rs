@@ -200,3 +200,107 @@ async fn forged_markers_and_the_bots_own_comments_are_ignored() {
     server.wait_handled(2).await;
     assert!(fake.world().reactions.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivery_after_a_restart_is_acknowledged_but_not_processed() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-enabled"], &[CHANGELOG]);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.sqlite");
+    let args = ["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT, "--state"];
+    let args: Vec<&str> = args.into_iter().chain([state.to_str().unwrap()]).collect();
+    let opened = pr_event("opened", 42, &["full-sweep-enabled"], None, "vendor-dev");
+
+    let server = ServerProcess::start(&args).await;
+    assert_eq!(server.deliver("pull_request", "restart-1", &opened).await.0, 202);
+    server.wait_handled(1).await;
+    let (comments, statuses) = {
+        let w = fake.world();
+        (w.comments.len(), w.statuses.len())
+    };
+    assert_eq!((comments, statuses), (2, 1), "welcome + labels comment, one status");
+    server.stop();
+
+    // Restarted on the same state file, GitHub redelivers the same id.
+    let server = ServerProcess::start(&args).await;
+    let (status, body) = server.deliver("pull_request", "restart-1", &opened).await;
+    assert_eq!((status, body.trim()), (200, "duplicate delivery"));
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("sweepgate_webhook_deliveries_total{event=\"pull_request\",outcome=\"duplicate\"} 1"));
+    assert!(!metrics.contains("outcome=\"queued\""), "{metrics}");
+    // A new delivery is processed; the redelivered one never was.
+    let sync = pr_event("synchronize", 42, &["full-sweep-enabled"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "restart-2", &sync).await.0, 202);
+    server.wait_handled(1).await;
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 1);
+    let w = fake.world();
+    assert_eq!(w.comments.len(), comments, "nothing posted again");
+    assert_eq!(w.statuses.len(), statuses + 1, "only the new delivery set a status");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reconcile_pass_repairs_a_missed_delivery_within_its_bound() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-enabled"], &[CHANGELOG]);
+    let server = ServerProcess::start(&[
+        "--github-token",
+        TOKEN,
+        "--github-api-url",
+        &fake.url,
+        "--bot-login",
+        BOT,
+        "--reconcile-secs",
+        "1",
+        "--reconcile-max-prs",
+        "2",
+    ])
+    .await;
+    // One delivery makes the repository known; its status says "sweep".
+    let opened = pr_event("opened", 42, &["full-sweep-enabled"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "rc-1", &opened).await.0, 202);
+    server.wait_handled(1).await;
+    assert_eq!(fake.world().statuses.last().unwrap().2["state"], "success");
+    // Two PRs are opened without any delivery; then PR 42's label is removed and that delivery
+    // is lost. A pass takes the 2 most recently updated of the 3 open PRs: 42 and 44.
+    fake.add_pull(REPO, 43, &"c".repeat(40), &["full-sweep-enabled"], &[CHANGELOG]);
+    fake.add_pull(REPO, 44, &"d".repeat(40), &["full-sweep-enabled"], &[CHANGELOG]);
+    fake.set_labels(REPO, 42, &[]);
+    let pass_queued = |metrics: &str| {
+        let value = |series: &str| {
+            metrics.lines().find_map(|l| l.strip_prefix(series)).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0)
+        };
+        (value("sweepgate_reconcile_passes_total "), value("sweepgate_reconcile_prs_total{result=\"queued\"} "))
+    };
+    let mut repaired = false;
+    for _ in 0..200 {
+        let (passes, queued) = pass_queued(&server.metrics().await);
+        assert_eq!(queued, 2 * passes, "every pass queues exactly its bound of 2 of the 3 open PRs");
+        let statuses_42: Vec<String> = {
+            let w = fake.world();
+            w.statuses.iter().filter(|(_, sha, _)| *sha == head_sha()).map(|(_, _, s)| s["state"].to_string()).collect()
+        };
+        repaired = passes >= 2 && statuses_42.last().is_some_and(|s| s == "\"failure\"");
+        if repaired {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(repaired, "PR 42's status follows its labels again:\n{}", server.metrics().await);
+    let w = fake.world();
+    // Pages are asked for no more PRs than the bound.
+    assert!(w
+        .log
+        .iter()
+        .filter(|l| l.starts_with("GET /repos/example-org/bench-repo/pulls?"))
+        .all(|l| l.contains("per_page=2")));
+    assert_eq!(w.comments_on(REPO, 42).iter().filter(|c| c.body.contains("sweepgate:welcome")).count(), 1);
+    assert_eq!(
+        w.comments_on(REPO, 42).iter().filter(|c| c.body.contains("sweepgate:labels")).count(),
+        1,
+        "the label comment is edited, not duplicated"
+    );
+    assert!(
+        w.comments_on(REPO, 43).iter().all(|c| !c.body.contains("sweepgate:welcome")),
+        "reconcile posts no welcome"
+    );
+}

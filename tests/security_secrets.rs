@@ -43,6 +43,8 @@ fn serve(outbox: &std::path::Path) -> Served {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
         .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1", "--outbox"])
         .arg(outbox)
+        .arg("--state")
+        .arg(outbox.with_file_name("state.sqlite"))
         .env("SWEEPGATE_WEBHOOK_SECRETS", format!("{SECRET},{OLD_SECRET}"))
         .env("SWEEPGATE_LOG", "trace")
         .stdout(Stdio::piped())

@@ -3,40 +3,47 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
+use clap::parser::ValueSource;
+use clap::ArgMatches;
 use secrecy::SecretString;
 use sweepgate::github::octo::{AppClients, OctoGitHub, RetryPolicy};
 use sweepgate::github::outbox::OutboxGitHub;
 use sweepgate::github::ApiMetrics;
+use sweepgate::server::config::ServeFile;
 use sweepgate::server::handlers::BotConfig;
 use sweepgate::server::metrics::Metrics;
 use sweepgate::server::{build, Clients, ServerConfig, Single};
 
 /// Run the GitHub App webhook server. Without App credentials or a token it runs in dry-run
 /// mode: decisions are computed and what would be posted goes to a SQLite outbox.
-#[derive(Debug, clap::Args)]
+/// Precedence of every setting: flag, then `SWEEPGATE_*` variable, then `--config` file, then
+/// the built-in default.
+#[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
+    /// TOML file with the same settings (keys named like the flags, e.g. `queue_capacity`).
+    #[arg(long, env = "SWEEPGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Print the effective settings (secrets redacted) and where each came from, then exit.
+    #[arg(long)]
+    pub print_config: bool,
     /// Address to listen on.
     #[arg(long, env = "SWEEPGATE_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Webhook secret; repeat (or comma-separate in the env var) to accept several during rotation.
-    #[arg(
-        long = "webhook-secret",
-        env = "SWEEPGATE_WEBHOOK_SECRETS",
-        value_delimiter = ',',
-        required = true,
-        hide_env_values = true
-    )]
+    /// Webhook secret; repeat (or comma-separate in the env var) to accept several during
+    /// rotation. Required here, in the env var, or in the config file.
+    #[arg(long = "webhook-secret", env = "SWEEPGATE_WEBHOOK_SECRETS", value_delimiter = ',', hide_env_values = true)]
     pub webhook_secrets: Vec<String>,
     /// GitHub App id (with --private-key-file).
-    #[arg(long, env = "SWEEPGATE_APP_ID", requires = "private_key_file")]
+    #[arg(long, env = "SWEEPGATE_APP_ID")]
     pub app_id: Option<u64>,
     /// GitHub App private key (PEM).
-    #[arg(long, env = "SWEEPGATE_PRIVATE_KEY_FILE", requires = "app_id")]
+    #[arg(long, env = "SWEEPGATE_PRIVATE_KEY_FILE")]
     pub private_key_file: Option<PathBuf>,
     /// A token instead of App credentials (one installation, e.g. for trials).
-    #[arg(long, env = "SWEEPGATE_GITHUB_TOKEN", hide_env_values = true, conflicts_with = "app_id")]
+    #[arg(long, env = "SWEEPGATE_GITHUB_TOKEN", hide_env_values = true)]
     pub github_token: Option<String>,
     #[arg(long, env = "SWEEPGATE_GITHUB_API_URL", default_value = "https://api.github.com")]
     pub github_api_url: String,
@@ -49,24 +56,162 @@ pub struct ServeArgs {
     /// Dry-run outbox (SQLite).
     #[arg(long, env = "SWEEPGATE_OUTBOX", default_value = ".sweepgate/outbox.sqlite")]
     pub outbox: PathBuf,
+    /// Durable server state (SQLite): accepted delivery ids survive restarts.
+    #[arg(long, env = "SWEEPGATE_STATE", default_value = ".sweepgate/state.sqlite")]
+    pub state: PathBuf,
     #[arg(long, env = "SWEEPGATE_WORKERS", default_value_t = 4)]
     pub workers: usize,
     /// Events waiting per worker before deliveries get 503.
     #[arg(long, env = "SWEEPGATE_QUEUE_CAPACITY", default_value_t = 1024)]
     pub queue_capacity: usize,
+    /// Every N seconds, re-run the label handler on the open PRs of every repository seen, so
+    /// a missed delivery is repaired (0: off).
+    #[arg(long, env = "SWEEPGATE_RECONCILE_SECS", default_value_t = 0)]
+    pub reconcile_secs: u64,
+    /// Most PRs one reconcile pass queues (the most recently updated first).
+    #[arg(long, env = "SWEEPGATE_RECONCILE_MAX_PRS", default_value_t = 100)]
+    pub reconcile_max_prs: usize,
     #[command(flatten)]
     pub verifier: super::collect::VerifierArgs,
 }
 
-pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+/// Where a setting's value came from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Flag,
+    Env,
+    ConfigFile,
+    Default,
+}
+
+impl Source {
+    fn label(self) -> &'static str {
+        match self {
+            Source::Flag => "flag",
+            Source::Env => "env",
+            Source::ConfigFile => "config",
+            Source::Default => "default",
+        }
+    }
+}
+
+/// Fills every setting that neither a flag nor an env var gave from the config file, and
+/// records each setting's value (secrets redacted) and source for `--print-config`.
+struct Layers<'a> {
+    matches: &'a ArgMatches,
+    shown: Vec<(&'static str, Option<toml::Value>, Source)>,
+}
+
+impl Layers<'_> {
+    fn source(&self, id: &str, in_file: bool) -> Source {
+        match self.matches.value_source(id) {
+            Some(ValueSource::CommandLine) => Source::Flag,
+            Some(ValueSource::EnvVariable) => Source::Env,
+            _ if in_file => Source::ConfigFile,
+            _ => Source::Default,
+        }
+    }
+
+    fn take<T>(&mut self, id: &'static str, slot: &mut T, from_file: Option<T>) -> Source {
+        let source = self.source(id, from_file.is_some());
+        if let (Source::ConfigFile, Some(value)) = (source, from_file) {
+            *slot = value;
+        }
+        source
+    }
+
+    fn set<T: serde::Serialize>(&mut self, id: &'static str, slot: &mut T, from_file: Option<T>) {
+        let source = self.take(id, slot, from_file);
+        self.shown.push((id, toml::Value::try_from(&*slot).ok(), source));
+    }
+
+    fn set_secret<T: Redact>(&mut self, id: &'static str, slot: &mut T, from_file: Option<T>) {
+        let source = self.take(id, slot, from_file);
+        self.shown.push((id, slot.redacted().map(toml::Value::String), source));
+    }
+}
+
+/// How a secret setting is shown: how many values it holds, never the values.
+trait Redact {
+    fn redacted(&self) -> Option<String>;
+}
+
+impl Redact for Vec<String> {
+    fn redacted(&self) -> Option<String> {
+        Some(format!("<{} redacted>", self.len()))
+    }
+}
+
+impl Redact for Option<String> {
+    fn redacted(&self) -> Option<String> {
+        self.as_ref().map(|_| "<redacted>".to_string())
+    }
+}
+
+/// The settings after layering flags, env vars and the config file over the defaults.
+fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs, String)> {
+    let file = match &args.config {
+        Some(path) => ServeFile::load(path)?,
+        None => ServeFile::default(),
+    };
+    let mut a = args.clone();
+    let mut l = Layers { matches, shown: Vec::new() };
+    l.set("listen", &mut a.listen, file.listen);
+    l.set_secret("webhook_secrets", &mut a.webhook_secrets, file.webhook_secrets);
+    l.set("app_id", &mut a.app_id, file.app_id.map(Some));
+    l.set("private_key_file", &mut a.private_key_file, file.private_key_file.map(Some));
+    l.set_secret("github_token", &mut a.github_token, file.github_token.map(Some));
+    l.set("github_api_url", &mut a.github_api_url, file.github_api_url);
+    l.set("bot_login", &mut a.bot_login, file.bot_login);
+    l.set("status_context", &mut a.status_context, file.status_context);
+    l.set("outbox", &mut a.outbox, file.outbox);
+    l.set("state", &mut a.state, file.state);
+    l.set("workers", &mut a.workers, file.workers);
+    l.set("queue_capacity", &mut a.queue_capacity, file.queue_capacity);
+    l.set("reconcile_secs", &mut a.reconcile_secs, file.reconcile_secs);
+    l.set("reconcile_max_prs", &mut a.reconcile_max_prs, file.reconcile_max_prs);
+    let v = &mut a.verifier;
+    l.set("signoff_status_context", &mut v.signoff_status_context, file.signoff_status_context);
+    l.set("advisory", &mut v.advisory, file.advisory);
+    l.set("reviewers", &mut v.reviewers, file.reviewers);
+    l.set("upstream_github_api", &mut v.upstream.upstream_github_api, file.upstream_github_api);
+    l.set("huggingface_url", &mut v.upstream.huggingface_url, file.huggingface_url);
+    l.set("registries", &mut v.upstream.registries, file.registries.map(|r| r.into_iter().collect()));
+    let mut shown = String::new();
+    for (id, value, source) in l.shown {
+        match value {
+            Some(value) => shown.push_str(&format!("{id} = {value}  # {}\n", source.label())),
+            None => shown.push_str(&format!("# {id} is not set\n")),
+        }
+    }
+    a.webhook_secrets.retain(|s| !s.is_empty());
+    anyhow::ensure!(
+        !a.webhook_secrets.is_empty(),
+        "no webhook secret: pass --webhook-secret, set SWEEPGATE_WEBHOOK_SECRETS, or set webhook_secrets or \
+         webhook_secrets_file in the --config file"
+    );
+    anyhow::ensure!(a.app_id.is_some() == a.private_key_file.is_some(), "app_id and private_key_file go together");
+    anyhow::ensure!(
+        a.app_id.is_none() || a.github_token.is_none(),
+        "both GitHub App credentials (app_id) and a github_token are set; keep one"
+    );
+    Ok((a, shown))
+}
+
+pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let (args, shown) = layered(args, matches)?;
+    if args.print_config {
+        print!("{shown}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(serve(args))?;
+    runtime.block_on(serve(&args))?;
     Ok(ExitCode::SUCCESS)
 }
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let config = ServerConfig {
-        secrets: args.webhook_secrets.iter().filter(|s| !s.is_empty()).map(|s| SecretString::from(s.clone())).collect(),
+        secrets: args.webhook_secrets.iter().map(|s| SecretString::from(s.clone())).collect(),
         bot: BotConfig {
             bot_login: args.bot_login.clone(),
             status_context: args.status_context.clone(),
@@ -75,9 +220,11 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         },
         workers: args.workers,
         queue_capacity: args.queue_capacity,
+        state_file: args.state.clone(),
+        reconcile_every: Some(Duration::from_secs(args.reconcile_secs)),
+        reconcile_max_prs: args.reconcile_max_prs,
         ..ServerConfig::default()
     };
-    anyhow::ensure!(!config.secrets.is_empty(), "--webhook-secret must not be empty");
     let api = Arc::new(ApiMetrics::default());
     let metrics = Arc::new(Metrics::new(api.clone()));
     let listener =
@@ -114,7 +261,7 @@ async fn run_server<C: Clients>(
     clients: Arc<C>,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<()> {
-    let server = build(config, clients, metrics);
+    let server = build(config, clients, metrics)?;
     // The first stdout line is machine-readable: tests and scripts read the bound port from it.
     println!("listening on http://{addr}");
     std::io::stdout().flush()?;

@@ -124,6 +124,12 @@ pub trait GitHub: Send + Sync {
         reaction_id: u64,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
     fn get_pull(&self, repo: &RepoRef, number: u64) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+    /// Open pull requests, most recently updated first, at most `max`.
+    fn list_open_pulls(
+        &self,
+        repo: &RepoRef,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<PullRequest>, GitHubError>> + Send;
     fn list_pull_commits(
         &self,
         repo: &RepoRef,
@@ -140,6 +146,12 @@ pub trait GitHub: Send + Sync {
         sha: &str,
         status: &StatusInput,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    /// Every status of a commit, newest first.
+    fn list_commit_statuses(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+    ) -> impl Future<Output = Result<Vec<CommitStatus>, GitHubError>> + Send;
     fn list_check_runs(
         &self,
         repo: &RepoRef,

@@ -166,19 +166,31 @@ impl OctoGitHub {
 
     /// All pages of a list endpoint; `field` names the array inside a wrapper object.
     async fn paginate<T: DeserializeOwned>(&self, path: &str, field: Option<&str>) -> Result<Vec<T>, GitHubError> {
+        self.paginate_up_to(path, field, usize::MAX).await
+    }
+
+    /// The first `limit` items of a list endpoint (no more pages are read than they need).
+    async fn paginate_up_to<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        field: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<T>, GitHubError> {
         let sep = if path.contains('?') { '&' } else { '?' };
+        let per_page = limit.clamp(1, PER_PAGE);
         let mut items = Vec::new();
         for page in 1..=MAX_PAGES {
-            let page_path = format!("{path}{sep}per_page={PER_PAGE}&page={page}");
+            let page_path = format!("{path}{sep}per_page={per_page}&page={page}");
             let value: Value = self.get(&page_path).await?;
             let list = match field {
                 Some(f) => value.get(f).cloned().unwrap_or(Value::Null),
                 None => value,
             };
             let batch: Vec<T> = decode_value(&page_path, list)?;
-            let done = batch.len() < PER_PAGE;
+            let done = batch.len() < per_page;
             items.extend(batch);
-            if done {
+            if done || items.len() >= limit {
+                items.truncate(limit);
                 return Ok(items);
             }
         }
@@ -373,6 +385,11 @@ impl GitHub for OctoGitHub {
         self.get(&format!("/repos/{repo}/pulls/{number}")).await
     }
 
+    async fn list_open_pulls(&self, repo: &RepoRef, max: usize) -> Result<Vec<PullRequest>, GitHubError> {
+        let path = format!("/repos/{repo}/pulls?state=open&sort=updated&direction=desc");
+        self.paginate_up_to(&path, None, max).await
+    }
+
     async fn list_pull_commits(&self, repo: &RepoRef, number: u64) -> Result<Vec<PullCommit>, GitHubError> {
         self.paginate(&format!("/repos/{repo}/pulls/{number}/commits"), None).await
     }
@@ -390,6 +407,10 @@ impl GitHub for OctoGitHub {
         let body = serde_json::to_value(&status).map_err(setup_err)?;
         // Repeating a status only adds an identical entry: safe to retry.
         self.call(Method::POST, &format!("/repos/{repo}/statuses/{sha}"), Some(&body), true).await.map(drop)
+    }
+
+    async fn list_commit_statuses(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CommitStatus>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/commits/{}/statuses", query_escape(sha)), None).await
     }
 
     async fn list_check_runs(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CheckRun>, GitHubError> {

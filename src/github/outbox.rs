@@ -33,7 +33,7 @@ pub struct OutboxEntry {
 
 /// Runs blocking SQLite work without stalling the async runtime's other tasks (webhook
 /// acknowledgements) on a multi-threaded runtime.
-fn blocking<T>(work: impl FnOnce() -> T) -> T {
+pub(crate) fn blocking<T>(work: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(work)
@@ -195,6 +195,10 @@ impl GitHub for OutboxGitHub {
         Err(GitHubError::DryRun("reading the pull request"))
     }
 
+    async fn list_open_pulls(&self, _: &RepoRef, _: usize) -> Result<Vec<PullRequest>, GitHubError> {
+        Err(GitHubError::DryRun("listing pull requests"))
+    }
+
     async fn list_pull_commits(&self, _: &RepoRef, _: u64) -> Result<Vec<PullCommit>, GitHubError> {
         Err(GitHubError::DryRun("reading the PR's commits"))
     }
@@ -205,6 +209,10 @@ impl GitHub for OutboxGitHub {
 
     async fn create_status(&self, repo: &RepoRef, sha: &str, status: &StatusInput) -> Result<(), GitHubError> {
         self.record("create_status", repo, sha, serde_json::to_value(status).unwrap_or_default())
+    }
+
+    async fn list_commit_statuses(&self, _: &RepoRef, _: &str) -> Result<Vec<CommitStatus>, GitHubError> {
+        Err(GitHubError::DryRun("reading commit statuses"))
     }
 
     async fn list_check_runs(&self, _: &RepoRef, _: &str) -> Result<Vec<CheckRun>, GitHubError> {

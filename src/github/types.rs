@@ -129,6 +129,18 @@ pub struct StatusInput {
     pub target_url: Option<String>,
 }
 
+/// A commit status as listed (`GET /repos/{o}/{r}/commits/{sha}/statuses`, newest first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitStatus {
+    pub state: StatusState,
+    pub context: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The account that posted it (absent for a deleted account).
+    #[serde(default)]
+    pub creator: Option<User>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRun {
     pub id: u64,

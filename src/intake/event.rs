@@ -15,6 +15,8 @@ pub enum Event {
     Review(ReviewEvent),
     /// A manual `workflow_dispatch` naming one sign-off by URL (spec 30 §1.2).
     Dispatch(DispatchEvent),
+    /// The merge queue asks for the required statuses of a merge group's commit.
+    MergeGroup(MergeGroupEvent),
     /// GitHub's `ping` after a webhook is configured.
     Ping,
     /// A well-formed event the bot does not act on.
@@ -68,6 +70,32 @@ pub struct DispatchEvent {
     pub signoff: SignoffUrl,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeGroupEvent {
+    pub repo: RepoRef,
+    pub installation_id: Option<u64>,
+    /// The merge group's commit: where the statuses go.
+    pub head_sha: String,
+    pub head_ref: String,
+    pub base_sha: String,
+    /// The queued pull request named by `head_ref`; `None` when the ref has another shape.
+    pub pr: Option<u64>,
+}
+
+/// The pull request of a merge-queue branch, `[refs/heads/]gh-readonly-queue/<base>/pr-<N>-<sha>`
+/// (the base branch may itself contain slashes).
+pub fn queued_pr(head_ref: &str) -> Option<u64> {
+    let branch = head_ref.strip_prefix("refs/heads/").unwrap_or(head_ref);
+    let (base_and_rest, last) = branch.strip_prefix("gh-readonly-queue/")?.rsplit_once('/')?;
+    let (number, sha) = last.strip_prefix("pr-")?.split_once('-')?;
+    let valid = !base_and_rest.is_empty()
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && !sha.is_empty()
+        && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    valid.then(|| number.parse().ok()).flatten()
+}
+
 impl Event {
     /// The pull request this event concerns: events of one PR are processed in order.
     pub fn pr_key(&self) -> Option<(&RepoRef, u64)> {
@@ -76,6 +104,8 @@ impl Event {
             Event::IssueComment(e) => Some((&e.repo, e.issue_number)),
             Event::Review(e) => Some((&e.repo, e.pr)),
             Event::Dispatch(e) => Some((&e.repo, e.signoff.pr)),
+            // A group naming no PR is still answered (with failures); such groups share key 0.
+            Event::MergeGroup(e) => Some((&e.repo, e.pr.unwrap_or(0))),
             Event::Ping | Event::Ignored { .. } => None,
         }
     }
@@ -86,6 +116,7 @@ impl Event {
             Event::IssueComment(e) => e.installation_id,
             Event::Review(e) => e.installation_id,
             Event::Dispatch(e) => e.installation_id,
+            Event::MergeGroup(e) => e.installation_id,
             Event::Ping | Event::Ignored { .. } => None,
         }
     }
@@ -196,6 +227,22 @@ struct DispatchPayload {
     inputs: DispatchInputs,
 }
 
+#[derive(Deserialize)]
+struct MergeGroupField {
+    head_sha: String,
+    head_ref: String,
+    base_sha: String,
+}
+
+#[derive(Deserialize)]
+struct MergeGroupPayload {
+    action: String,
+    repository: RepoField,
+    #[serde(default)]
+    installation: Option<InstallationField>,
+    merge_group: MergeGroupField,
+}
+
 /// Parses the body of a delivery whose `X-GitHub-Event` is `name`.
 pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
     let invalid = |message: String| EventError::Invalid { event: name.chars().take(64).collect(), message };
@@ -268,6 +315,21 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
                 }
             }
             Ok(Event::Dispatch(DispatchEvent { repo, installation_id: p.installation.map(|i| i.id), signoff }))
+        }
+        "merge_group" => {
+            let p: MergeGroupPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
+            if p.action != "checks_requested" {
+                return Ok(Event::Ignored { name: name.into(), reason: "only checks_requested merge groups are read" });
+            }
+            let group = p.merge_group;
+            Ok(Event::MergeGroup(MergeGroupEvent {
+                repo: repo(&p.repository.full_name)?,
+                installation_id: p.installation.map(|i| i.id),
+                pr: queued_pr(&group.head_ref),
+                head_sha: group.head_sha,
+                head_ref: group.head_ref,
+                base_sha: group.base_sha,
+            }))
         }
         _ => {
             // Still must be JSON: a signed garbage body is reported, not silently accepted.
@@ -383,6 +445,36 @@ mod tests {
             .contains("pr-number"));
         assert!(dispatch("https://github.com/x/y/pull/12#issuecomment-9", "").unwrap_err().to_string().contains("x/y"));
         assert!(dispatch("https://github.com/o/r/pull/12", "12").is_err());
+    }
+
+    #[test]
+    fn merge_group_events_name_their_pull_request() {
+        let body = include_bytes!("../../fixtures/events/merge_group.checks_requested.json");
+        let Event::MergeGroup(e) = parse("merge_group", body).unwrap() else { panic!("not a merge group") };
+        assert_eq!(
+            (e.pr, e.installation_id, e.repo.to_string()),
+            (Some(42), Some(1001), "example-org/bench-repo".into())
+        );
+        assert_eq!(e.head_sha.len(), 40);
+        let destroyed = json!({"action": "destroyed", "repository": {"full_name": "o/r"},
+            "merge_group": {"head_sha": "a", "head_ref": "b", "base_sha": "c"}});
+        assert!(matches!(
+            parse("merge_group", &serde_json::to_vec(&destroyed).unwrap()).unwrap(),
+            Event::Ignored { .. }
+        ));
+        assert_eq!(queued_pr("gh-readonly-queue/main/pr-7-0123abcd"), Some(7));
+        assert_eq!(queued_pr("refs/heads/gh-readonly-queue/release/2.1/pr-12-ffee"), Some(12));
+        for other in [
+            "main",
+            "gh-readonly-queue/pr-7-ab",
+            "gh-readonly-queue/main/pr--ab",
+            "gh-readonly-queue/main/pr-7-",
+            "gh-readonly-queue/main/pr-7-xyz",
+            "gh-readonly-queue/main/pr-99999999999999999999999-ab",
+            "queue/main/pr-7-ab",
+        ] {
+            assert_eq!(queued_pr(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! What the bot does for one event, shared by `serve` and `action`: the welcome comment, the
-//! label-policy sticky comment and commit status, and the reuse-command acknowledgement.
+//! label-policy sticky comment and commit status, the reuse-command acknowledgement, sign-off
+//! verification, and the statuses of merge-queue groups.
 //! Every write is idempotent: comments are found again by their marker and edited only when the
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
+mod merge_group;
 mod signoff;
 
 use serde_json::json;
 
+use crate::github::sticky::{self, find_own, Thread, Upserted};
 use crate::github::types::{Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, WorkflowRun};
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Ack, CommandName, CommentView, ReuseCommand, Scan};
@@ -86,6 +89,7 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
             let target = SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, require_open: false };
             verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
         }
+        Event::MergeGroup(e) => merge_group::merge_group(gh, cfg, e, &mut out).await?,
         Event::Ping => out.note("ping"),
         Event::Ignored { name, reason } => out.note(format!("ignored {name}: {reason}")),
     }
@@ -168,13 +172,6 @@ fn appends_changelog(files: &[PullFile]) -> bool {
     files.iter().any(|f| is_changelog(&f.filename) && f.additions > 0 && f.status != "removed")
 }
 
-fn own_comment<'a>(comments: &'a [Comment], bot_login: &str, wanted: &Marker) -> Option<(&'a Comment, Marker)> {
-    comments.iter().filter(|c| c.user.login.eq_ignore_ascii_case(bot_login)).find_map(|c| {
-        let marker = Marker::parse(&c.body)?;
-        marker.matches(wanted).then_some((c, marker))
-    })
-}
-
 /// The pull request a handler writes to.
 struct Target<'a> {
     repo: &'a RepoRef,
@@ -192,18 +189,12 @@ async fn upsert<G: GitHub>(
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     let Target { repo, number: issue } = target;
-    let full = with_marker(marker, body);
     let find = Marker { kind: marker.kind.clone(), fields: vec![("pr".into(), issue.to_string())] };
-    match own_comment(comments, &cfg.bot_login, &find) {
-        Some((c, _)) if c.body == full => out.note(format!("{} comment {} unchanged", marker.kind, c.id)),
-        Some((c, _)) => {
-            gh.update_issue_comment(repo, c.id, &full).await?;
-            out.note(format!("edited {} comment {}", marker.kind, c.id));
-        }
-        None => {
-            let c = gh.create_issue_comment(repo, issue, &full).await?;
-            out.note(format!("posted {} comment {}", marker.kind, c.id));
-        }
+    let thread = Thread { repo, issue, bot_login: &cfg.bot_login };
+    match sticky::upsert(gh, thread, comments, &find, marker, body).await? {
+        Upserted::Unchanged(id) => out.note(format!("{} comment {id} unchanged", marker.kind)),
+        Upserted::Edited(id) => out.note(format!("edited {} comment {id}", marker.kind)),
+        Upserted::Created(id) => out.note(format!("posted {} comment {id}", marker.kind)),
     }
     Ok(())
 }
@@ -218,7 +209,7 @@ async fn welcome<G: GitHub>(
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     let marker = Marker::new("welcome").with("pr", pull.number);
-    if let Some((c, _)) = own_comment(comments, &cfg.bot_login, &marker) {
+    if let Some((c, _)) = find_own(comments, &cfg.bot_login, &marker) {
         out.note(format!("welcome comment {} already posted", c.id));
         return Ok(());
     }
@@ -261,7 +252,7 @@ async fn label_policy<G: GitHub>(
     let head_message =
         commits.as_ref().and_then(|cs| cs.iter().find(|c| c.sha == head_sha)).map(|c| c.commit.message.clone());
 
-    let previous = own_comment(comments, &cfg.bot_login, &Marker::new("labels").with("pr", number)).map(|(_, m)| m);
+    let previous = find_own(comments, &cfg.bot_login, &Marker::new("labels").with("pr", number)).map(|(_, m)| m);
     let mut approved_sha = previous.as_ref().and_then(|m| m.get("approved")).map(str::to_string);
     let mut labeler_permission = approved_sha.as_ref().map(|_| Permission::Write);
     if pull.is_fork() {
@@ -564,7 +555,7 @@ async fn reply<G: GitHub>(
         Verdict::Rejected(reasons) => {
             // Keep the previous acknowledgement: a rejected command does not erase it.
             let find = Marker::new("reuse").with("pr", e.issue_number);
-            if let Some((_, previous)) = own_comment(&comments, &cfg.bot_login, &find) {
+            if let Some((_, previous)) = find_own(&comments, &cfg.bot_login, &find) {
                 for key in ["comment", "cmd", "run"] {
                     if let Some(v) = previous.get(key) {
                         marker = marker.with(key, v);
@@ -583,7 +574,7 @@ async fn reply<G: GitHub>(
 /// The bot's acknowledgements recorded in its reuse comment marker (input of
 /// [`command::resolve`]).
 pub fn acks_from_comments(comments: &[Comment], bot_login: &str, pr: u64) -> Vec<Ack> {
-    let Some((_, marker)) = own_comment(comments, bot_login, &Marker::new("reuse").with("pr", pr)) else {
+    let Some((_, marker)) = find_own(comments, bot_login, &Marker::new("reuse").with("pr", pr)) else {
         return Vec::new();
     };
     let comment_id = marker.get("comment").and_then(|v| v.parse().ok());

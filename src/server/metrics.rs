@@ -1,5 +1,5 @@
 //! Prometheus text metrics: deliveries by event and outcome, queue depth, handler latency and
-//! failures, GitHub API calls, retries and errors.
+//! failures, GitHub API calls, retries and errors, state-file errors, reconcile passes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -20,7 +20,29 @@ pub struct Metrics {
     failed: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_micros: AtomicU64,
+    state_errors: AtomicU64,
+    /// One lock for all reconcile totals, so a scrape sees whole passes.
+    reconcile: Mutex<ReconcileTotals>,
     pub api: Arc<ApiMetrics>,
+}
+
+/// What one reconcile pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReconcilePass {
+    pub repos: usize,
+    /// PRs queued for the label handler, and PRs whose shard was full.
+    pub queued: u64,
+    pub skipped: u64,
+    /// Repositories whose open PRs could not be listed.
+    pub errors: u64,
+}
+
+#[derive(Default)]
+struct ReconcileTotals {
+    passes: u64,
+    queued: u64,
+    skipped: u64,
+    errors: u64,
 }
 
 /// Event names become label values only from this list, so a sender cannot grow the series.
@@ -31,6 +53,7 @@ pub fn event_label(name: &str) -> &'static str {
         "pull_request_review" => "pull_request_review",
         "pull_request_review_comment" => "pull_request_review_comment",
         "workflow_dispatch" => "workflow_dispatch",
+        "merge_group" => "merge_group",
         "ping" => "ping",
         _ => "other",
     }
@@ -56,6 +79,19 @@ impl Metrics {
             }
         }
         self.latency_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// A write to the state file failed (a delivery id or a repository).
+    pub fn state_error(&self) {
+        self.state_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn reconciled(&self, pass: &ReconcilePass) {
+        let mut totals = self.reconcile.lock().unwrap_or_else(|p| p.into_inner());
+        totals.passes += 1;
+        totals.queued += pass.queued;
+        totals.skipped += pass.skipped;
+        totals.errors += pass.errors;
     }
 
     /// The Prometheus text exposition.
@@ -86,9 +122,33 @@ impl Metrics {
             ("sweepgate_github_api_calls_total", "GitHub API requests sent (retries included).", &self.api.calls),
             ("sweepgate_github_api_retries_total", "GitHub API requests retried.", &self.api.retries),
             ("sweepgate_github_api_errors_total", "GitHub API calls that failed after retries.", &self.api.errors),
+            (
+                "sweepgate_state_errors_total",
+                "Writes to the state file that failed (delivery ids, repositories).",
+                &self.state_errors,
+            ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", load(value));
         }
+        let r = self.reconcile.lock().unwrap_or_else(|p| p.into_inner());
+        out.push_str("# HELP sweepgate_reconcile_passes_total Reconcile passes over open PRs.\n");
+        let _ = writeln!(
+            out,
+            "# TYPE sweepgate_reconcile_passes_total counter\nsweepgate_reconcile_passes_total {}",
+            r.passes
+        );
+        out.push_str(
+            "# HELP sweepgate_reconcile_prs_total Open PRs a reconcile pass queued, or skipped (full shard).\n",
+        );
+        out.push_str("# TYPE sweepgate_reconcile_prs_total counter\n");
+        let _ = writeln!(out, "sweepgate_reconcile_prs_total{{result=\"queued\"}} {}", r.queued);
+        let _ = writeln!(out, "sweepgate_reconcile_prs_total{{result=\"skipped\"}} {}", r.skipped);
+        out.push_str("# HELP sweepgate_reconcile_errors_total Repositories whose open PRs could not be listed.\n");
+        let _ = writeln!(
+            out,
+            "# TYPE sweepgate_reconcile_errors_total counter\nsweepgate_reconcile_errors_total {}",
+            r.errors
+        );
         out
     }
 }
@@ -112,5 +172,9 @@ mod tests {
         assert!(text.contains("sweepgate_handler_seconds_bucket{le=\"+Inf\"} 2"));
         assert!(text.contains("sweepgate_events_handled_total{result=\"failed\"} 1"));
         assert!(text.contains("sweepgate_github_api_calls_total 0"));
+        m.reconciled(&ReconcilePass { repos: 1, queued: 3, skipped: 1, errors: 0 });
+        let text = m.render();
+        assert!(text.contains("sweepgate_reconcile_passes_total 1"));
+        assert!(text.contains("sweepgate_reconcile_prs_total{result=\"queued\"} 3"));
     }
 }

@@ -3,13 +3,17 @@
 //! (one shard per PR), retry transient failures with backoff, and count every outcome.
 //! Routes: `POST /webhook`, `GET /healthz`, `GET /metrics`.
 
+pub mod config;
 pub mod handlers;
 pub mod metrics;
+mod reconcile;
+pub mod state;
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -22,10 +26,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::github::octo::{AppClients, OctoGitHub};
-use crate::github::{webhook, GitHub, GitHubError};
+use crate::github::{webhook, GitHub, GitHubError, RepoRef};
 use crate::intake::event::{self, Event};
 use handlers::{BotConfig, HandlerError};
 use metrics::{event_label, Metrics};
+use state::{StateDb, StateError};
 
 /// Where the GitHub client for a delivery comes from.
 pub trait Clients: Send + Sync + 'static {
@@ -61,12 +66,17 @@ pub struct ServerConfig {
     /// Events waiting per worker shard before deliveries are refused with 503.
     pub queue_capacity: usize,
     pub workers: usize,
+    /// The SQLite file of the durable state (accepted delivery ids).
+    pub state_file: PathBuf,
     /// Delivery ids remembered for deduplication, and for how long.
     pub dedupe_capacity: usize,
     pub dedupe_ttl: Duration,
     /// Attempts per event on transient failures, and the first backoff.
     pub handler_attempts: u32,
     pub retry_delay: Duration,
+    /// Period of the reconcile pass over open PRs (`None` or zero: off), and its bound.
+    pub reconcile_every: Option<Duration>,
+    pub reconcile_max_prs: usize,
 }
 
 impl Default for ServerConfig {
@@ -77,47 +87,14 @@ impl Default for ServerConfig {
             max_body_bytes: 25 * 1024 * 1024,
             queue_capacity: 1024,
             workers: 4,
+            state_file: PathBuf::from(".sweepgate/state.sqlite"),
             dedupe_capacity: 100_000,
             dedupe_ttl: Duration::from_secs(24 * 3600),
             handler_attempts: 4,
             retry_delay: Duration::from_secs(2),
+            reconcile_every: None,
+            reconcile_max_prs: 100,
         }
-    }
-}
-
-/// Recently seen `X-GitHub-Delivery` ids, bounded in count and age.
-struct Dedupe {
-    seen: HashSet<String>,
-    order: VecDeque<(Instant, String)>,
-    capacity: usize,
-    ttl: Duration,
-}
-
-impl Dedupe {
-    fn new(capacity: usize, ttl: Duration) -> Dedupe {
-        Dedupe { seen: HashSet::new(), order: VecDeque::new(), capacity: capacity.max(1), ttl }
-    }
-
-    /// True when `id` was not seen yet (and is now remembered).
-    fn insert(&mut self, id: &str, now: Instant) -> bool {
-        while let Some((at, _)) = self.order.front() {
-            if self.order.len() < self.capacity && now.duration_since(*at) < self.ttl {
-                break;
-            }
-            if let Some((_, old)) = self.order.pop_front() {
-                self.seen.remove(&old);
-            }
-        }
-        if !self.seen.insert(id.to_string()) {
-            return false;
-        }
-        self.order.push_back((now, id.to_string()));
-        true
-    }
-
-    fn forget(&mut self, id: &str) {
-        self.seen.remove(id);
-        self.order.retain(|(_, seen)| seen != id);
     }
 }
 
@@ -126,21 +103,46 @@ struct Job {
     event: Event,
 }
 
-struct AppState {
-    secrets: Vec<SecretString>,
-    dedupe: Mutex<Dedupe>,
+/// The worker shards: events of one PR always go to the same shard, so they run in order.
+struct Queues {
     shards: Vec<mpsc::Sender<Job>>,
     metrics: Arc<Metrics>,
 }
 
-/// The router and its worker tasks (which end when the router and its state are dropped).
+impl Queues {
+    /// Queues the job on its PR's shard; false when that shard is full.
+    fn enqueue(&self, repo: &RepoRef, pr: u64, job: Job) -> bool {
+        let mut hasher = DefaultHasher::new();
+        (repo, pr).hash(&mut hasher);
+        let shard = &self.shards[(hasher.finish() % self.shards.len() as u64) as usize];
+        self.metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
+        let queued = shard.try_send(job).is_ok();
+        if !queued {
+            self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
+        }
+        queued
+    }
+}
+
+struct AppState {
+    secrets: Vec<SecretString>,
+    state: Arc<StateDb>,
+    queues: Arc<Queues>,
+    metrics: Arc<Metrics>,
+}
+
+/// The router and its tasks: the workers (which end when the router, its state and the
+/// reconciler are dropped) and the optional reconciler.
 pub struct Server {
     pub router: Router,
     pub workers: Vec<JoinHandle<()>>,
+    pub reconciler: Option<JoinHandle<()>>,
     pub metrics: Arc<Metrics>,
 }
 
-pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Server {
+/// Opens the state file and starts the workers (and the reconciler when configured).
+pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Result<Server, StateError> {
+    let state = Arc::new(StateDb::open(&config.state_file, config.dedupe_capacity, config.dedupe_ttl)?);
     let bot = Arc::new(config.bot.clone());
     let mut shards = Vec::new();
     let mut workers = Vec::new();
@@ -156,20 +158,27 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
         };
         workers.push(tokio::spawn(worker.run(rx)));
     }
-    let state = Arc::new(AppState {
-        secrets: config.secrets,
-        dedupe: Mutex::new(Dedupe::new(config.dedupe_capacity, config.dedupe_ttl)),
-        shards,
-        metrics: metrics.clone(),
+    let queues = Arc::new(Queues { shards, metrics: metrics.clone() });
+    let reconciler = config.reconcile_every.filter(|every| !every.is_zero()).map(|every| {
+        let reconciler = reconcile::Reconciler {
+            clients,
+            state: state.clone(),
+            queues: queues.clone(),
+            metrics: metrics.clone(),
+            bot_login: config.bot.bot_login.clone(),
+            max_prs: config.reconcile_max_prs.max(1),
+        };
+        tokio::spawn(reconciler.run(every))
     });
+    let app = Arc::new(AppState { secrets: config.secrets, state, queues, metrics: metrics.clone() });
     let router = Router::new()
         .route("/webhook", post(receive))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(render_metrics))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())
-        .with_state(state);
-    Server { router, workers, metrics }
+        .with_state(app);
+    Ok(Server { router, workers, reconciler, metrics })
 }
 
 async fn render_metrics(State(state): State<Arc<AppState>>) -> ([(&'static str, &'static str); 1], String) {
@@ -212,28 +221,35 @@ async fn receive(State(state): State<Arc<AppState>>, headers: HeaderMap, body: B
         state.metrics.delivery(label, "ignored");
         return (StatusCode::ACCEPTED, "nothing to do\n".into());
     };
-    if !state.dedupe.lock().unwrap_or_else(|p| p.into_inner()).insert(&delivery, Instant::now()) {
+    // A state file that cannot be written must not lose events: the delivery is processed
+    // (the handlers are idempotent) and the failure is logged and counted.
+    let first = state.state.accept_delivery(&delivery, state::now_ms()).unwrap_or_else(|err| {
+        state.metrics.state_error();
+        tracing::error!(delivery, "delivery id not recorded: {err}");
+        true
+    });
+    if !first {
         state.metrics.delivery(label, "duplicate");
         return (StatusCode::OK, "duplicate delivery\n".into());
     }
-    let mut hasher = DefaultHasher::new();
-    (repo, pr).hash(&mut hasher);
-    let shard = &state.shards[(hasher.finish() % state.shards.len() as u64) as usize];
-    state.metrics.queue_depth.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    match shard.try_send(Job { delivery: delivery.clone(), event }) {
-        Ok(()) => {
-            state.metrics.delivery(label, "queued");
-            (StatusCode::ACCEPTED, "queued\n".into())
-        }
-        Err(_) => {
-            state.metrics.queue_depth.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-            // Forget the id so GitHub's redelivery of this event is accepted later.
-            state.dedupe.lock().unwrap_or_else(|p| p.into_inner()).forget(&delivery);
-            state.metrics.delivery(label, "queue_full");
-            tracing::error!(delivery, "work queue full; delivery refused with 503");
-            (StatusCode::SERVICE_UNAVAILABLE, "work queue full; redeliver later\n".into())
-        }
+    // Remembered for the reconcile pass; a failure only costs that (the delivery is queued).
+    if let Err(err) = state.state.remember_repo(repo, event.installation_id()) {
+        state.metrics.state_error();
+        tracing::error!(delivery, "repository not recorded: {err}");
     }
+    let (repo, pr) = (repo.clone(), pr);
+    if state.queues.enqueue(&repo, pr, Job { delivery: delivery.clone(), event }) {
+        state.metrics.delivery(label, "queued");
+        return (StatusCode::ACCEPTED, "queued\n".into());
+    }
+    // Forget the id so GitHub's redelivery of this event is accepted later.
+    if let Err(err) = state.state.forget_delivery(&delivery) {
+        state.metrics.state_error();
+        tracing::error!(delivery, "delivery id not forgotten: {err}");
+    }
+    state.metrics.delivery(label, "queue_full");
+    tracing::error!(delivery, "work queue full; delivery refused with 503");
+    (StatusCode::SERVICE_UNAVAILABLE, "work queue full; redeliver later\n".into())
 }
 
 struct Worker<C> {
@@ -255,7 +271,7 @@ fn is_transient(err: &HandlerError) -> bool {
 impl<C: Clients> Worker<C> {
     async fn run(self, mut rx: mpsc::Receiver<Job>) {
         while let Some(job) = rx.recv().await {
-            self.metrics.queue_depth.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
             let started = Instant::now();
             let ok = self.process(&job).await;
             self.metrics.handled(started.elapsed(), ok);
@@ -289,25 +305,5 @@ impl<C: Clients> Worker<C> {
             }
         }
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dedupe_remembers_and_evicts() {
-        let t0 = Instant::now();
-        let mut d = Dedupe::new(2, Duration::from_secs(60));
-        assert!(d.insert("a", t0));
-        assert!(!d.insert("a", t0));
-        assert!(d.insert("b", t0));
-        assert!(d.insert("c", t0), "capacity 2: a is evicted");
-        assert!(d.insert("a", t0));
-        let later = t0 + Duration::from_secs(61);
-        assert!(d.insert("c", later), "entries older than the TTL are forgotten");
-        d.forget("c");
-        assert!(d.insert("c", later));
     }
 }

@@ -162,7 +162,7 @@ impl PoolProfile {
     pub fn parse(text: &str, name: &str, file: &str) -> Result<PoolProfile, PoolError> {
         let mut profile: PoolProfile = toml::from_str(text).map_err(|e| PoolError {
             file: file.to_owned(),
-            pos: e.span().map(|span| pos_at(text, span.start)),
+            pos: e.span().map(|span| Pos::at_offset(text, span.start)),
             message: e.message().to_owned(),
         })?;
         profile.name = name.to_owned();
@@ -353,13 +353,6 @@ pub fn slurm_time_minutes(text: &str) -> Option<u32> {
         },
     };
     u32::try_from(seconds.div_ceil(60)).ok()
-}
-
-fn pos_at(text: &str, offset: usize) -> Pos {
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    Pos { line: u32::try_from(line).unwrap_or(u32::MAX), col: u32::try_from(col).unwrap_or(u32::MAX) }
 }
 
 /// Reads every `*.toml` of a pools directory, by name.

@@ -39,6 +39,14 @@ impl fmt::Display for Pos {
 }
 
 impl Pos {
+    /// The position of byte `offset` of `text` (for parsers that report byte spans).
+    pub fn at_offset(text: &str, offset: usize) -> Pos {
+        let before = text.get(..offset).unwrap_or(text);
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Pos { line: u32::try_from(line).unwrap_or(u32::MAX), col: u32::try_from(col).unwrap_or(u32::MAX) }
+    }
+
     fn from_raw(span: &RawSpan) -> Pos {
         Pos {
             line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),

@@ -99,6 +99,12 @@ impl World {
         self.next_id
     }
 
+    /// A fresh `updated_at`: every change to a PR is later than the one before.
+    fn tick(&mut self) -> String {
+        let base = chrono::DateTime::parse_from_rfc3339(TIME).expect("TIME is RFC 3339");
+        (base + chrono::Duration::seconds(self.next_id() as i64)).to_rfc3339()
+    }
+
     pub fn comments_on(&self, repo: &str, issue: u64) -> Vec<&StoredComment> {
         self.comments.iter().filter(|c| c.repo == repo && c.issue == issue).collect()
     }
@@ -149,10 +155,12 @@ impl FakeGitHub {
             .route("/orgs/{org}/teams/{team}/memberships/{user}", get(team_membership))
             .route("/_blobs/tarball/{o}/{r}/{sha}", get(tarball_blob))
             .route("/_blobs/artifact/{id}", get(artifact_blob))
+            .route("/repos/{o}/{r}/pulls", get(list_pulls))
             .route("/repos/{o}/{r}/pulls/{n}", get(get_pull))
             .route("/repos/{o}/{r}/pulls/{n}/commits", get(list_commits))
             .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
             .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
+            .route("/repos/{o}/{r}/commits/{sha}/statuses", get(list_statuses))
             .route("/repos/{o}/{r}/commits/{sha}/check-runs", get(list_check_runs))
             .route("/repos/{o}/{r}/actions/runs/{id}", get(get_run))
             .route("/repos/{o}/{r}/actions/runs/{id}/artifacts", get(list_artifacts))
@@ -175,10 +183,11 @@ impl FakeGitHub {
     /// A same-repository PR with `labels`, head `head_sha` (message `head_message`) and files.
     pub fn add_pull(&self, repo: &str, number: u64, head_sha: &str, labels: &[&str], files: &[(&str, u64)]) {
         let mut w = self.world();
+        let updated_at = w.tick();
         w.pulls.insert(
             (repo.into(), number),
             json!({
-                "number": number, "state": "open", "draft": false, "title": "Add a sweep",
+                "number": number, "state": "open", "draft": false, "title": "Add a sweep", "updated_at": updated_at,
                 "head": {"sha": head_sha, "ref": format!("branch-{number}"), "repo": {"full_name": repo}},
                 "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": repo}},
                 "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
@@ -197,10 +206,21 @@ impl FakeGitHub {
         );
     }
 
+    /// A status on `sha` posted by `creator` (e.g. a status the bot set before).
+    pub fn add_status(&self, repo: &str, sha: &str, creator: &str, state: &str, context: &str, description: &str) {
+        self.world().statuses.push((
+            repo.into(),
+            sha.into(),
+            json!({"state": state, "context": context, "description": description, "creator": {"login": creator}}),
+        ));
+    }
+
     pub fn set_labels(&self, repo: &str, number: u64, labels: &[&str]) {
         let mut w = self.world();
+        let updated_at = w.tick();
         if let Some(pull) = w.pulls.get_mut(&(repo.to_string(), number)) {
             pull["labels"] = labels.iter().map(|l| json!({"name": l})).collect();
+            pull["updated_at"] = json!(updated_at);
         }
     }
 
@@ -480,6 +500,7 @@ async fn list_files(
 
 async fn create_status(
     State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
     Path((o, r, sha)): Path<(String, String, String)>,
     Json(body): Json<Value>,
 ) -> Response {
@@ -487,8 +508,41 @@ async fn create_status(
     if !valid_state || body["description"].as_str().is_some_and(|d| d.chars().count() > 140) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
     }
-    lock(&world).statuses.push((format!("{o}/{r}"), sha, body.clone()));
-    (StatusCode::CREATED, Json(body)).into_response()
+    let mut stored = body;
+    stored["creator"] = json!({"login": login, "type": if login.ends_with("[bot]") { "Bot" } else { "User" }});
+    lock(&world).statuses.push((format!("{o}/{r}"), sha, stored.clone()));
+    (StatusCode::CREATED, Json(stored)).into_response()
+}
+
+/// Open pull requests, most recently updated first (`sort=updated&direction=desc`).
+async fn list_pulls(
+    State(world): State<Shared>,
+    Path((o, r)): Path<(String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let w = lock(&world);
+    let mut open: Vec<&Value> =
+        w.pulls.iter().filter(|((r, _), p)| *r == repo && p["state"] == "open").map(|(_, p)| p).collect();
+    open.sort_by_key(|p| std::cmp::Reverse(p["updated_at"].as_str().unwrap_or_default().to_string()));
+    Json(paginate(open.into_iter().cloned().collect(), &q)).into_response()
+}
+
+/// Statuses of one commit, newest first (as GitHub lists them).
+async fn list_statuses(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let items: Vec<Value> = lock(&world)
+        .statuses
+        .iter()
+        .rev()
+        .filter(|(r, s, _)| *r == repo && *s == sha)
+        .map(|(_, _, v)| v.clone())
+        .collect();
+    Json(paginate(items, &q)).into_response()
 }
 
 async fn list_check_runs(

@@ -23,6 +23,8 @@ pub const REPO: &str = "example-org/bench-repo";
 pub struct ServerProcess {
     pub url: String,
     child: Child,
+    /// Holds the state file unless the test passed its own `--state`.
+    _state_dir: tempfile::TempDir,
 }
 
 impl Drop for ServerProcess {
@@ -34,9 +36,25 @@ impl Drop for ServerProcess {
 
 impl ServerProcess {
     /// Starts the server with `args` after the common ones; waits for its listening line.
+    /// Each server gets a fresh state file unless `args` name one (`--state`).
     pub async fn start(args: &[&str]) -> ServerProcess {
+        let state_dir = tempfile::tempdir().expect("state folder");
+        let state = state_dir.path().join("state.sqlite");
+        let mut all = vec!["serve", "--listen", "127.0.0.1:0", "--webhook-secret", SECRET, "--workers", "2"];
+        if !args.contains(&"--state") {
+            all.extend(["--state", state.to_str().expect("UTF-8 temp path")]);
+        }
+        all.extend(args);
+        ServerProcess::spawn_holding(&all, state_dir).await
+    }
+
+    /// Runs the binary with exactly `args` (e.g. `serve --config FILE`).
+    pub async fn spawn(args: &[&str]) -> ServerProcess {
+        ServerProcess::spawn_holding(args, tempfile::tempdir().expect("temp folder")).await
+    }
+
+    async fn spawn_holding(args: &[&str], state_dir: tempfile::TempDir) -> ServerProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--webhook-secret", SECRET, "--workers", "2"])
             .args(args)
             .env("SWEEPGATE_LOG", "warn")
             .stdout(Stdio::piped())
@@ -56,7 +74,7 @@ impl ServerProcess {
             .strip_prefix("listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
-        ServerProcess { url, child }
+        ServerProcess { url, child, _state_dir: state_dir }
     }
 
     /// Server with a token, talking to `fake`.
@@ -81,6 +99,12 @@ impl ServerProcess {
         }
         let response = request.send().await.expect("POST /webhook");
         (response.status().as_u16(), response.text().await.unwrap_or_default())
+    }
+
+    /// Stops the server (as a restart would) and waits until it has exited.
+    pub fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     pub async fn metrics(&self) -> String {

@@ -12,7 +12,8 @@ use crate::intake::signoff::{SignoffKey, SignoffUrl};
 use crate::report::marker::Marker;
 use crate::report::verdict::{render_markdown, ReportOptions};
 
-use super::{own_comment, HandlerError, Outcome};
+use super::{HandlerError, Outcome};
+use crate::github::sticky::find_own;
 
 /// Settings of the sign-off verifier.
 #[derive(Debug, Clone)]
@@ -101,7 +102,7 @@ pub async fn verify_signoff<G: GitHub>(
     let body = render_markdown(&evidence, &verdict, &options)?;
     let comments = gh.list_issue_comments(repo, pr).await?;
     let find = Marker::new("verdict").with("signoff", key);
-    match own_comment(&comments, bot_login, &find) {
+    match find_own(&comments, bot_login, &find) {
         Some((c, _)) if c.body == body => out.note(format!("verdict comment {} unchanged", c.id)),
         Some((c, _)) => {
             gh.update_issue_comment(repo, c.id, &body).await?;

@@ -1,0 +1,155 @@
+//! The `sweepgate serve` config file (`--config FILE`, TOML): the settings of the serve flags,
+//! each key named like its flag in snake_case. Flags and `SWEEPGATE_*` variables win over the
+//! file (the command line layers them). Unknown keys and mistyped values are errors naming
+//! `file:line:col`. Relative paths are relative to the file's folder. Credentials can stay out
+//! of the file: `webhook_secrets_file`, `github_token_file` and `private_key_file` name files.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::yaml::Pos;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeFile {
+    pub listen: Option<SocketAddr>,
+    pub webhook_secrets: Option<Vec<String>>,
+    /// One webhook secret per line (blank lines ignored); read into `webhook_secrets`.
+    webhook_secrets_file: Option<PathBuf>,
+    pub app_id: Option<u64>,
+    pub private_key_file: Option<PathBuf>,
+    /// A file holding the token; read into `github_token` (a token is never written inline).
+    github_token_file: Option<PathBuf>,
+    #[serde(skip)]
+    pub github_token: Option<String>,
+    pub github_api_url: Option<String>,
+    pub bot_login: Option<String>,
+    pub status_context: Option<String>,
+    pub outbox: Option<PathBuf>,
+    pub state: Option<PathBuf>,
+    pub workers: Option<usize>,
+    pub queue_capacity: Option<usize>,
+    pub reconcile_secs: Option<u64>,
+    pub reconcile_max_prs: Option<usize>,
+    pub signoff_status_context: Option<String>,
+    pub advisory: Option<bool>,
+    pub reviewers: Option<Vec<String>>,
+    pub upstream_github_api: Option<String>,
+    pub huggingface_url: Option<String>,
+    /// Registry base URL overrides, `name = "url"`.
+    pub registries: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}{}: {message}", .pos.map(|p| format!(":{p}")).unwrap_or_default())]
+    Invalid { file: String, pos: Option<Pos>, message: String },
+    #[error("reading {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ServeFile {
+    /// Parses the text of the file `file` (used in errors); paths stay as written.
+    pub fn parse(text: &str, file: &str) -> Result<ServeFile, ConfigError> {
+        let parsed: ServeFile = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            file: file.to_string(),
+            pos: e.span().map(|span| Pos::at_offset(text, span.start)),
+            message: e.message().to_string(),
+        })?;
+        if parsed.webhook_secrets.is_some() && parsed.webhook_secrets_file.is_some() {
+            return Err(ConfigError::Invalid {
+                file: file.to_string(),
+                pos: None,
+                message: "set webhook_secrets or webhook_secrets_file, not both".into(),
+            });
+        }
+        Ok(parsed)
+    }
+
+    /// Reads the file at `path`, resolves its relative paths against its folder, and reads the
+    /// secrets its `*_file` keys name.
+    pub fn load(path: &Path) -> Result<ServeFile, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: shown.clone(), source })?;
+        let mut file = ServeFile::parse(&text, &shown)?;
+        let folder = path.parent().unwrap_or(Path::new(""));
+        for slot in [
+            &mut file.webhook_secrets_file,
+            &mut file.private_key_file,
+            &mut file.github_token_file,
+            &mut file.outbox,
+            &mut file.state,
+        ] {
+            if let Some(relative) = slot.as_mut().filter(|p| p.is_relative()) {
+                *relative = folder.join(&*relative);
+            }
+        }
+        if let Some(secrets) = &file.webhook_secrets_file {
+            file.webhook_secrets = Some(secret_lines(&read_secret(secrets)?));
+        }
+        if let Some(token) = &file.github_token_file {
+            file.github_token = Some(read_secret(token)?.trim().to_string());
+        }
+        Ok(file)
+    }
+}
+
+fn read_secret(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: path.display().to_string(), source })
+}
+
+fn secret_lines(text: &str) -> Vec<String> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_line() {
+        let err = ServeFile::parse("workers = 2\n\nlisen = \"127.0.0.1:1\"\n", "s.toml").unwrap_err().to_string();
+        assert!(err.starts_with("s.toml:3:1: unknown field `lisen`, expected one of"), "{err}");
+        let err = ServeFile::parse("listen = \"not an address\"\n", "s.toml").unwrap_err().to_string();
+        assert!(err.starts_with("s.toml:1:10: invalid socket address"), "{err}");
+        let err = ServeFile::parse("workers = \"4\"", "s.toml").unwrap_err().to_string();
+        assert!(err.starts_with("s.toml:1:11: invalid type"), "{err}");
+        let both = "webhook_secrets = [\"a\"]\nwebhook_secrets_file = \"s\"\n";
+        assert!(ServeFile::parse(both, "s.toml").unwrap_err().to_string().contains("not both"));
+    }
+
+    #[test]
+    fn the_example_file_parses() {
+        let example = ServeFile::parse(include_str!("../../sweepgate.example.toml"), "sweepgate.example.toml").unwrap();
+        assert_eq!((example.app_id, example.workers), (Some(123456), Some(4)));
+    }
+
+    #[test]
+    fn secrets_files_are_read_relative_to_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secrets"), "new-secret\n\n  old-secret \n").unwrap();
+        std::fs::write(dir.path().join("token"), "ghs_abc\n").unwrap();
+        let config = dir.path().join("serve.toml");
+        std::fs::write(
+            &config,
+            "webhook_secrets_file = \"secrets\"\ngithub_token_file = \"token\"\nstate = \"/abs/state.sqlite\"\n\
+             outbox = \"out/outbox.sqlite\"\n[registries]\n\"docker.io\" = \"https://mirror\"\n",
+        )
+        .unwrap();
+        let file = ServeFile::load(&config).unwrap();
+        assert_eq!(file.webhook_secrets.unwrap(), ["new-secret", "old-secret"]);
+        assert_eq!(file.github_token.as_deref(), Some("ghs_abc"));
+        assert_eq!(file.state.unwrap(), Path::new("/abs/state.sqlite"));
+        assert_eq!(file.outbox.unwrap(), dir.path().join("out/outbox.sqlite"));
+        assert_eq!(file.registries.unwrap()["docker.io"], "https://mirror");
+        std::fs::remove_file(dir.path().join("token")).unwrap();
+        assert!(ServeFile::load(&config).unwrap_err().to_string().contains("token"));
+    }
+}
