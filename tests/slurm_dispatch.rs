@@ -581,3 +581,67 @@ fn the_status_comment_is_one_bilingual_comment_edited_to_the_final_state() {
     assert!(comments.iter().any(|c| c.login == "mallory" && c.body.ends_with("forged")), "the forged one is untouched");
     assert!(world.count("PATCH /repos/") >= 1, "posted while running, then edited: {:?}", world.log);
 }
+
+/// A `pull_request` webhook for this sweep's repository and PR.
+fn pr_webhook(s: &Sweep, action: &str, labels: &[&str]) -> Value {
+    let mut payload = support::pr_event(action, s.pr, labels, None, "vendor-dev");
+    payload["repository"]["full_name"] = json!(s.repo);
+    payload["pull_request"]["head"]["repo"]["full_name"] = json!(s.repo);
+    payload["pull_request"]["base"]["repo"]["full_name"] = json!(s.repo);
+    if action == "closed" {
+        payload["pull_request"]["state"] = json!("closed");
+    }
+    payload
+}
+
+#[test]
+fn the_bot_cancels_the_jobs_of_a_pr_that_loses_its_label_or_closes() {
+    if !slurm_enabled("the_bot_cancels_the_jobs_of_a_pr_that_loses_its_label_or_closes") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(support::fake_github::FakeGitHub::start(support::TOKEN, support::BOT));
+    let (unlabeled, closed) = (Sweep::new("unlabel", 112), Sweep::new("closed", 113));
+    let ledger = unlabeled.path("ledger.db");
+    let server = runtime.block_on(support::ServerProcess::start(&[
+        "--github-token",
+        support::TOKEN,
+        "--github-api-url",
+        &fake.url,
+        "--bot-login",
+        support::BOT,
+        "--cancel-slurm-jobs",
+        "--dispatch-ledger",
+        ledger.to_str().unwrap(),
+    ]));
+    let mut dispatchers = Vec::new();
+    for s in [&unlabeled, &closed] {
+        s.write_pool("");
+        s.write_plan(None, json!([{"name": "f", "fail_fast": false, "points": [point("long", 1, 10, json!({"BENCH_SECONDS": "300"}))]}]));
+        // The bot knows the first sweep's ledger only: the second is cancelled through Slurm alone.
+        let mut child = s.dispatch("json").spawn().unwrap();
+        wait_until(&mut child, "the long point to run", || s.points().iter().any(|p| p.state == PointState::Running));
+        dispatchers.push(child);
+    }
+    // The primary label is removed from one PR (it still appends to the changelog) …
+    fake.add_pull(&unlabeled.repo, unlabeled.pr, &support::head_sha(), &[], &[("perf-changelog.yaml", 4)]);
+    let unlabel = pr_webhook(&unlabeled, "unlabeled", &[]);
+    // … and the other is closed.
+    let close = pr_webhook(&closed, "closed", &["full-sweep-fail-fast"]);
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-unlabel", &unlabel).await.0, 202);
+        assert_eq!(server.deliver("pull_request", "d-close", &close).await.0, 202);
+        server.wait_handled(2).await;
+    });
+    let reasons = ["cancel requested", "cancelled outside sweepgate"];
+    for ((s, child), reason) in [&unlabeled, &closed].into_iter().zip(dispatchers).zip(reasons) {
+        let out = wait_output(child);
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        let points = s.points();
+        assert_eq!(points.len(), 1);
+        assert_eq!(points[0].state, PointState::Cancelled, "{:?}", points[0]);
+        assert!(points[0].reason.as_deref().unwrap_or("").contains(reason), "{:?}", points[0].reason);
+    }
+    let statuses = &fake.world().statuses;
+    assert!(statuses.iter().any(|(repo, _, st)| repo == &unlabeled.repo && st["state"] == "failure"), "{statuses:?}");
+}

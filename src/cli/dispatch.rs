@@ -11,11 +11,11 @@ use secrecy::SecretString;
 use sweepgate::github::octo::{OctoGitHub, RetryPolicy};
 use sweepgate::github::sticky::{self, Thread};
 use sweepgate::github::{ApiMetrics, GitHub, RepoRef};
-use sweepgate::sweep::dispatch::{job_prefix, Counts, DispatchConfig, Dispatcher, Event};
+use sweepgate::sweep::cancel::cancel_pull_request;
+use sweepgate::sweep::dispatch::{Counts, DispatchConfig, Dispatcher, Event};
 use sweepgate::sweep::dispatch_pool::DispatchPool;
 use sweepgate::sweep::ledger::{Ledger, PointRecord, PointState};
 use sweepgate::sweep::plan_input::{Plan, MAX_PLAN_BYTES};
-use sweepgate::sweep::scheduler::Scheduler;
 use sweepgate::sweep::slurm::SlurmCli;
 use sweepgate::sweep::status_comment::{self, StatusRow};
 
@@ -192,17 +192,12 @@ fn cancel(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
     let (Some(repo), Some(pr)) = (repo, pr) else {
         anyhow::bail!("--cancel needs --pr N and --repo OWNER/NAME (or a --plan that names them)");
     };
-    // Intent first: a running dispatcher sees the request and stops submitting.
+    let done = cancel_pull_request(&SlurmCli::default(), args.ledger.as_deref(), &repo, pr)?;
     if let Some(path) = &args.ledger {
-        let sweeps = Ledger::open(path)?.request_cancel(&repo, pr)?;
-        eprintln!("cancel recorded for {} sweep(s) of {repo} PR #{pr} in {}", sweeps.len(), path.display());
+        eprintln!("cancel recorded for {} sweep(s) of {repo} PR #{pr} in {}", done.sweeps.len(), path.display());
     }
-    let prefix = job_prefix(&repo, pr);
-    let slurm = SlurmCli::default();
-    let live: Vec<_> = slurm.jobs_named(&prefix)?.into_iter().filter(|j| !j.state.is_final()).map(|j| j.id).collect();
-    slurm.cancel(&live)?;
-    let ids: Vec<String> = live.iter().map(|j| j.0.clone()).collect();
-    println!("cancelled {} job(s) of {repo} PR #{pr} (names {prefix}*): {}", ids.len(), ids.join(" "));
+    let ids: Vec<String> = done.jobs.iter().map(|j| j.0.clone()).collect();
+    println!("cancelled {} job(s) of {repo} PR #{pr} (names {}*): {}", ids.len(), done.prefix, ids.join(" "));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,7 +13,7 @@ use sweepgate::github::octo::{AppClients, OctoGitHub, RetryPolicy};
 use sweepgate::github::outbox::OutboxGitHub;
 use sweepgate::github::ApiMetrics;
 use sweepgate::server::config::ServeFile;
-use sweepgate::server::handlers::BotConfig;
+use sweepgate::server::handlers::{BotConfig, SlurmCancel};
 use sweepgate::server::metrics::Metrics;
 use sweepgate::server::{build, Clients, ServerConfig, Single};
 
@@ -71,6 +71,14 @@ pub struct ServeArgs {
     /// Most PRs one reconcile pass queues (the most recently updated first).
     #[arg(long, env = "SWEEPGATE_RECONCILE_MAX_PRS", default_value_t = 100)]
     pub reconcile_max_prs: usize,
+    /// Cancel a PR's Slurm jobs (names `sg-<repo>-pr<N>-…`) when it is closed, gets a new push,
+    /// or stops qualifying for a sweep (primary label removed, draft); needs Slurm on this host.
+    #[arg(long, env = "SWEEPGATE_CANCEL_SLURM_JOBS")]
+    pub cancel_slurm_jobs: bool,
+    /// The dispatcher's ledger, where a cancel is recorded first so a running dispatcher stops
+    /// submitting (with --cancel-slurm-jobs).
+    #[arg(long, env = "SWEEPGATE_LEDGER")]
+    pub dispatch_ledger: Option<PathBuf>,
     #[command(flatten)]
     pub verifier: super::collect::VerifierArgs,
 }
@@ -170,6 +178,8 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("queue_capacity", &mut a.queue_capacity, file.queue_capacity);
     l.set("reconcile_secs", &mut a.reconcile_secs, file.reconcile_secs);
     l.set("reconcile_max_prs", &mut a.reconcile_max_prs, file.reconcile_max_prs);
+    l.set("cancel_slurm_jobs", &mut a.cancel_slurm_jobs, file.cancel_slurm_jobs);
+    l.set("dispatch_ledger", &mut a.dispatch_ledger, file.dispatch_ledger.map(Some));
     let v = &mut a.verifier;
     l.set("signoff_status_context", &mut v.signoff_status_context, file.signoff_status_context);
     l.set("advisory", &mut v.advisory, file.advisory);
@@ -216,6 +226,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             bot_login: args.bot_login.clone(),
             status_context: args.status_context.clone(),
             verify: args.verifier.verify_config(),
+            slurm_cancel: args.cancel_slurm_jobs.then(|| SlurmCancel { ledger: args.dispatch_ledger.clone() }),
             ..BotConfig::default()
         },
         workers: args.workers,

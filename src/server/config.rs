@@ -34,6 +34,8 @@ pub struct ServeFile {
     pub queue_capacity: Option<usize>,
     pub reconcile_secs: Option<u64>,
     pub reconcile_max_prs: Option<usize>,
+    pub cancel_slurm_jobs: Option<bool>,
+    pub dispatch_ledger: Option<PathBuf>,
     pub signoff_status_context: Option<String>,
     pub advisory: Option<bool>,
     pub reviewers: Option<Vec<String>>,

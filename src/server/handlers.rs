@@ -19,6 +19,8 @@ use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
 use crate::repo::Logical;
 use crate::report::marker::{with_marker, Marker};
 use crate::report::{render_bilingual, RenderError};
+use crate::sweep::cancel::cancel_pull_request;
+use crate::sweep::slurm::SlurmCli;
 pub use signoff::{is_human, verify_signoff, SignoffTarget, VerifyConfig};
 
 /// Settings of the handlers (the same in both deployments).
@@ -32,6 +34,14 @@ pub struct BotConfig {
     pub sweep_workflow: String,
     /// The sign-off verifier's settings.
     pub verify: VerifyConfig,
+    /// Cancel a PR's Slurm jobs when it stops qualifying for its sweep; None: never.
+    pub slurm_cancel: Option<SlurmCancel>,
+}
+
+/// Where the bot cancels: this host's Slurm, and the dispatcher's ledger when known.
+#[derive(Debug, Clone, Default)]
+pub struct SlurmCancel {
+    pub ledger: Option<std::path::PathBuf>,
 }
 
 impl Default for BotConfig {
@@ -41,6 +51,7 @@ impl Default for BotConfig {
             status_context: "sweepgate/sweep-labels".into(),
             sweep_workflow: "run-sweep.yml".into(),
             verify: VerifyConfig::default(),
+            slurm_cancel: None,
         }
     }
 }
@@ -96,8 +107,19 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
     Ok(out)
 }
 
-const LABEL_ACTIONS: [&str; 7] =
-    ["opened", "reopened", "ready_for_review", "synchronize", "labeled", "unlabeled", "converted_to_draft"];
+/// The action of the label-policy events the periodic reconcile queues (GitHub never sends it).
+pub const RECONCILE_ACTION: &str = "sweepgate-reconcile";
+
+const LABEL_ACTIONS: [&str; 8] = [
+    "opened",
+    "reopened",
+    "ready_for_review",
+    "synchronize",
+    "labeled",
+    "unlabeled",
+    "converted_to_draft",
+    RECONCILE_ACTION,
+];
 const WELCOME_ACTIONS: [&str; 3] = ["opened", "reopened", "ready_for_review"];
 
 async fn pull_request<G: GitHub>(
@@ -106,9 +128,17 @@ async fn pull_request<G: GitHub>(
     e: &PullRequestEvent,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
+    if e.action == "closed" {
+        cancel_jobs(cfg, &e.repo, e.pull.number, "the PR was closed", out).await;
+        return Ok(());
+    }
     if !LABEL_ACTIONS.contains(&e.action.as_str()) {
         out.note(format!("pull_request.{}: nothing to do", e.action));
         return Ok(());
+    }
+    if e.action == "synchronize" {
+        // The jobs measure the previous head; the new head needs its own sweep.
+        cancel_jobs(cfg, &e.repo, e.pull.number, "a new commit was pushed", out).await;
     }
     let number = e.pull.number;
     // Fresh state, as the trusted-external workflow reads it; the payload when unavailable.
@@ -119,6 +149,7 @@ async fn pull_request<G: GitHub>(
     };
     if live.state == "closed" {
         out.note(format!("#{number} is closed: nothing to do"));
+        cancel_jobs(cfg, &e.repo, number, "the PR is closed", out).await;
         return Ok(());
     }
     let files = available(gh.list_pull_files(&e.repo, number).await)?;
@@ -134,7 +165,35 @@ async fn pull_request<G: GitHub>(
     if WELCOME_ACTIONS.contains(&e.action.as_str()) {
         welcome(gh, cfg, &e.repo, &live, files.as_deref(), &comments, out).await?;
     }
-    label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await
+    let sweep = label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await?;
+    if !sweep && e.action != "synchronize" {
+        cancel_jobs(cfg, &e.repo, number, "the PR no longer qualifies for a sweep", out).await;
+    }
+    Ok(())
+}
+
+/// Ends the PR's Slurm jobs when the bot is configured to; a failure is logged and noted, never
+/// an error of the event (the label decision is already published).
+async fn cancel_jobs(cfg: &BotConfig, repo: &RepoRef, pr: u64, why: &str, out: &mut Outcome) {
+    let Some(cancel) = cfg.slurm_cancel.clone() else { return };
+    let full_name = repo.to_string();
+    let job = tokio::task::spawn_blocking(move || {
+        cancel_pull_request(&SlurmCli::default(), cancel.ledger.as_deref(), &full_name, pr)
+    });
+    match job.await {
+        Ok(Ok(done)) if done.jobs.is_empty() && done.sweeps.is_empty() => {}
+        Ok(Ok(done)) => out.note(format!(
+            "{why}: cancelled {} Slurm job(s) and {} sweep(s) of #{pr} ({}*)",
+            done.jobs.len(),
+            done.sweeps.len(),
+            done.prefix
+        )),
+        Ok(Err(e)) => {
+            tracing::warn!(%repo, pr, error = %e, "cancelling the PR's Slurm jobs failed");
+            out.note(format!("{why}: cancelling the Slurm jobs of #{pr} failed: {e}"));
+        }
+        Err(e) => out.note(format!("{why}: the Slurm cancel task failed: {e}")),
+    }
 }
 
 /// `Ok(None)` for data that dry-run mode cannot read.
@@ -245,7 +304,7 @@ async fn label_policy<G: GitHub>(
     files: Option<&[PullFile]>,
     comments: &[Comment],
     out: &mut Outcome,
-) -> Result<(), HandlerError> {
+) -> Result<bool, HandlerError> {
     let number = pull.number;
     let head_sha = pull.head.sha.clone();
     let commits = available(gh.list_pull_commits(&e.repo, number).await)?;
@@ -301,7 +360,7 @@ async fn label_policy<G: GitHub>(
     };
     gh.create_status(&e.repo, &head_sha, &status).await?;
     out.note(format!("status {} {:?}: {}", short(&head_sha), status.state, status.description));
-    Ok(())
+    Ok(decision.sweep)
 }
 
 fn short(sha: &str) -> &str {

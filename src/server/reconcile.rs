@@ -1,6 +1,7 @@
 //! The periodic reconcile (`--reconcile-secs`): every period, list the open PRs of each
-//! repository deliveries came from and queue each for the label handler, as if a `synchronize`
-//! had arrived (label policy and status; no welcome; fork approval from the bot's marker). The
+//! repository deliveries came from and queue each for the label handler under the bot's own
+//! action `RECONCILE_ACTION` (label policy and status; no welcome; fork approval from the bot's
+//! marker; unlike a real `synchronize`, never a cancel of the PR's jobs for a new head). The
 //! handler is idempotent, so a PR whose delivery was missed is repaired and any other is left
 //! unchanged. Jobs go through the PR's worker shard, in order with its webhook events.
 //! Bounded: at most `max_prs` PRs per pass, the most recently updated first; the pass starts at
@@ -16,6 +17,7 @@ use super::{Clients, Job, Queues};
 use crate::github::types::User;
 use crate::github::{GitHub, GitHubError};
 use crate::intake::event::{Event, PullRequestEvent};
+use crate::server::handlers::RECONCILE_ACTION;
 use crate::server::metrics::{Metrics, ReconcilePass};
 
 pub(super) struct Reconciler<C> {
@@ -76,7 +78,7 @@ impl<C: Clients> Reconciler<C> {
                 budget -= 1;
                 let number = pull.number;
                 let event = Event::PullRequest(PullRequestEvent {
-                    action: "synchronize".into(),
+                    action: RECONCILE_ACTION.into(),
                     repo: repo.clone(),
                     installation_id: *installation,
                     pull,

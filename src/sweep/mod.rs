@@ -1,5 +1,6 @@
 //! Sweep planning and dispatch: plan, SRT variant selection, pools, Slurm, ledger (spec 50).
 
+pub mod cancel;
 pub mod dispatch;
 pub mod dispatch_pool;
 pub mod job_script;
