@@ -29,7 +29,9 @@ use crate::evidence::{Evidence, Fact};
 use crate::matrix::Row;
 use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
-use crate::sweep::srt::{Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError};
+use crate::sweep::srt::{
+    with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
+};
 
 /// One sub-item's finding: `fail` proves an inconsistency, otherwise it is missing evidence.
 struct Finding {
@@ -105,7 +107,11 @@ fn check_recipes(
                 out.fail('b', format!("{key}: the recipe cannot be read: {e}"));
                 continue;
             }
-            Err(e) => {
+            Err(
+                e @ (RecipeLookupError::NoRecipesDir(_)
+                | RecipeLookupError::NotOverlaid(_)
+                | RecipeLookupError::Missing { .. }),
+            ) => {
                 out.missing('b', format!("{key}: {e}"));
                 continue;
             }
@@ -113,17 +119,9 @@ fn check_recipes(
         out.assessed.extend(['b', 'c', 'd']);
         let container = found.selected.facts.container.as_deref().filter(|c| is_registry_image(c));
         if let Some(container) = container.filter(|c| *c != image) {
-            let at = variant_name(&found.path, &found.selected.variant.selector);
+            let at = with_selector(&found.path, &found.selected.variant.selector);
             out.fail('e', format!("{key} ({at}): recipe container {container} ≠ master image {image}"));
         }
-    }
-}
-
-fn variant_name(path: &str, selector: &str) -> String {
-    if selector.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path}:{selector}")
     }
 }
 
@@ -133,7 +131,7 @@ fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
     match error {
         SelectError::Mismatch { file, selector, mismatches } => {
             out.assessed.extend(['b', 'c', 'd']);
-            let at = variant_name(&file, &selector);
+            let at = with_selector(&file, &selector);
             for m in mismatches {
                 out.fail(sub_item(&m.field), format!("{key} ({at}): {m}"));
             }

@@ -146,7 +146,7 @@ pub enum SelectError {
     Ambiguous { file: String, selector: String, candidates: Vec<String> },
     #[error("{file}:{selector}: the variant has a 'sweep' section, which srtctl expands into several jobs; sweepgate dispatches one point as one job: resolve the sweep into override_* variants")]
     Sweep { file: String, selector: String },
-    #[error("{file}{}: the variant does not match the point:\n  {}", sel(selector), join(mismatches))]
+    #[error("{}: the variant does not match the point:\n  {}", with_selector(file, selector), join(mismatches))]
     Mismatch { file: String, selector: String, mismatches: Vec<Mismatch> },
     #[error("{file}: no variant matches the point; candidates:\n  {}", candidates.iter().map(|(s, why)| format!("{s}: {why}")).collect::<Vec<_>>().join("\n  "))]
     NoMatch { file: String, candidates: Vec<(String, Rejection)> },
@@ -167,17 +167,18 @@ impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Rejection::Sweep => f.write_str("has a 'sweep' section"),
-            Rejection::Recipe(e) => e.fmt(f),
-            Rejection::Mismatch(m) => m.fmt(f),
+            Rejection::Recipe(e) => write!(f, "{e}"),
+            Rejection::Mismatch(m) => write!(f, "{m}"),
         }
     }
 }
 
-fn sel(selector: &str) -> String {
+/// `path:selector`, or `path` alone for a plain file (its variant has no selector).
+pub fn with_selector(path: &str, selector: &str) -> String {
     if selector.is_empty() {
-        String::new()
+        path.to_owned()
     } else {
-        format!(":{selector}")
+        format!("{path}:{selector}")
     }
 }
 
