@@ -1,12 +1,15 @@
 //! End to end for each deployment: GitHub App auth (JWT → installation token), `sweepgate
-//! action` inside a simulated Actions run, dry-run mode with `sweepgate replay`, and the fork
-//! approval flow (the label approves exactly one head SHA).
+//! action` inside a simulated Actions run (with the verdict's frontier charts as SVG files next
+//! to the job summary), dry-run mode with `sweepgate replay`, and the fork approval flow (the
+//! label approves exactly one head SHA).
 
 mod support;
 
 use std::process::Command;
 
 use support::fake_github::FakeGitHub;
+use support::fake_upstream::FakeUpstream;
+use support::serve_bundle::{fixture, serve, serve_upstream};
 use support::*;
 use sweepgate::github::outbox::OutboxGitHub;
 
@@ -84,6 +87,58 @@ async fn action_mode_handles_one_event_and_writes_the_job_summary() {
     assert_eq!(w.comments_on(REPO, 42).len(), 2);
     assert!(w.comments_on(REPO, 42).iter().all(|c| c.login == "github-actions[bot]"));
     assert_eq!(w.statuses[0].2["state"], "success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_mode_writes_the_verdicts_frontier_charts_next_to_the_summary() {
+    let bundle = sweepgate::evidence::read_bundle(&fixture("pareto-covered")).unwrap();
+    let (repo, pr) = (support::serve_bundle::REPO, bundle.pull_request.number);
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &bundle);
+    let url = serve(&fake, &bundle);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (event_path, summary) = (dir.path().join("event.json"), dir.path().join("summary.md"));
+    let mut event = comment_event(pr, id, &bundle.signoff.author, "MEMBER", &bundle.signoff.body, None);
+    event["repository"]["full_name"] = serde_json::json!(repo);
+    std::fs::write(&event_path, serde_json::to_vec(&event).unwrap()).unwrap();
+    let (fake_url, upstream_url, summary_path) = (fake.url.clone(), upstream.url.clone(), summary.clone());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+            .arg("action")
+            .args(["--upstream-github-api", &upstream_url, "--huggingface-url", &upstream_url])
+            .args(["--registry", &format!("docker.io={upstream_url}")])
+            .env("GITHUB_EVENT_NAME", "issue_comment")
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GITHUB_API_URL", fake_url)
+            .env("SWEEPGATE_BOT_LOGIN", BOT)
+            .env("GITHUB_STEP_SUMMARY", summary_path)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = std::fs::read_to_string(summary).unwrap();
+    assert!(summary.contains("posted verdict comment"), "{summary}");
+    let name = "sweepgate-frontier-1-dsr1_8k1k_b200_sglang_fp4_40714803265_median.svg";
+    assert!(summary.contains(&format!("- frontier chart `{name}` (5 points)")), "{summary}");
+    let svg = std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("<title>dsr1/8k1k/b200_sglang/fp4/40714803265/median</title>"), "{svg}");
+    assert_eq!(svg.matches("<svg").count(), 1);
+    let written: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".svg"))
+        .collect();
+    assert_eq!(written, [name], "one SVG per charted curve");
+    // The same chart the verdict comment embeds as Mermaid.
+    let world = fake.world();
+    let verdict = world.comments_on(repo, pr).into_iter().find(|c| c.body.contains("```mermaid")).unwrap();
+    assert!(verdict.body.contains("title \"dsr1/8k1k/b200_sglang/fp4/40714803265/median\""), "{}", verdict.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,17 +1,20 @@
 //! Check 14 — Pareto coverage (spec 30 Check 14, spec 40 §3.4): every affected curve of the
 //! qualifying in-PR run has ≥ 5 points on its throughput-vs-E2EL frontier and no invalid
-//! points. Advisory: WARN, never FAIL. The outcome carries a Mermaid chart per curve (arg
-//! `charts`), which the report prints in a collapsed section.
+//! points. Advisory: WARN, never FAIL. The outcome carries a [`FrontierChart`] per curve (arg
+//! `charts`): the report prints it as Mermaid in a collapsed section, `sweepgate action` writes
+//! it as SVG next to the job summary.
 
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::affected::affected_configs;
 use super::c01_in_pr_sweep::qualifying_run;
 use super::curves::{run_curves, Curve};
-use super::{Context, Outcome};
+use super::{Context, Outcome, Verdict};
 use crate::evidence::{Evidence, Fact};
+use crate::results::chart::{self, CurveChart};
 use crate::results::pareto::{assess_curve, CoverageStatus, CurveEvidence, Point, RECOMMENDED_POINTS};
 
 /// A comment that records an admin bypass: its author is a repository admin (permission and
@@ -32,33 +35,95 @@ fn mermaid_label(s: &str) -> String {
     s.chars().map(|c| if matches!(c, '"' | '\n' | '\r' | '`' | '[' | ']' | '<' | '>') { ' ' } else { c }).collect()
 }
 
-/// `xychart-beta` of one curve: a bar per measured point (x = E2EL, labelled with its conc),
-/// and the frontier as a step line (the best frontier throughput reached at or below that E2EL).
-fn chart(curve: &Curve, points: &[Point], front: &[usize]) -> String {
-    let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].is_eligible()).collect();
-    order.sort_by(|&a, &b| points[a].x.total_cmp(&points[b].x));
-    let labels: Vec<String> =
-        order.iter().map(|&i| format!("\"c{} {:.1}s\"", curve.points[i].conc, points[i].x)).collect();
-    let bars: Vec<String> = order.iter().map(|&i| format!("{:.1}", points[i].y)).collect();
-    let mut best = 0.0f64;
-    let steps: Vec<String> = order
-        .iter()
-        .map(|&i| {
-            if front.contains(&i) {
-                best = best.max(points[i].y);
-            }
-            format!("{best:.1}")
+/// One measured point of a charted curve, in the E2EL plane.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ChartPoint {
+    pub conc: i64,
+    /// Median E2EL (s).
+    pub e2el: f64,
+    /// Total throughput per GPU (tok/s).
+    pub tput: f64,
+    /// On the frontier Check 14 counted.
+    pub frontier: bool,
+}
+
+/// One affected curve as Check 14 charts it: its eligible points and the frontier it judged.
+/// Computed once by the check and carried in its outcome (arg `charts`), so the verdict's
+/// Mermaid and the Action's SVG draw the same data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrontierChart {
+    /// The curve's series key (`model/scenario/hw/precision/run/percentile`).
+    pub curve: String,
+    /// Measurement order; invalid points are left out (they are counted in the row).
+    pub points: Vec<ChartPoint>,
+}
+
+const X_LABEL: &str = "E2EL (s), by concurrency";
+const Y_LABEL: &str = "Total tput per GPU (tok/s)";
+
+impl FrontierChart {
+    fn new(curve: &Curve, points: &[Point], front: &[usize]) -> FrontierChart {
+        let points = points
+            .iter()
+            .zip(&curve.points)
+            .enumerate()
+            .filter(|(_, (p, _))| p.is_eligible())
+            .map(|(i, (p, m))| ChartPoint { conc: m.conc, e2el: p.x, tput: p.y, frontier: front.contains(&i) })
+            .collect();
+        FrontierChart { curve: curve.key.to_string(), points }
+    }
+
+    /// The charts of a verdict's Check 14 (none when it drew none).
+    pub fn of_verdict(verdict: &Verdict) -> Vec<FrontierChart> {
+        let charts = verdict.result(14).and_then(|r| r.outcome.message.args.get("charts"));
+        charts.and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default()
+    }
+
+    fn plane(&self) -> Vec<Point> {
+        self.points.iter().map(|p| Point::new(p.e2el, p.tput)).collect()
+    }
+
+    /// `xychart-beta`: a bar per measured point (x = E2EL, labelled with its conc), and the
+    /// frontier as a step line (the best frontier throughput reached at or below that E2EL).
+    pub fn mermaid(&self) -> String {
+        let mut order: Vec<&ChartPoint> = self.points.iter().collect();
+        order.sort_by(|a, b| a.e2el.total_cmp(&b.e2el));
+        let labels: Vec<String> = order.iter().map(|p| format!("\"c{} {:.1}s\"", p.conc, p.e2el)).collect();
+        let bars: Vec<String> = order.iter().map(|p| format!("{:.1}", p.tput)).collect();
+        let mut best = 0.0f64;
+        let steps: Vec<String> = order
+            .iter()
+            .map(|p| {
+                if p.frontier {
+                    best = best.max(p.tput);
+                }
+                format!("{best:.1}")
+            })
+            .collect();
+        let y_max = self.points.iter().fold(0.0f64, |m, p| m.max(p.tput));
+        let mut out = String::new();
+        let _ = writeln!(out, "xychart-beta");
+        let _ = writeln!(out, "    title \"{}\"", mermaid_label(&self.curve));
+        let _ = writeln!(out, "    x-axis \"{X_LABEL}\" [{}]", labels.join(", "));
+        let _ = writeln!(out, "    y-axis \"{Y_LABEL}\" 0 --> {:.0}", (y_max * 1.1).ceil().max(1.0));
+        let _ = writeln!(out, "    bar [{}]", bars.join(", "));
+        let _ = write!(out, "    line [{}]", steps.join(", "));
+        out
+    }
+
+    /// The same curve as a standalone SVG scatter with the frontier polyline.
+    pub fn svg(&self) -> String {
+        let head = self.plane();
+        let front: Vec<usize> = (0..self.points.len()).filter(|&i| self.points[i].frontier).collect();
+        chart::svg(&CurveChart {
+            title: &self.curve,
+            x_label: "E2EL (s)",
+            y_label: Y_LABEL,
+            head: &head,
+            frontier: &front,
+            removed: &[],
         })
-        .collect();
-    let y_max = points.iter().filter(|p| p.is_eligible()).fold(0.0f64, |m, p| m.max(p.y));
-    let mut out = String::new();
-    let _ = writeln!(out, "xychart-beta");
-    let _ = writeln!(out, "    title \"{}\"", mermaid_label(&curve.key.to_string()));
-    let _ = writeln!(out, "    x-axis \"E2EL (s), by concurrency\" [{}]", labels.join(", "));
-    let _ = writeln!(out, "    y-axis \"Total tput per GPU (tok/s)\" 0 --> {:.0}", (y_max * 1.1).ceil().max(1.0));
-    let _ = writeln!(out, "    bar [{}]", bars.join(", "));
-    let _ = write!(out, "    line [{}]", steps.join(", "));
-    out
+    }
 }
 
 pub fn check(cx: &Context) -> Outcome {
@@ -101,7 +166,7 @@ pub fn check(cx: &Context) -> Outcome {
             "points": on_front.join(", "),
             "ok": coverage.status == CoverageStatus::Pass,
         }));
-        charts.push(chart(curve, &points, &coverage.frontier));
+        charts.push(FrontierChart::new(curve, &points, &coverage.frontier));
     }
     let outcome = if all_pass {
         Outcome::pass("covered")
@@ -115,7 +180,8 @@ pub fn check(cx: &Context) -> Outcome {
         .arg("curves", rows)
         .arg("run", run.run_id)
         .arg("recommended", RECOMMENDED_POINTS)
-        .arg("charts", charts)
+        // Finite numbers only (invalid points are left out), so this cannot fail.
+        .arg("charts", serde_json::to_value(&charts).unwrap_or_default())
         .evidence(format!("https://github.com/{}/actions/runs/{}", ev.repository, run.run_id))
 }
 
@@ -152,11 +218,11 @@ mod tests {
     fn five_frontier_points_pass_with_a_chart() {
         let o = check(&Context::new(&affected_evidence(5)));
         assert_eq!(o.status, Status::Pass, "{o:?}");
-        let charts = o.message.args["charts"].as_array().unwrap();
-        assert!(charts[0]
-            .as_str()
-            .unwrap()
-            .starts_with("xychart-beta\n    title \"dsr1/8k1k/b200_sglang/fp4/7/median\""));
+        let charts: Vec<FrontierChart> = serde_json::from_value(o.message.args["charts"].clone()).unwrap();
+        assert!(charts[0].mermaid().starts_with("xychart-beta\n    title \"dsr1/8k1k/b200_sglang/fp4/7/median\""));
+        let svg = charts[0].svg();
+        assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"), "{svg}");
+        assert_eq!(svg.matches(r##"r="4.5" fill="#1565c0""##).count(), 5 + 1, "five frontier knots and the legend");
     }
 
     #[test]

@@ -1,20 +1,24 @@
 //! Check 18 — Recipe/image/sweep consistency (spec 30 Check 18, ARCHITECTURE decisions 9-10,
 //! docs/decisions.md V3-V5). Sub-items, in the report's order:
 //! (a) the affected configs' search spaces generate at head (and at base when they exist there);
-//! (b) a multinode point's concurrency list equals its recipe variant's `benchmark.concurrencies`;
-//! (c) per-role TP/EP/DP-attention and worker counts equal the recipe's engine config;
-//! (d) a `gpus` override equals the recipe's `resources.gpus_per_node`;
+//! (b)-(d) each multinode point that names a recipe runs exactly one variant of it
+//!     (`sweep::srt`, spec 50 §3), and that variant agrees with the point:
+//! (b) its benchmark: concurrency list (equal sets) and ISL/OSL;
+//! (c) its roles and engine: per-role TP/EP/DP-attention and worker counts, disaggregation,
+//!     speculative decoding, framework, precision;
+//! (d) its GPU counts: `resources` is a valid topology and gives each worker as many GPUs as
+//!     its engine flags use;
 //! (e) the image resolves by digest (collector's registry lookup) and equals a registry
-//!     `model.container` of the recipe;
+//!     `model.container` of the selected variant;
 //! (f) every edited config is named by an appended `perf-changelog.yaml` entry;
 //! (g) every point of the published curve that the head removes is dominated or bracketed
 //!     under the head frontier (interactivity plane, no extrapolation);
 //! (h) re-tune deltas per concurrency, informational.
 //! A proven inconsistency FAILs; evidence the collector could not provide WARNs (V3).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::affected::{affected_configs, changelog_keys, AffectedConfig};
 use super::c01_in_pr_sweep::qualifying_run;
@@ -22,10 +26,12 @@ use super::curves::{run_curves, Curve};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::{Context, Outcome, Status};
 use crate::evidence::{Evidence, Fact};
-use crate::matrix::evals::conc_values;
 use crate::matrix::Row;
+use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
-use crate::yaml;
+use crate::sweep::srt::{
+    with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
+};
 
 /// One sub-item's finding: `fail` proves an inconsistency, otherwise it is missing evidence.
 struct Finding {
@@ -51,212 +57,103 @@ impl Findings {
     }
 }
 
-// --- recipes (spec 50 §2) ---------------------------------------------------------------------
+// --- recipes (spec 50 §3, decision V4) --------------------------------------------------------
 
-fn deep_merge(base: &mut Value, over: &Value) {
-    match (base, over) {
-        (Value::Object(b), Value::Object(o)) => {
-            for (k, v) in o {
-                if v.is_null() {
-                    b.remove(k);
-                } else if let Some(slot) = b.get_mut(k) {
-                    deep_merge(slot, v);
-                } else {
-                    b.insert(k.clone(), v.clone());
-                }
-            }
-        }
-        (slot, v) => *slot = v.clone(),
+/// The sub-item a recipe mismatch belongs to: the benchmark the variant runs (b), its roles and
+/// engine (c), or its `resources` contradicting srtctl's topology rules or its own engine flags
+/// (d; `sweep::srt` reports those under the field `recipe`).
+fn sub_item(field: &str) -> char {
+    match field {
+        "isl" | "osl" | "conc" => 'b',
+        "recipe" => 'd',
+        _ => 'c',
     }
 }
 
-/// Element `i` of every list leaf (length-1 lists broadcast); `Err` on inconsistent lengths.
-fn zip_slice(v: &Value, i: usize) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), zip_slice(v, i))).collect()),
-        Value::Array(items) if items.len() == 1 => items[0].clone(),
-        Value::Array(items) => items.get(i).cloned().unwrap_or(Value::Null),
-        other => other.clone(),
-    }
+/// A container the recipe pins by registry reference (not a pool alias such as `dynamo-sglang`,
+/// nor a squash file path).
+fn is_registry_image(container: &str) -> bool {
+    !container.starts_with('/') && !container.starts_with("./") && container.contains('/') && container.contains(':')
 }
 
-fn zip_len(v: &Value) -> Result<usize, String> {
-    let mut lens = BTreeSet::new();
-    fn walk(v: &Value, lens: &mut BTreeSet<usize>) {
-        match v {
-            Value::Object(m) => m.values().for_each(|v| walk(v, lens)),
-            Value::Array(items) if items.len() != 1 => {
-                lens.insert(items.len());
-            }
-            _ => {}
-        }
-    }
-    walk(v, &mut lens);
-    match lens.len() {
-        0 => Ok(1),
-        1 if !lens.contains(&0) => Ok(lens.into_iter().next().unwrap_or(1)),
-        _ => Err(format!("zip lists have different lengths {lens:?}")),
-    }
-}
-
-/// The variants a `path[:selector]` names: `(name, resolved recipe)`.
-fn variants(root: &Value, selector: Option<&str>) -> Result<Vec<(String, Value)>, String> {
-    let Some(map) = root.as_object().filter(|m| m.contains_key("base")) else {
-        return Ok(vec![("recipe".into(), root.clone())]);
-    };
-    let base = map.get("base").cloned().unwrap_or(Value::Null);
-    let mut out = Vec::new();
-    let mut keys: Vec<&String> = map.keys().filter(|k| k.starts_with("override_")).collect();
-    keys.sort();
-    let mut zips: Vec<&String> = map.keys().filter(|k| k.starts_with("zip_override_")).collect();
-    zips.sort();
-    if selector == Some("base") {
-        return Ok(vec![("base".into(), base)]);
-    }
-    let (sel_key, sel_index) = match selector.and_then(|s| s.strip_suffix(']')).and_then(|s| s.split_once('[')) {
-        Some((k, i)) => (Some(k), Some(i.parse::<usize>().map_err(|_| format!("bad selector index in {selector:?}"))?)),
-        None => (selector, None),
-    };
-    for key in keys.into_iter().chain(zips) {
-        if sel_key.is_some_and(|s| s != key.as_str()) {
-            continue;
-        }
-        let section = &map[key.as_str()];
-        let n = if key.starts_with("zip_") { zip_len(section).map_err(|e| format!("{key}: {e}"))? } else { 1 };
-        for i in (0..n).filter(|i| sel_index.is_none_or(|s| s == *i)) {
-            let mut merged = base.clone();
-            deep_merge(&mut merged, &if key.starts_with("zip_") { zip_slice(section, i) } else { section.clone() });
-            out.push((if key.starts_with("zip_") { format!("{key}[{i}]") } else { key.clone() }, merged));
-        }
-    }
-    if out.is_empty() {
-        return Err(format!("selector {:?} names no variant", selector.unwrap_or("")));
-    }
-    Ok(out)
-}
-
-fn concurrencies(recipe: &Value) -> BTreeSet<i64> {
-    match recipe.pointer("/benchmark/concurrencies") {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_i64).collect(),
-        Some(Value::String(s)) => s.split(['x', ',']).filter_map(|n| n.trim().parse().ok()).collect(),
-        Some(v) => v.as_i64().into_iter().collect(),
-        None => BTreeSet::new(),
-    }
-}
-
-/// The engine config of one role (`prefill`/`decode`), for any backend.
-fn engine<'v>(recipe: &'v Value, role: &str) -> Option<&'v Map<String, Value>> {
-    let backend = recipe.get("backend")?.as_object()?;
-    backend.iter().filter(|(k, _)| k.ends_with("_config")).find_map(|(_, cfg)| cfg.get(role)?.as_object())
-}
-
-fn first_int(m: &Map<String, Value>, keys: &[&str]) -> Option<i64> {
-    keys.iter().find_map(|k| m.get(*k).and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok())))
-}
-
-/// Mismatches between a point's role and the recipe variant (sub-item, text).
-fn role_mismatches(point: &Map<String, Value>, recipe: &Value, role: &str) -> Vec<(char, String)> {
-    let mut out = Vec::new();
-    let Some(cfg) = engine(recipe, role) else {
-        return out;
-    };
-    let int = |k: &str| point.get(k).and_then(Value::as_i64);
-    let recipe_tp = first_int(cfg, &["tensor-parallel-size", "tp-size", "tp", "tensor_parallel_size"]);
-    let recipe_ep = first_int(cfg, &["expert-parallel-size", "ep-size", "moe_expert_parallel_size"]).unwrap_or(1);
-    let recipe_dpa = [cfg.get("enable-dp-attention"), cfg.get("enable_attention_dp")]
-        .into_iter()
-        .flatten()
-        .any(|v| v == &json!(true));
-    let workers = recipe.pointer(&format!("/resources/{role}_workers")).and_then(Value::as_i64);
-    if let (Some(p), Some(r)) = (int("tp"), recipe_tp) {
-        if p != r {
-            out.push(('c', format!("{role} tp {p} ≠ recipe {r}")));
-        }
-    }
-    if let Some(p) = int("ep").filter(|p| *p != recipe_ep) {
-        out.push(('c', format!("{role} ep {p} ≠ recipe {recipe_ep}")));
-    }
-    if let Some(p) = point.get("dp-attn").and_then(Value::as_bool).filter(|p| *p != recipe_dpa) {
-        out.push(('c', format!("{role} dp-attn {p} ≠ recipe {recipe_dpa}")));
-    }
-    if let (Some(p), Some(r)) = (int("num-worker"), workers) {
-        if p != r {
-            out.push(('c', format!("{role} num-worker {p} ≠ recipe {role}_workers {r}")));
-        }
-    }
-    if let Some(p) = int("gpus") {
-        let r = recipe.pointer("/resources/gpus_per_node").and_then(Value::as_i64).unwrap_or(4);
-        if p != r {
-            out.push(('d', format!("{role} gpus {p} ≠ recipe gpus_per_node {r}")));
-        }
-    }
-    out
-}
-
-fn config_file(row: &Row) -> Option<String> {
-    let settings = row.get("prefill")?.get("additional-settings")?.as_array()?;
-    settings.iter().filter_map(Value::as_str).find_map(|s| s.strip_prefix("CONFIG_FILE=")).map(str::to_owned)
-}
-
-/// The head path of a recipe reference (`recipes/…` lives under `…/srt-slurm-recipes/`).
-fn recipe_path<'e>(ev: &'e Evidence, reference: &str) -> Option<&'e str> {
-    let tail = reference.strip_prefix("recipes/").unwrap_or(reference);
-    ev.head.paths().find(|p| p.ends_with(&format!("srt-slurm-recipes/{tail}")) || *p == reference)
-}
-
-fn check_recipes(ev: &Evidence, key: &str, rows: &[Row], image: &str, out: &mut Findings) {
-    for row in rows {
-        let Some(reference) = config_file(row) else { continue };
-        out.assessed.extend(['b', 'c', 'd']);
-        let (file, selector) = match reference.rsplit_once(':') {
-            Some((f, s)) => (f.to_owned(), Some(s.to_owned())),
-            None => (reference.clone(), None),
-        };
-        let Some(path) = recipe_path(ev, &file) else {
-            out.missing('b', format!("{key}: recipe {reference} is not in the evidence"));
-            continue;
-        };
-        let parsed = ev
-            .head
-            .text(path)
-            .ok_or("not UTF-8".to_owned())
-            .and_then(|t| yaml::parse_lenient(t, path).map(|(n, _)| n.to_json()).map_err(|e| e.to_string()));
-        let candidates = match parsed.and_then(|root| variants(&root, selector.as_deref())) {
-            Ok(c) => c,
+/// (b)-(e) for every multinode row that names a recipe: the one variant `sweep::srt` selects for
+/// the row, or why there is none. A recipe the evidence does not hold is unverified, not failed.
+fn check_recipes(
+    book: &mut Result<RecipeBook<'_>, RepoError>,
+    key: &str,
+    rows: &[Row],
+    image: &str,
+    out: &mut Findings,
+) {
+    let checks = Checks { pool: None, concurrency: ConcurrencyRule::Equal };
+    // Single-node rows carry no `prefill` block and run no recipe.
+    for row in rows.iter().filter(|r| r.contains_key("prefill")) {
+        let book = match book {
+            Ok(book) => book,
             Err(e) => {
-                out.fail('b', format!("{key}: recipe {reference} cannot be resolved: {e}"));
+                out.missing('b', format!("{key}: the head's recipe directory cannot be looked up: {e}"));
                 continue;
             }
         };
-        let point_conc: BTreeSet<i64> = conc_values(row).into_iter().collect();
-        let judged: Vec<(String, Vec<(char, String)>)> = candidates
-            .iter()
-            .map(|(name, recipe)| {
-                let mut problems = Vec::new();
-                let rc = concurrencies(recipe);
-                if rc != point_conc {
-                    problems.push(('b', format!("conc {point_conc:?} ≠ recipe {rc:?}")));
-                }
-                for role in ["prefill", "decode"] {
-                    if let Some(p) = row.get(role).and_then(Value::as_object) {
-                        problems.extend(role_mismatches(p, recipe, role));
-                    }
-                }
-                if let Some(container) = recipe.pointer("/model/container").and_then(Value::as_str) {
-                    if container.contains('/') && container.contains(':') && container != image {
-                        problems.push(('e', format!("recipe container {container} ≠ master image {image}")));
-                    }
-                }
-                (name.clone(), problems)
-            })
-            .collect();
-        if judged.iter().any(|(_, p)| p.is_empty()) {
-            continue;
-        }
-        if let Some((name, problems)) = judged.first() {
-            for (sub, text) in problems {
-                out.fail(*sub, format!("{key} ({path} {name}): {text}"));
+        let found = match book.select_row(&Value::Object(row.clone()), checks) {
+            Ok(found) => found,
+            Err(RecipeLookupError::Select(SelectError::NoConfigFile)) => continue,
+            Err(RecipeLookupError::Select(e)) => {
+                recipe_failure(key, e, out);
+                continue;
             }
+            Err(e @ RecipeLookupError::Repo(_)) => {
+                out.assessed.insert('b');
+                out.fail('b', format!("{key}: the recipe cannot be read: {e}"));
+                continue;
+            }
+            Err(
+                e @ (RecipeLookupError::NoRecipesDir(_)
+                | RecipeLookupError::NotOverlaid(_)
+                | RecipeLookupError::Missing { .. }),
+            ) => {
+                out.missing('b', format!("{key}: {e}"));
+                continue;
+            }
+        };
+        out.assessed.extend(['b', 'c', 'd']);
+        let container = found.selected.facts.container.as_deref().filter(|c| is_registry_image(c));
+        if let Some(container) = container.filter(|c| *c != image) {
+            let at = with_selector(&found.path, &found.selected.variant.selector);
+            out.fail('e', format!("{key} ({at}): recipe container {container} ≠ master image {image}"));
+        }
+    }
+}
+
+/// A recipe whose variant was compared and disagrees FAILs each disagreeing sub-item; a recipe
+/// that cannot be resolved to one variant FAILs (b).
+fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
+    match error {
+        SelectError::Mismatch { file, selector, mismatches } => {
+            out.assessed.extend(['b', 'c', 'd']);
+            let at = with_selector(&file, &selector);
+            for m in mismatches {
+                out.fail(sub_item(&m.field), format!("{key} ({at}): {m}"));
+            }
+        }
+        SelectError::NoMatch { file, candidates } => {
+            out.assessed.extend(['b', 'c', 'd']);
+            // Every candidate's first mismatch, grouped by the sub-item it belongs to.
+            let mut by_sub: BTreeMap<char, Vec<String>> = BTreeMap::new();
+            for (selector, why) in candidates {
+                let sub = match &why {
+                    Rejection::Mismatch(m) => sub_item(&m.field),
+                    Rejection::Sweep | Rejection::Recipe(_) => 'b',
+                };
+                by_sub.entry(sub).or_default().push(format!("{selector}: {why}"));
+            }
+            for (sub, whys) in by_sub {
+                out.fail(sub, format!("{key}: no variant of {file} matches the point ({})", whys.join("; ")));
+            }
+        }
+        other => {
+            out.assessed.insert('b');
+            out.fail('b', format!("{key}: the recipe cannot be resolved to one variant: {other}"));
         }
     }
 }
@@ -351,6 +248,7 @@ pub fn check(cx: &Context) -> Outcome {
     }
     let mut out = Findings::default();
     out.assessed.insert('a');
+    let mut recipes = RecipeBook::new(&ev.head, cx.layout());
     match rows_by_config(&ev.head, &affected) {
         Err(LoadError::Missing(reason)) => {
             out.missing('a', format!("the head's generator inputs are incomplete: {reason}"))
@@ -360,7 +258,7 @@ pub fn check(cx: &Context) -> Outcome {
             for ((key, rows), config) in per_config.iter().zip(&affected) {
                 match rows {
                     Err(e) => out.fail('a', format!("{key}: the head search space does not generate: {e}")),
-                    Ok(rows) => check_recipes(ev, key, rows, &config.image, &mut out),
+                    Ok(rows) => check_recipes(&mut recipes, key, rows, &config.image, &mut out),
                 }
             }
         }
@@ -429,7 +327,7 @@ mod tests {
     const RUNNERS: &str = "labels:\n  b200:\n    - b200-nb_0\n  gb200:\n    - gb200-nv_0\n";
     const SINGLE: &str = "dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 16] }\n";
     const MULTI: &str = "dsr1-fp4-gb200-dynamo-sglang:\n  image: lmsysorg/sglang:v0.5.9-cu130\n  model: nvidia/DeepSeek-R1-FP4\n  model-prefix: dsr1\n  runner: gb200\n  precision: fp4\n  framework: dynamo-sglang\n  multinode: true\n  disagg: true\n  kv-p2p-transfer: nixl\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - conc-list: [64, 128]\n        prefill:\n          num-worker: 1\n          tp: 4\n          ep: 4\n          dp-attn: true\n          additional-settings:\n          - \"CONFIG_FILE=recipes/sglang/demo/disagg.yaml:zip_override_hi[1]\"\n        decode:\n          num-worker: 1\n          tp: 8\n          ep: 8\n          dp-attn: true\n";
-    const RECIPE: &str = "base:\n  name: demo\n  model: { path: dsr1, container: dynamo-sglang, precision: fp4 }\n  resources: { gpu_type: gb200, gpus_per_node: 4, prefill_workers: 1, decode_workers: 1 }\n  backend:\n    type: sglang\n    sglang_config:\n      prefill: { tensor-parallel-size: 4, expert-parallel-size: 4, enable-dp-attention: true }\n      decode: { tensor-parallel-size: 8, expert-parallel-size: 8, enable-dp-attention: true }\n  benchmark: { type: sa-bench, isl: 8192, osl: 1024, concurrencies: \"4x8\" }\nzip_override_hi:\n  benchmark:\n    concurrencies: [\"16x32\", \"64x128\"]\n";
+    const RECIPE: &str = "base:\n  name: demo\n  model: { path: dsr1, container: dynamo-sglang, precision: fp4 }\n  resources: { gpu_type: gb200, gpus_per_node: 4, prefill_nodes: 1, prefill_workers: 1, decode_nodes: 2, decode_workers: 1 }\n  backend:\n    type: sglang\n    sglang_config:\n      prefill: { tensor-parallel-size: 4, expert-parallel-size: 4, enable-dp-attention: true }\n      decode: { tensor-parallel-size: 8, expert-parallel-size: 8, enable-dp-attention: true }\n  benchmark: { type: sa-bench, isl: 8192, osl: 1024, concurrencies: \"4x8\" }\nzip_override_hi:\n  benchmark:\n    concurrencies: [\"16x32\", \"64x128\"]\n";
     const CHANGELOG: &str = "@@ -1,1 +1,4 @@\n+- config-keys:\n+  - dsr1-fp4-*\n+  description: tune\n+  pr-link: https://github.com/example/bench/pull/42\n";
 
     fn pr(master: &str, master_line: u32) -> Evidence {
@@ -463,14 +361,53 @@ mod tests {
         assert_eq!(o.message.args["passed"], "(a)(b)(c)(d)(e)(f)");
     }
 
+    fn with_recipe(master: &str, recipe: &str) -> Outcome {
+        let mut e = pr(master, 19);
+        e.head.insert("benchmarks/multi_node/srt-slurm-recipes/sglang/demo/disagg.yaml", recipe);
+        check(&Context::new(&e))
+    }
+
     #[test]
     fn recipe_mismatches_fail_with_their_letter() {
-        let o = check(&Context::new(&pr(&MULTI.replace("[64, 128]", "[64, 256]"), 19)));
-        assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["b".to_owned()]));
-        let o = check(&Context::new(&pr(&MULTI.replace("          tp: 8\n", "          tp: 4\n"), 19)));
-        assert_eq!(sub_items(&o, "fails"), ["c"]);
-        let o = check(&Context::new(&pr(&MULTI.replace("zip_override_hi[1]", "zip_override_lo"), 19)));
-        assert_eq!(sub_items(&o, "fails"), ["b"], "an unknown variant is an error");
+        let pass = with_recipe(MULTI, RECIPE);
+        assert_eq!((pass.status, pass.message.args["passed"].as_str()), (Status::Pass, Some("(a)(b)(c)(d)(e)(f)")));
+        let cases = [
+            (MULTI.replace("[64, 128]", "[64, 256]"), RECIPE.to_owned(), "b"),
+            (MULTI.replace("          tp: 8\n", "          tp: 4\n"), RECIPE.to_owned(), "c"),
+            // Two prefill nodes give the one prefill worker 8 GPUs, but its engine flags use 4.
+            (MULTI.to_owned(), RECIPE.replace("prefill_nodes: 1,", "prefill_nodes: 2,"), "d"),
+            (MULTI.to_owned(), RECIPE.replace("container: dynamo-sglang", "container: lmsysorg/sglang:v0.5.8"), "e"),
+            (MULTI.replace("zip_override_hi[1]", "zip_override_lo"), RECIPE.to_owned(), "b"),
+        ];
+        for (master, recipe, letter) in cases {
+            let o = with_recipe(&master, &recipe);
+            assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec![letter.to_owned()]), "{o:?}");
+            assert!(!o.message.args["passed"].as_str().unwrap().contains(&format!("({letter})")), "{o:?}");
+        }
+        let o = with_recipe(&MULTI.replace("          tp: 8\n", "          tp: 4\n"), RECIPE);
+        let text = o.message.args["fails"][0]["text"].as_str().unwrap();
+        assert!(text.contains("disagg.yaml:zip_override_hi[1]): decode.tp: the point has 4, the recipe has"), "{text}");
+    }
+
+    #[test]
+    fn without_a_selector_every_candidate_names_its_first_mismatch() {
+        let master = MULTI.replace(":zip_override_hi[1]", "");
+        assert_eq!(with_recipe(&master, RECIPE).status, Status::Pass, "zip_override_hi[1] is the only match");
+        let o = with_recipe(&master.replace("[64, 128]", "[64, 256]"), RECIPE);
+        assert_eq!(sub_items(&o, "fails"), ["b"]);
+        let text = o.message.args["fails"][0]["text"].as_str().unwrap();
+        assert!(text.contains("zip_override_hi[0]: conc:") && text.contains("zip_override_hi[1]: conc:"), "{text}");
+        let twin = RECIPE.replace("[\"16x32\", \"64x128\"]", "[\"64x128\", \"64x128\"]");
+        let o = with_recipe(&master, &twin);
+        let text = o.message.args["fails"][0]["text"].as_str().unwrap();
+        assert!(text.contains("2 variants match the point"), "{text}");
+    }
+
+    #[test]
+    fn a_recipe_absent_from_the_evidence_is_unverified() {
+        let o = with_recipe(&MULTI.replace("demo/disagg.yaml", "demo/gone.yaml"), RECIPE);
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["b".to_owned()]), "{o:?}");
+        assert!(o.message.args["missing"][0]["text"].as_str().unwrap().contains("not in the repository"));
     }
 
     #[test]
@@ -527,20 +464,6 @@ mod tests {
         let mut e = with_curves(80.0, 1500.0);
         e.upstream.published_run = None;
         assert_eq!(sub_items(&check(&Context::new(&e)), "missing"), ["g"]);
-    }
-
-    #[test]
-    fn zip_variants_follow_srtctl() {
-        let root = json!({"base": {"a": 1, "b": {"c": 2, "d": 3}}, "zip_override_z": {"b": {"c": [5, 6], "d": [7]}}, "override_x": {"a": null}});
-        let all = variants(&root, None).unwrap();
-        assert_eq!(
-            all.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
-            ["override_x", "zip_override_z[0]", "zip_override_z[1]"]
-        );
-        assert_eq!(all[0].1, json!({"b": {"c": 2, "d": 3}}));
-        assert_eq!(all[2].1, json!({"a": 1, "b": {"c": 6, "d": 7}}));
-        assert!(variants(&json!({"base": {}, "zip_override_z": {"a": [1, 2], "b": [1, 2, 3]}}), None).is_err());
-        assert!(variants(&root, Some("zip_override_z[x]")).is_err());
     }
 
     #[test]

@@ -34,6 +34,11 @@ impl<'e> Context<'e> {
         }
     }
 
+    /// Where the logical files are looked up.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
     /// Where a logical file is in `tree`, and its text.
     pub fn text_of<'t>(&self, tree: &'t MemTree, logical: Logical) -> Result<(String, &'t str), String> {
         let path = self

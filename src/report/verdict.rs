@@ -8,6 +8,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::escape;
+use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{Catalog, CheckResult, Lang, Status, Verdict, VerdictWord};
 use crate::evidence::Evidence;
 
@@ -113,18 +114,10 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
     let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
     // Check 14's frontier charts (Mermaid text built from sanitized labels; backticks are
     // removed again so nothing can close the fence).
-    let charts: String = verdict
-        .result(14)
-        .and_then(|r| r.outcome.message.args.get("charts"))
-        .and_then(serde_json::Value::as_array)
-        .map(|charts| {
-            charts
-                .iter()
-                .filter_map(serde_json::Value::as_str)
-                .map(|c| format!("```mermaid\n{}\n```\n", c.replace('`', " ")))
-                .collect()
-        })
-        .unwrap_or_default();
+    let charts: String = FrontierChart::of_verdict(verdict)
+        .iter()
+        .map(|c| format!("```mermaid\n{}\n```\n", c.mermaid().replace('`', " ")))
+        .collect();
     let context = minijinja::context! {
         charts => minijinja::Value::from_safe_string(charts),
         marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha)),

@@ -1,11 +1,12 @@
-//! Chart text for one curve in the interactivity plane (Check 18(g) evidence): the head
-//! points, the head frontier and the removed base points with their coverage verdicts, as
-//! Mermaid `xychart-beta` (renders inside a GitHub comment) and as a standalone SVG.
+//! Chart text for one curve: the head points, the head frontier (as the caller computed it for
+//! the curve's plane) and, in the interactivity plane (Check 18(g) evidence), the removed base
+//! points with their coverage verdicts, as Mermaid `xychart-beta` (renders inside a GitHub
+//! comment) and as a standalone SVG (Check 14's frontier charts in Action mode).
 //! Deterministic output; every label is escaped for its target.
 
 use std::fmt::Write as _;
 
-use super::pareto::{frontier, removed_point_coverage, Direction, Point, RemovedPointFinding};
+use super::pareto::{removed_point_coverage, Point, RemovedPointFinding};
 
 /// What to draw. Ineligible points are left out of the drawing (they are reported elsewhere).
 #[derive(Debug, Clone, Copy)]
@@ -14,6 +15,9 @@ pub struct CurveChart<'a> {
     pub x_label: &'a str,
     pub y_label: &'a str,
     pub head: &'a [Point],
+    /// Indices into `head` of its frontier points (e.g. `pareto::frontier` or Check 14's
+    /// coverage frontier), so the drawing shows the frontier the verdict judged.
+    pub frontier: &'a [usize],
     pub removed: &'a [Point],
 }
 
@@ -28,7 +32,9 @@ struct Layout {
 
 fn layout(chart: &CurveChart<'_>) -> Layout {
     let head: Vec<Point> = chart.head.iter().copied().filter(Point::is_eligible).collect();
-    let knots: Vec<Point> = frontier(&head, Direction::UpperLeft).into_iter().map(|i| head[i]).collect();
+    let mut knots: Vec<Point> =
+        chart.frontier.iter().filter_map(|&i| chart.head.get(i)).copied().filter(Point::is_eligible).collect();
+    knots.sort_by(|a, b| a.x.total_cmp(&b.x));
     let findings: Vec<RemovedPointFinding> = removed_point_coverage(chart.removed, chart.head);
     let removed: Vec<(Point, bool)> =
         findings.iter().filter(|f| f.point.is_eligible()).map(|f| (f.point, f.covered)).collect();
@@ -205,7 +211,9 @@ pub fn svg(chart: &CurveChart<'_>) -> String {
             "removed, NOT covered",
         ),
     ];
-    for (i, (shape, text)) in legend.iter().enumerate() {
+    // A chart without removed points (Check 14) has no use for their legend entries.
+    let shown = if chart.removed.is_empty() { 2 } else { legend.len() };
+    for (i, (shape, text)) in legend.iter().take(shown).enumerate() {
         let y = TOP + 10.0 + 22.0 * i as f64;
         let shape = shape
             .replace("{x}", &format!("{lx}"))
@@ -232,6 +240,7 @@ fn tick(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::pareto::{frontier, Direction};
 
     fn pts(raw: &[(f64, f64)]) -> Vec<Point> {
         raw.iter().map(|&(x, y)| Point::new(x, y)).collect()
@@ -245,11 +254,13 @@ mod tests {
     #[test]
     fn mermaid_for_the_published_removed_point() {
         let (head, removed) = published();
+        let front = frontier(&head, Direction::UpperLeft);
         let chart = CurveChart {
             title: "qwen3.5 \"8k1k\" h200_sglang fp8",
             x_label: "Interactivity (tok/s/user)",
             y_label: "tput/GPU (tok/s)",
             head: &head,
+            frontier: &front,
             removed: &removed,
         };
         insta::assert_snapshot!(mermaid(&chart), @r#"
@@ -267,11 +278,13 @@ mod tests {
     #[test]
     fn svg_marks_coverage_and_escapes_labels() {
         let (head, removed) = published();
+        let front = frontier(&head, Direction::UpperLeft);
         let chart = CurveChart {
             title: "<script>alert('x')</script> & co",
             x_label: "x",
             y_label: "y",
             head: &head,
+            frontier: &front,
             removed: &removed,
         };
         let s = svg(&chart);
@@ -288,7 +301,8 @@ mod tests {
     #[test]
     fn empty_and_invalid_inputs_still_render() {
         let bad = pts(&[(f64::NAN, 1.0), (0.0, 5.0)]);
-        let chart = CurveChart { title: "t", x_label: "x", y_label: "y", head: &bad, removed: &bad };
+        let chart =
+            CurveChart { title: "t", x_label: "x", y_label: "y", head: &bad, frontier: &[0, 1, 7], removed: &bad };
         let m = mermaid(&chart);
         assert!(m.contains("x-axis \"x\" []"));
         let s = svg(&chart);

@@ -9,6 +9,7 @@ mod signoff;
 
 use serde_json::json;
 
+use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::github::sticky::{self, find_own, Thread, Upserted};
 use crate::github::types::{Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, WorkflowRun};
 use crate::github::{GitHub, GitHubError, RepoRef};
@@ -69,9 +70,11 @@ pub enum HandlerError {
 }
 
 /// What a handler did, one line per side effect or decision (logged, and the job summary).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Outcome {
     pub lines: Vec<String>,
+    /// Check 14's frontier charts of the verdict the handler posted (Action mode draws them).
+    pub charts: Vec<FrontierChart>,
 }
 
 impl Outcome {

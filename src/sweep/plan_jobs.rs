@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::plan::{PlannedFamily, SweepPlan, Template};
 use super::plan_input::{reserved_env, Canary, Family, JobSpec, Plan, Point, RecipeProvenance};
 use super::pool::{slurm_time_minutes, PoolProfile};
-use super::srt::{Checks, ConcurrencyRule, RecipeBook, RecipeLookupError};
+use super::srt::{with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError};
 use crate::matrix::generate::seq_name;
 use crate::matrix::Row;
 
@@ -191,11 +191,7 @@ impl Builder<'_, '_, '_> {
                     .filter(|n| *n >= 1)
                     .ok_or_else(|| row_error(format!("recipe {} allocates {nodes} nodes", found.reference)))?;
                 let selector = found.selected.variant.selector.clone();
-                let config_file = if selector.is_empty() {
-                    found.reference.clone()
-                } else {
-                    format!("{}:{selector}", found.reference)
-                };
+                let config_file = with_selector(&found.reference, &selector);
                 env.insert("CONFIG_FILE".into(), config_file.clone());
                 let recipe =
                     RecipeProvenance { config_file, path: found.path.clone(), selector, sha256: found.sha256.clone() };

@@ -74,7 +74,7 @@ impl Point {
         found.dedup();
         match found.as_slice() {
             [one] => RecipeRef::parse(one.trim()).map_err(SelectError::Recipe),
-            [] => Err(SelectError::BadPoint("the row has no CONFIG_FILE=… in additional-settings".into())),
+            [] => Err(SelectError::NoConfigFile),
             many => Err(SelectError::BadPoint(format!("the row names several recipes: {}", many.join(", ")))),
         }
     }
@@ -139,23 +139,46 @@ pub enum SelectError {
     Recipe(#[from] RecipeError),
     #[error("not a multinode matrix row: {0}")]
     BadPoint(String),
+    /// A multinode row that names no recipe (Check 18 judges only rows that name one).
+    #[error("not a multinode matrix row: the row has no CONFIG_FILE=… in additional-settings")]
+    NoConfigFile,
     #[error("{file}: selector '{selector}' is ambiguous: it yields {} variants ({}); a point needs exactly one, e.g. '{}'", candidates.len(), candidates.join(", "), candidates.first().map_or("", String::as_str))]
     Ambiguous { file: String, selector: String, candidates: Vec<String> },
     #[error("{file}:{selector}: the variant has a 'sweep' section, which srtctl expands into several jobs; sweepgate dispatches one point as one job: resolve the sweep into override_* variants")]
     Sweep { file: String, selector: String },
-    #[error("{file}{}: the variant does not match the point:\n  {}", sel(selector), join(mismatches))]
+    #[error("{}: the variant does not match the point:\n  {}", with_selector(file, selector), join(mismatches))]
     Mismatch { file: String, selector: String, mismatches: Vec<Mismatch> },
     #[error("{file}: no variant matches the point; candidates:\n  {}", candidates.iter().map(|(s, why)| format!("{s}: {why}")).collect::<Vec<_>>().join("\n  "))]
-    NoMatch { file: String, candidates: Vec<(String, String)> },
+    NoMatch { file: String, candidates: Vec<(String, Rejection)> },
     #[error("{file}: {} variants match the point ({}); name one with CONFIG_FILE=<path>:<selector>", candidates.len(), candidates.join(", "))]
     SeveralMatch { file: String, candidates: Vec<String> },
 }
 
-fn sel(selector: &str) -> String {
+/// Why one candidate variant of a multi-variant file was not chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    Sweep,
+    Recipe(RecipeError),
+    /// The variant's first mismatch with the point, in the order of [`check`].
+    Mismatch(Mismatch),
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::Sweep => f.write_str("has a 'sweep' section"),
+            Rejection::Recipe(e) => write!(f, "{e}"),
+            Rejection::Mismatch(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+/// `path:selector`, or `path` alone for a plain file (its variant has no selector).
+pub fn with_selector(path: &str, selector: &str) -> String {
     if selector.is_empty() {
-        String::new()
+        path.to_owned()
     } else {
-        format!(":{selector}")
+        format!("{path}:{selector}")
     }
 }
 
@@ -238,9 +261,9 @@ impl Candidates {
         let mut rejected = Vec::new();
         for (variant, facts) in &self.variants {
             let why = match facts {
-                _ if variant.has_sweep() => Some("has a 'sweep' section".to_owned()),
-                Err(e) => Some(e.to_string()),
-                Ok(facts) => check(point, facts, variant, checks).first().map(ToString::to_string),
+                _ if variant.has_sweep() => Some(Rejection::Sweep),
+                Err(e) => Some(Rejection::Recipe(e.clone())),
+                Ok(facts) => check(point, facts, variant, checks).into_iter().next().map(Rejection::Mismatch),
             };
             match (why, facts) {
                 (Some(why), _) => rejected.push((variant.selector.clone(), why)),

@@ -1,6 +1,7 @@
 //! A fixture bundle served through the fake GitHub: its PR, commits, files, check-runs, sign-off
 //! comment, tarballs at base and head, and one run with a result artifact (zip holding a nested
-//! server-log tarball), so collection can be tested against the real HTTP client.
+//! server-log tarball) and the fixture's benchmark artifacts, so collection can be tested against
+//! the real HTTP client.
 
 #![allow(dead_code)]
 
@@ -98,23 +99,28 @@ pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
     w.permissions.insert((REPO.into(), ev.signoff.author.clone()), "write".into());
     w.teams.insert(("benchlab".into(), "core".into()), vec!["someone-else".into()]);
     drop(w);
-    fake.add_run(
-        REPO,
-        RUN,
-        "run-sweep.yml",
-        "pull_request",
-        "success",
-        &ev.pull_request.head_sha,
-        "b",
-        &["eval_dsr1_c64", "server_logs_other"],
-    );
+    // The fixture's benchmark results: one artifact per `bmk_*` directory of the run, after the
+    // two artifacts below (their ids follow the list order).
+    let prefix = format!("{RUN}/");
+    let mut bmk: std::collections::BTreeMap<&str, Vec<(&str, &[u8])>> = std::collections::BTreeMap::new();
+    for path in ev.artifacts.paths() {
+        let Some((dir, file)) = path.strip_prefix(&prefix).and_then(|rest| rest.split_once('/')) else { continue };
+        if let (true, Some(bytes)) = (dir.starts_with("bmk_"), ev.artifacts.get(path)) {
+            bmk.entry(dir).or_default().push((file, bytes));
+        }
+    }
+    let mut names = vec!["eval_dsr1_c64", "server_logs_other"];
+    names.extend(bmk.keys());
+    fake.add_run(REPO, RUN, "run-sweep.yml", "pull_request", "success", &ev.pull_request.head_sha, "b", &names);
+    for (i, files) in bmk.values().enumerate() {
+        fake.world().artifact_zips.insert(RUN * 100 + 2 + i as u64, zip_of(files));
+    }
     let logs = {
         let mut t = MemTree::new();
         t.insert("server.log", "Uvicorn running on 0.0.0.0:8000\n");
         tar_gz("logs", &t)
     };
     // The fixture's own eval results (meta_env.json, results_*.json), plus a nested log tarball.
-    let prefix = format!("{RUN}/");
     let mut files: Vec<(String, Vec<u8>)> = ev
         .artifacts
         .paths()

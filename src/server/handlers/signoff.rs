@@ -4,6 +4,7 @@
 //! `codeowner-signoff-verify` on the pinned head: pending while verifying, then success on
 //! APPROVED or failure on REJECTED (or when evidence could not be collected).
 
+use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{verify, VerdictWord};
 use crate::evidence::collect::{collect, CollectLimits, CollectRequest, UpstreamClient, UpstreamConfig};
 use crate::github::types::{StatusInput, StatusState};
@@ -98,6 +99,7 @@ pub async fn verify_signoff<G: GitHub>(
     // Evidence pins the head it read; the status goes on that commit, not on a later one.
     let pinned = evidence.pull_request.head_sha.clone();
     let verdict = verify(&evidence);
+    out.charts = FrontierChart::of_verdict(&verdict);
     let options = ReportOptions { reviewers: cfg.reviewers.clone(), lang: None };
     let body = render_markdown(&evidence, &verdict, &options)?;
     let comments = gh.list_issue_comments(repo, pr).await?;
