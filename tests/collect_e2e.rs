@@ -170,7 +170,7 @@ async fn downloads_are_retried_after_a_5xx() {
     use support::fake_github::Fault;
     let (original, fake, upstream, url) = green_sweep().await;
     for matching in [format!("GET /repos/{REPO}/tarball/"), format!("GET /repos/{REPO}/actions/artifacts/")] {
-        fake.fail_next(Fault { status: 502, headers: vec![], matching });
+        fake.fail_next(Fault { status: 502, matching, ..Fault::default() });
     }
     let dir = tempfile::tempdir().unwrap();
     let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());

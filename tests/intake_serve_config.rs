@@ -44,6 +44,7 @@ const CONFIG: &str = "webhook_secrets = [\"from-file\"]\nworkers = 8\nstatus_con
 fn built_in_defaults_apply_when_nothing_else_sets_a_value() {
     let out = serve(&["--webhook-secret", "s", "--print-config"], &[]);
     assert_eq!(setting(&out, "workers"), ("4".into(), "default".into()));
+    assert_eq!(setting(&out, "github_timeout_secs"), ("30".into(), "default".into()));
     assert_eq!(setting(&out, "state"), ("\".sweepgate/state.sqlite\"".into(), "default".into()));
     assert_eq!(setting(&out, "webhook_secrets"), ("\"<1 redacted>\"".into(), "flag".into()));
 }

@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::fake_github::{FakeGitHub, Fault};
+use support::fake_github::{Dropped, FakeGitHub, Fault};
 use support::*;
 
 const CHANGELOG: (&str, u64) = ("perf-changelog.yaml", 6);
@@ -140,17 +140,20 @@ async fn github_outage_and_rate_limits_are_retried() {
             status: 502,
             headers: vec![],
             matching: "GET /repos/example-org/bench-repo/pulls/42".into(),
+            ..Fault::default()
         });
     }
     fake.fail_next(Fault {
         status: 429,
         headers: vec![("retry-after", "0".into())],
         matching: "POST /repos/example-org/bench-repo/issues/42/comments".into(),
+        ..Fault::default()
     });
     fake.fail_next(Fault {
         status: 403,
         headers: vec![("x-ratelimit-remaining", "0".into()), ("x-ratelimit-reset", "0".into())],
         matching: "POST /repos/example-org/bench-repo/statuses".into(),
+        ..Fault::default()
     });
     let event = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
     assert_eq!(server.deliver("pull_request", "o-1", &event).await.0, 202);
@@ -168,6 +171,7 @@ async fn a_comment_post_failing_with_502_is_not_blindly_repeated() {
         status: 502,
         headers: vec![],
         matching: "POST /repos/example-org/bench-repo/issues/42/comments".into(),
+        ..Fault::default()
     });
     let event = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
     assert_eq!(server.deliver("pull_request", "p-1", &event).await.0, 202);
@@ -179,6 +183,71 @@ async fn a_comment_post_failing_with_502_is_not_blindly_repeated() {
     assert!(w.count("GET /repos/example-org/bench-repo/issues/42/comments") >= 2);
     drop(w);
     assert_eq!(bot_comments(&fake, "labels").len(), 1);
+}
+
+/// A server whose GitHub calls time out after 1 s (the default is 30 s).
+async fn setup_with_short_timeout() -> (FakeGitHub, ServerProcess) {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-fail-fast"], &[CHANGELOG, ("configs/amd-master.yaml", 12)]);
+    let args =
+        ["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT, "--github-timeout-secs", "1"];
+    let server = ServerProcess::start(&args).await;
+    (fake, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_dropped_reads_are_retried() {
+    let (fake, server) = setup_with_short_timeout().await;
+    // Far beyond the client's 1 s: only the timeout ends this call.
+    fake.fail_next(Fault::slow("GET /repos/example-org/bench-repo/pulls/42", std::time::Duration::from_secs(60)));
+    fake.fail_next(Fault::dropped("GET /repos/example-org/bench-repo/issues/42/comments", Dropped::BeforeHandling));
+    fake.fail_next(Fault::dropped("GET /repos/example-org/bench-repo/pulls/42/files", Dropped::AfterHandling));
+    let started = std::time::Instant::now();
+    let event = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "slow-1", &event).await.0, 202);
+    server.wait_handled(1).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "took {:?}", started.elapsed());
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 1);
+    assert!(server.metric("sweepgate_github_api_retries_total").await >= 3);
+    assert!(fake.world().faults.is_empty(), "every fault was hit");
+    let labels = bot_comments(&fake, "labels");
+    assert_eq!(labels.len(), 1);
+    assert!(labels[0].1.contains("This PR sweeps with `full-sweep-fail-fast`"), "{}", labels[0].1);
+    assert_eq!(fake.world().statuses.last().unwrap().2["state"], "success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_post_whose_connection_drops_is_not_repeated_blindly() {
+    let (fake, server) = setup_with_short_timeout().await;
+    // GitHub created the comment, but its answer never arrived.
+    let post = "POST /repos/example-org/bench-repo/issues/42/comments";
+    fake.fail_next(Fault::dropped(post, Dropped::AfterHandling));
+    let event = pr_event("synchronize", 42, &["full-sweep-fail-fast"], None, "vendor-dev");
+    assert_eq!(server.deliver("pull_request", "drop-1", &event).await.0, 202);
+    server.wait_handled(1).await;
+    // The client did not repeat the POST; the retried event re-listed, found the comment by its
+    // marker, and had nothing left to post.
+    {
+        let w = fake.world();
+        assert_eq!(w.count(post), 1, "{:#?}", w.log);
+        assert!(w.count("GET /repos/example-org/bench-repo/issues/42/comments") >= 2);
+    }
+    let labels = bot_comments(&fake, "labels");
+    assert_eq!(labels.len(), 1, "one sticky comment");
+    assert!(labels[0].1.contains("This PR sweeps with `full-sweep-fail-fast`"), "{}", labels[0].1);
+    assert_eq!(fake.world().statuses.last().unwrap().2["state"], "success");
+    // The lost answer is visible: an API error and an event-level retry, and the event ended ok.
+    assert!(server.metric("sweepgate_github_api_errors_total").await >= 1);
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 1);
+
+    // The same loss before GitHub acted: the retried event posts the comment once.
+    fake.world().comments.clear();
+    fake.fail_next(Fault::dropped(post, Dropped::BeforeHandling));
+    assert_eq!(server.deliver("pull_request", "drop-2", &event).await.0, 202);
+    server.wait_handled(2).await;
+    assert_eq!(fake.world().count(post), 3);
+    assert_eq!(bot_comments(&fake, "labels").len(), 1);
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"ok\"}").await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,17 +2,19 @@
 //! `sweepgate` binary. They skip (with a message) only when `SWEEPGATE_SLURM` is unset;
 //! `scripts/test.sh` starts the cluster and sets it. All tests live in this one file so cargo
 //! runs them concurrently: the slowest (a 1-minute time limit) bounds the suite at ~1.5 min.
+//! Tests that kill dispatchers at random or take nodes down are in `tests/slurm_faults.rs`, a
+//! separate binary, so they never run beside these.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use sweepgate::sweep::dispatch::{job_prefix, sweep_prefix, DispatchConfig, Dispatcher};
+use sweepgate::sweep::dispatch::{job_prefix, DispatchConfig, Dispatcher};
 use sweepgate::sweep::dispatch_pool::DispatchPool;
 use sweepgate::sweep::job_script::{self, JobScriptInput};
-use sweepgate::sweep::ledger::{Ledger, PointRecord, PointState};
+use sweepgate::sweep::ledger::{Ledger, PointState};
 use sweepgate::sweep::plan_input::Plan;
 use sweepgate::sweep::scheduler::{JobId, JobRequest, Scheduler};
 use sweepgate::sweep::slurm::SlurmCli;
@@ -20,142 +22,9 @@ use sweepgate::sweep::slurm::SlurmCli;
 mod support;
 
 use support::fixture_repo::fixture_git_repo;
+use support::slurm_sweep::{point, slurm_enabled, wait_output, wait_until, Sweep, BENCH, BIN};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sweepgate");
-const BENCH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/dispatch/bench.sh");
 const SLURM_UP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-up.sh");
-/// Safety bound for every wait: far above what any test needs, so a hang fails instead of hanging.
-const BOUND: Duration = Duration::from_secs(300);
-
-fn slurm_enabled(test: &str) -> bool {
-    if std::env::var_os("SWEEPGATE_SLURM").is_none() {
-        eprintln!("skipping {test}: SWEEPGATE_SLURM is unset (scripts/test.sh starts the local Slurm and sets it)");
-        return false;
-    }
-    true
-}
-
-/// One sweep's files in a temporary directory, with a repository name no other test uses.
-struct Sweep {
-    dir: tempfile::TempDir,
-    repo: String,
-    pr: u64,
-    sweep_id: String,
-}
-
-impl Sweep {
-    fn new(tag: &str, pr: u64) -> Sweep {
-        let dir = tempfile::Builder::new().prefix(&format!("sg-e2e-{tag}-")).tempdir().unwrap();
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        Sweep {
-            dir,
-            repo: format!("sweepgate-e2e/{tag}-{}-{nanos}", std::process::id()),
-            pr,
-            sweep_id: format!("{tag}-1"),
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write_plan(&self, canary: Option<Value>, families: Value) {
-        let mut plan = json!({
-            "version": 1, "sweep_id": self.sweep_id, "repo": self.repo, "pr": self.pr, "families": families
-        });
-        if let Some(c) = canary {
-            plan["canary"] = c;
-        }
-        std::fs::write(self.path("plan.json"), serde_json::to_vec_pretty(&plan).unwrap()).unwrap();
-    }
-
-    fn write_pool(&self, extra: &str) {
-        let text = format!("name = \"e2e\"\npartition = \"gpu\"\ngpus_per_node = 8\n{extra}\n");
-        std::fs::write(self.path("pool.toml"), text).unwrap();
-    }
-
-    fn dispatch(&self, format: &str) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["dispatch", "--poll-ms", "300", "--format", format, "--plan"])
-            .arg(self.path("plan.json"))
-            .arg("--pool")
-            .arg(self.path("pool.toml"))
-            .arg("--ledger")
-            .arg(self.path("ledger.db"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        cmd
-    }
-
-    fn points(&self) -> Vec<PointRecord> {
-        Ledger::open(&self.path("ledger.db")).unwrap().points(&self.sweep_id).unwrap()
-    }
-
-    fn point(&self, id: &str) -> PointRecord {
-        self.points().into_iter().find(|p| p.point_id == id).unwrap_or_else(|| panic!("no point {id}"))
-    }
-
-    /// Every Slurm job (active or finished) carrying this sweep's names, grouped by name.
-    fn slurm_jobs_by_name(&self) -> HashMap<String, Vec<JobId>> {
-        let mut by_name: HashMap<String, Vec<JobId>> = HashMap::new();
-        for job in SlurmCli::default().jobs_named(&sweep_prefix(&self.repo, self.pr, &self.sweep_id)).unwrap() {
-            by_name.entry(job.name.unwrap_or_default()).or_default().push(job.id);
-        }
-        by_name
-    }
-
-    fn assert_one_job_per_point(&self) {
-        let by_name = self.slurm_jobs_by_name();
-        for p in self.points().iter().filter(|p| p.job_id.is_some()) {
-            let jobs = by_name.get(&p.job_name).cloned().unwrap_or_default();
-            assert_eq!(jobs, [p.job_id.clone().unwrap()], "point {} must have exactly one Slurm job", p.point_id);
-        }
-    }
-}
-
-/// A failing test must not leave 5-minute jobs holding the cluster's GPUs.
-impl Drop for Sweep {
-    fn drop(&mut self) {
-        let slurm = SlurmCli::default();
-        if let Ok(jobs) = slurm.jobs_named(&sweep_prefix(&self.repo, self.pr, &self.sweep_id)) {
-            let live: Vec<JobId> = jobs.into_iter().filter(|j| !j.state.is_final()).map(|j| j.id).collect();
-            let _ = slurm.cancel(&live);
-        }
-    }
-}
-
-fn point(id: &str, gpus: u32, minutes: u32, env: Value) -> Value {
-    json!({"id": id, "row": {"conc": 4, "isl": 1024, "osl": 1024}, "job": {"script": BENCH, "env": env, "gpus": gpus, "time_limit_minutes": minutes}})
-}
-
-/// Waits for `done` while the dispatcher runs; a dispatcher that exits first fails the test
-/// with its output.
-fn wait_until(child: &mut Child, what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            if let Some(mut pipe) = child.stderr.take() {
-                std::io::Read::read_to_string(&mut pipe, &mut err).ok();
-            }
-            panic!("dispatcher exited ({status}) before {what}:\n{err}");
-        }
-        assert!(start.elapsed() < BOUND, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn wait_output(child: Child) -> Output {
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(BOUND) {
-        Ok(out) => out.unwrap(),
-        Err(_) => panic!("dispatcher pid {pid} did not finish within {BOUND:?}"),
-    }
-}
 
 fn records(out: &Output) -> HashMap<String, Value> {
     let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -47,6 +47,10 @@ pub struct ServeArgs {
     pub github_token: Option<String>,
     #[arg(long, env = "SWEEPGATE_GITHUB_API_URL", default_value = "https://api.github.com")]
     pub github_api_url: String,
+    /// Seconds one GitHub API call may take before it counts as failed (and is retried when
+    /// that is safe).
+    #[arg(long, env = "SWEEPGATE_GITHUB_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub github_timeout_secs: u64,
     /// The bot's own login (its comments carry the trusted markers).
     #[arg(long, env = "SWEEPGATE_BOT_LOGIN", default_value = "sweepgate[bot]")]
     pub bot_login: String,
@@ -170,6 +174,7 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("private_key_file", &mut a.private_key_file, file.private_key_file.map(Some));
     l.set_secret("github_token", &mut a.github_token, file.github_token.map(Some));
     l.set("github_api_url", &mut a.github_api_url, file.github_api_url);
+    l.set("github_timeout_secs", &mut a.github_timeout_secs, file.github_timeout_secs);
     l.set("bot_login", &mut a.bot_login, file.bot_login);
     l.set("status_context", &mut a.status_context, file.status_context);
     l.set("outbox", &mut a.outbox, file.outbox);
@@ -236,6 +241,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         reconcile_max_prs: args.reconcile_max_prs,
         ..ServerConfig::default()
     };
+    let retry =
+        RetryPolicy { request_timeout: Duration::from_secs(args.github_timeout_secs), ..RetryPolicy::default() };
     let api = Arc::new(ApiMetrics::default());
     let metrics = Arc::new(Metrics::new(api.clone()));
     let listener =
@@ -244,16 +251,11 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     match (&args.app_id, &args.private_key_file, &args.github_token) {
         (Some(app_id), Some(key_file), _) => {
             let pem = std::fs::read(key_file).with_context(|| format!("reading {}", key_file.display()))?;
-            let clients = AppClients::new(&args.github_api_url, *app_id, &pem, RetryPolicy::default(), api)?;
+            let clients = AppClients::new(&args.github_api_url, *app_id, &pem, retry, api)?;
             run_server(listener, addr, "GitHub App", config, Arc::new(clients), metrics).await
         }
         (_, _, Some(token)) => {
-            let gh = OctoGitHub::with_token(
-                &args.github_api_url,
-                SecretString::from(token.clone()),
-                RetryPolicy::default(),
-                api,
-            )?;
+            let gh = OctoGitHub::with_token(&args.github_api_url, SecretString::from(token.clone()), retry, api)?;
             run_server(listener, addr, "token", config, Arc::new(Single(Arc::new(gh))), metrics).await
         }
         _ => {

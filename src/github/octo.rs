@@ -6,6 +6,8 @@
 //! not process the request). 5xx and transport errors are retried with exponential backoff only
 //! for idempotent calls: a comment POST that failed with 502 may have been created, so it is
 //! reported instead of duplicated (the sticky-comment upsert re-lists before writing again).
+//! Every call gets `RetryPolicy::request_timeout` to be answered in full; a call that times out
+//! (or whose connection drops) is a transport error, so the same rules apply.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,11 +30,19 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Longest wait honoured for a rate limit; beyond it the call fails (and is logged).
     pub max_wait: Duration,
+    /// Longest one API call may take, from sending to the last byte of the answer (for a
+    /// download: to the start of its answer; the body is bounded by its size instead).
+    pub request_timeout: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(500), max_wait: Duration::from_secs(120) }
+        RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(500),
+            max_wait: Duration::from_secs(120),
+            request_timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -84,19 +94,28 @@ impl OctoGitHub {
         path: &str,
         body: Option<&Value>,
     ) -> Result<(StatusCode, HeaderMap, String), String> {
-        let response = match *method {
-            Method::GET => self.client._get(path).await,
-            Method::POST => self.client._post(path, body).await,
-            Method::PATCH => self.client._patch(path, body).await,
-            Method::PUT => self.client._put(path, body).await,
-            Method::DELETE => self.client._delete(path, body).await,
-            _ => return Err(format!("unsupported method {method}")),
-        }
-        .map_err(|e| format!("{e}"))?;
-        let status = StatusCode::from_u16(response.status().as_u16()).map_err(|e| e.to_string())?;
-        let headers = response.headers().clone();
-        let text = self.client.body_to_string(response).await.map_err(|e| format!("reading body: {e}"))?;
-        Ok((status, headers, text))
+        let exchange = async {
+            let response = match *method {
+                Method::GET => self.client._get(path).await,
+                Method::POST => self.client._post(path, body).await,
+                Method::PATCH => self.client._patch(path, body).await,
+                Method::PUT => self.client._put(path, body).await,
+                Method::DELETE => self.client._delete(path, body).await,
+                _ => return Err(format!("unsupported method {method}")),
+            }
+            .map_err(|e| format!("{e}"))?;
+            let status = StatusCode::from_u16(response.status().as_u16()).map_err(|e| e.to_string())?;
+            let headers = response.headers().clone();
+            let text = self.client.body_to_string(response).await.map_err(|e| format!("reading body: {e}"))?;
+            Ok((status, headers, text))
+        };
+        self.within_timeout(exchange).await?
+    }
+
+    /// `work`, or an error once `request_timeout` has passed (the connection is dropped).
+    async fn within_timeout<T>(&self, work: impl std::future::Future<Output = T>) -> Result<T, String> {
+        let limit = self.retry.request_timeout;
+        tokio::time::timeout(limit, work).await.map_err(|_| format!("no complete answer within {limit:?}"))
     }
 
     /// One call with retries; `idempotent` allows retrying after 5xx and transport errors.
@@ -134,7 +153,11 @@ impl OctoGitHub {
                 Some(wait) if attempt < self.retry.max_retries => {
                     attempt += 1;
                     ApiMetrics::bump(&self.metrics.retries);
-                    tracing::warn!(%method, path, attempt, wait_ms = wait.as_millis() as u64, "GitHub call failed; retrying");
+                    let failure = match &outcome {
+                        Ok((status, _, _)) => status.to_string(),
+                        Err(message) => message.clone(),
+                    };
+                    tracing::warn!(%method, path, attempt, wait_ms = wait.as_millis() as u64, failure, "GitHub call failed; retrying");
                     tokio::time::sleep(wait).await;
                 }
                 _ => {
@@ -228,7 +251,11 @@ impl OctoGitHub {
 
     async fn download_once(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, DownloadFailure> {
         use http_body_util::BodyExt;
-        let response = self.client._get(path).await.map_err(|e| DownloadFailure::Retryable(e.to_string()))?;
+        let response = self
+            .within_timeout(self.client._get(path))
+            .await
+            .map_err(DownloadFailure::Retryable)?
+            .map_err(|e| DownloadFailure::Retryable(e.to_string()))?;
         let status = response.status().as_u16();
         if (300..400).contains(&status) {
             let location = response

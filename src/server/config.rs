@@ -26,6 +26,7 @@ pub struct ServeFile {
     #[serde(skip)]
     pub github_token: Option<String>,
     pub github_api_url: Option<String>,
+    pub github_timeout_secs: Option<u64>,
     pub bot_login: Option<String>,
     pub status_context: Option<String>,
     pub outbox: Option<PathBuf>,

@@ -479,6 +479,38 @@ impl<'a> Dispatcher<'a> {
         Ok(())
     }
 
+    /// Cancels live jobs that carry a point's name but are not its recorded job. An sbatch left
+    /// running by a killed dispatcher can land after its successor found no job by that name and
+    /// submitted again; such a job was never released (its id was never recorded), so it is
+    /// held and cancelling it loses nothing (decision S4).
+    fn cancel_strays(&self, records: &[PointRecord], emit: &mut dyn FnMut(Event)) {
+        let prefix = sweep_prefix(&self.plan.repo, self.plan.pr, &self.plan.sweep_id);
+        let known = match self.scheduler.jobs_named(&prefix) {
+            Ok(k) => k,
+            Err(e) => {
+                emit(Event::Notice(format!("cannot look for stray jobs named {prefix}*: {e}")));
+                return;
+            }
+        };
+        let strays: Vec<JobId> = known
+            .into_iter()
+            .filter(|j| !j.state.is_final())
+            .filter(|j| {
+                records.iter().any(|r| {
+                    r.job_id.as_ref().is_some_and(|id| *id != j.id) && j.name.as_deref() == Some(r.job_name.as_str())
+                })
+            })
+            .map(|j| j.id)
+            .collect();
+        if strays.is_empty() {
+            return;
+        }
+        emit(Event::Notice(format!("cancelling stray jobs {strays:?}: duplicates of the points' recorded jobs")));
+        if let Err(e) = self.scheduler.cancel(&strays) {
+            emit(Event::Notice(format!("scancel {strays:?} failed: {e}")));
+        }
+    }
+
     /// Asks Slurm about every active job and records what changed. `Ok(Err(why))`: Slurm did
     /// not answer, nothing was concluded.
     fn poll(
@@ -655,6 +687,7 @@ impl<'a> Dispatcher<'a> {
             let counts = Counts::of(&records);
             emit(Event::Tick(counts));
             if counts.done() == counts.total {
+                self.cancel_strays(&records, emit);
                 return Ok(records);
             }
             std::thread::sleep(self.config.poll_interval);

@@ -51,6 +51,9 @@ pub fn render(input: &JobScriptInput<'_>) -> String {
     directive(format!("--ntasks={}", job.nodes));
     directive("--ntasks-per-node=1".into());
     directive(format!("--gpus-per-node={}", job.gpus));
+    // A node failure ends the job (NODE_FAIL → `node_failed`) instead of Slurm re-running it
+    // later under the same id and output directory (decision S16).
+    directive("--no-requeue".into());
     if input.pool.exclusive {
         directive("--exclusive".into());
     }

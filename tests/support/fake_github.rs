@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
@@ -44,13 +45,41 @@ impl StoredComment {
     }
 }
 
-/// A canned failure for the next request(s).
-#[derive(Debug, Clone)]
+/// A canned failure for the next matching request: an error status, a slow answer, or a
+/// connection closed without any answer.
+#[derive(Debug, Clone, Default)]
 pub struct Fault {
+    /// Answered instead of the real answer, with `headers`; 0 keeps the real answer (and so
+    /// does a drop, which answers nothing).
     pub status: u16,
     pub headers: Vec<(&'static str, String)>,
     /// Only requests whose "METHOD path" starts with this are affected (empty: any).
     pub matching: String,
+    /// Held this long before answering (or dropping); beyond the client's timeout it gives up.
+    pub delay: Duration,
+    /// Close the connection without an HTTP answer.
+    pub drop: Option<Dropped>,
+}
+
+/// When a dropped connection is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dropped {
+    /// Before the request takes effect: nothing happened.
+    BeforeHandling,
+    /// After it took effect (a comment exists): only the answer is lost.
+    AfterHandling,
+}
+
+impl Fault {
+    /// The real answer to the next `matching` request, after `delay`.
+    pub fn slow(matching: &str, delay: Duration) -> Fault {
+        Fault { matching: matching.into(), delay, ..Fault::default() }
+    }
+
+    /// No answer at all to the next `matching` request.
+    pub fn dropped(matching: &str, when: Dropped) -> Fault {
+        Fault { matching: matching.into(), drop: Some(when), ..Fault::default() }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -275,22 +304,44 @@ impl FakeGitHub {
     }
 }
 
-/// Logs, injects faults, and authenticates every request.
+/// Logs and injects faults, around [`authenticated`].
 async fn gate(State(world): State<Shared>, request: Request, next: Next) -> Response {
     let line = format!("{} {}", request.method(), request.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/"));
-    let auth = request.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-    {
+    let fault = {
         let mut w = lock(&world);
         w.log.push(line.clone());
         let hit = w.faults.iter().position(|f| line.starts_with(&f.matching));
-        if let Some(fault) = hit.and_then(|i| w.faults.remove(i)) {
-            let mut response = error(StatusCode::from_u16(fault.status).unwrap(), "injected fault");
-            for (k, v) in fault.headers {
-                response.headers_mut().insert(k, v.parse().unwrap());
-            }
-            return response;
-        }
+        hit.and_then(|i| w.faults.remove(i))
+    };
+    let Some(fault) = fault else { return authenticated(world, request, next).await };
+    tokio::time::sleep(fault.delay).await;
+    if fault.drop == Some(Dropped::BeforeHandling) {
+        drop_connection();
     }
+    if fault.status != 0 && fault.drop.is_none() {
+        let mut response = error(StatusCode::from_u16(fault.status).unwrap(), "injected fault");
+        for (k, v) in fault.headers {
+            response.headers_mut().insert(k, v.parse().unwrap());
+        }
+        return response;
+    }
+    let response = authenticated(world, request, next).await;
+    if fault.drop == Some(Dropped::AfterHandling) {
+        drop_connection();
+    }
+    response
+}
+
+/// Ends the connection's task without an answer: the socket is closed, the client sees the
+/// connection end before any response. `resume_unwind` skips the panic hook (no noise), and
+/// tokio contains the unwind to the connection's task.
+fn drop_connection() -> ! {
+    std::panic::resume_unwind(Box::new("fake GitHub: connection dropped by a fault"))
+}
+
+/// Authenticates the request and runs it.
+async fn authenticated(world: Shared, request: Request, next: Next) -> Response {
+    let auth = request.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let token = auth.strip_prefix("Bearer ").or_else(|| auth.strip_prefix("token ")).unwrap_or("");
     let is_app_route = request.uri().path().starts_with("/app/");
     if request.uri().path().starts_with("/_blobs/") {

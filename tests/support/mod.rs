@@ -7,6 +7,7 @@ pub mod fake_github;
 pub mod fake_upstream;
 pub mod fixture_repo;
 pub mod serve_bundle;
+pub mod slurm_sweep;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
