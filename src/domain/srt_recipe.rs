@@ -11,7 +11,7 @@ use std::fmt;
 use regex::Regex;
 
 use crate::diag::Diagnostic;
-use crate::yaml::{self, Node, Pos, Value, YamlError};
+use crate::yaml::{self, KeyIndex, Node, Pos, Value, YamlError};
 
 mod facts;
 
@@ -569,13 +569,18 @@ pub fn deep_merge(base: &Entries, overlay: &Entries) -> Vec<(Node, Node)> {
     result
 }
 
-/// `deep_merge` in place, so nested mappings are not copied once per level.
+/// `deep_merge` in place, so nested mappings are not copied once per level. Keys are found
+/// through a hash index (a scan per key made a 400 KB recipe, two 20,000-key mappings, take 7 s);
+/// deleted entries are dropped at the end so the indices stay valid meanwhile.
 fn merge_into(result: &mut Vec<(Node, Node)>, overlay: &Entries) {
+    let mut keys = KeyIndex::of(result);
+    let mut deleted: Vec<usize> = Vec::new();
     for (key, value) in overlay {
-        let existing = result.iter().position(|(k, _)| k.value == key.value);
+        let existing = keys.position(result, key);
         match (&value.value, existing) {
             (Value::Null, Some(i)) => {
-                result.remove(i);
+                keys.forget(key, i);
+                deleted.push(i);
             }
             (Value::Null, None) => {}
             (Value::Map(over), Some(i)) => {
@@ -588,8 +593,16 @@ fn merge_into(result: &mut Vec<(Node, Node)>, overlay: &Entries) {
                 }
             }
             (_, Some(i)) => result[i].1 = value.clone(),
-            (_, None) => result.push((key.clone(), value.clone())),
+            (_, None) => keys.push(result, (key.clone(), value.clone())),
         }
+    }
+    if !deleted.is_empty() {
+        deleted.sort_unstable();
+        let mut index = 0;
+        result.retain(|_| {
+            index += 1;
+            deleted.binary_search(&(index - 1)).is_err()
+        });
     }
 }
 

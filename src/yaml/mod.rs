@@ -388,22 +388,22 @@ impl<'a> Builder<'a> {
     /// Reads mapping entries up to MappingEnd, applying `<<` merge keys the way PyYAML does:
     /// merged entries come first, explicit entries override them.
     fn mapping(&mut self, depth: usize) -> Result<Vec<(Node, Node)>, YamlError> {
-        let mut explicit = KeyedEntries::default();
-        let mut merged = KeyedEntries::default();
+        let (mut explicit, mut explicit_keys) = (Vec::new(), KeyIndex::default());
+        let (mut merged, mut merged_keys) = (Vec::new(), KeyIndex::default());
         while let Item::Node(key) = self.item(depth + 1)? {
             let value = match self.item(depth + 1)? {
                 Item::Node(v) => v,
                 Item::End => return Err(YamlError::at(key.pos, "mapping key without a value")),
             };
             if matches!(&key.value, Value::Str(s) if s == "<<") {
-                merge_into(&mut merged, value)?;
+                merge_into(&mut merged, &mut merged_keys, value)?;
                 continue;
             }
-            if let Some(index) = explicit.position(&key) {
+            if let Some(index) = explicit_keys.position(&explicit, &key) {
                 let message = format!(
                     "duplicate key '{}' (first defined at line {})",
                     key.key_text().unwrap_or_default(),
-                    explicit.entries[index].0.pos.line
+                    explicit[index].0.pos.line
                 );
                 match self.duplicates {
                     DuplicateKeys::Reject => {
@@ -411,22 +411,22 @@ impl<'a> Builder<'a> {
                     }
                     DuplicateKeys::KeepLast => {
                         self.warnings.push(YamlError::at(key.pos, format!("{message}; the last value is used")));
-                        explicit.entries[index].1 = value;
+                        explicit[index].1 = value;
                         continue;
                     }
                 }
             }
-            explicit.push((key, value));
+            explicit_keys.push(&mut explicit, (key, value));
         }
-        if merged.entries.is_empty() {
-            return Ok(explicit.entries);
+        if merged.is_empty() {
+            return Ok(explicit);
         }
         // PyYAML order: merged keys first, an explicit value replacing its merged key in place,
         // then the keys only written explicitly.
-        let overridden: Vec<Option<usize>> = merged.entries.iter().map(|(k, _)| explicit.position(k)).collect();
-        let mut explicit: Vec<Option<(Node, Node)>> = explicit.entries.into_iter().map(Some).collect();
-        let mut out: Vec<(Node, Node)> = Vec::with_capacity(merged.entries.len() + explicit.len());
-        for (entry, slot) in merged.entries.into_iter().zip(overridden) {
+        let overridden: Vec<Option<usize>> = merged.iter().map(|(k, _)| explicit_keys.position(&explicit, k)).collect();
+        let mut explicit: Vec<Option<(Node, Node)>> = explicit.into_iter().map(Some).collect();
+        let mut out: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + explicit.len());
+        for (entry, slot) in merged.into_iter().zip(overridden) {
             out.push(slot.and_then(|i| explicit[i].take()).unwrap_or(entry));
         }
         out.extend(explicit.into_iter().flatten());
@@ -434,27 +434,50 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Mapping entries in document order with a hash index of their keys, so that duplicate
-/// detection and `<<` merges stay linear: a scan per key let a 49 KB file (5,000 keys merged
-/// through 98 aliases) take 40 s. Keys are equal when their values are (`1` and `1.0` differ,
-/// NaN equals nothing), as in PyYAML's dict; the hash only narrows the candidates.
+/// A hash index of the keys of mapping entries (the entries stay a plain `Vec` the caller owns),
+/// so that duplicate detection, `<<` merges and recipe deep merges stay linear: a scan per key
+/// let a 49 KB file (5,000 keys merged through 98 aliases) take 40 s. Keys are equal when their
+/// values are (`1` and `1.0` differ, NaN equals nothing), as in a PyYAML dict; the hash only
+/// narrows the candidates.
 #[derive(Default)]
-struct KeyedEntries {
-    entries: Vec<(Node, Node)>,
+pub struct KeyIndex {
     by_hash: HashMap<u64, Vec<usize>>,
     hasher: RandomState,
 }
 
-impl KeyedEntries {
-    fn position(&self, key: &Node) -> Option<usize> {
-        let candidates = self.by_hash.get(&self.hash_of(key))?;
-        candidates.iter().copied().find(|&i| self.entries[i].0.value == key.value)
+impl KeyIndex {
+    /// An index of the keys of `entries`.
+    pub fn of(entries: &[(Node, Node)]) -> KeyIndex {
+        let mut index = KeyIndex::default();
+        for (i, (key, _)) in entries.iter().enumerate() {
+            index.insert(key, i);
+        }
+        index
     }
 
-    fn push(&mut self, entry: (Node, Node)) {
-        let hash = self.hash_of(&entry.0);
-        self.by_hash.entry(hash).or_default().push(self.entries.len());
-        self.entries.push(entry);
+    /// Where `key` is in `entries` (the entries this index was built over).
+    pub fn position(&self, entries: &[(Node, Node)], key: &Node) -> Option<usize> {
+        let candidates = self.by_hash.get(&self.hash_of(key))?;
+        candidates.iter().copied().find(|&i| entries[i].0.value == key.value)
+    }
+
+    /// Appends `entry` to `entries` and indexes its key.
+    pub fn push(&mut self, entries: &mut Vec<(Node, Node)>, entry: (Node, Node)) {
+        self.insert(&entry.0, entries.len());
+        entries.push(entry);
+    }
+
+    /// Forgets that `key` is at `index` (the caller removes the entry later).
+    pub fn forget(&mut self, key: &Node, index: usize) {
+        let hash = self.hash_of(key);
+        if let Some(candidates) = self.by_hash.get_mut(&hash) {
+            candidates.retain(|&i| i != index);
+        }
+    }
+
+    fn insert(&mut self, key: &Node, index: usize) {
+        let hash = self.hash_of(key);
+        self.by_hash.entry(hash).or_default().push(index);
     }
 
     fn hash_of(&self, key: &Node) -> u64 {
@@ -482,7 +505,7 @@ fn hash_value(value: &Value, state: &mut impl Hasher) {
     }
 }
 
-fn merge_into(merged: &mut KeyedEntries, value: Node) -> Result<(), YamlError> {
+fn merge_into(merged: &mut Vec<(Node, Node)>, keys: &mut KeyIndex, value: Node) -> Result<(), YamlError> {
     let sources: Vec<Node> = match value.value {
         Value::Map(_) => vec![value],
         Value::Seq(items) => items,
@@ -494,8 +517,8 @@ fn merge_into(merged: &mut KeyedEntries, value: Node) -> Result<(), YamlError> {
         };
         for (k, v) in entries {
             // Earlier sources win over later ones, as in PyYAML.
-            if merged.position(&k).is_none() {
-                merged.push((k, v));
+            if keys.position(merged, &k).is_none() {
+                keys.push(merged, (k, v));
             }
         }
     }
