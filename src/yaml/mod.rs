@@ -11,7 +11,10 @@
 mod de;
 mod scalar;
 
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::path::Path;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as RawSpan};
@@ -126,6 +129,15 @@ impl Node {
             Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
             Value::Null => Some(Cow::Borrowed("null")),
             Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// Number of nodes in this tree, keys included (what [`MAX_NODES`] bounds).
+    pub fn size(&self) -> usize {
+        match &self.value {
+            Value::Seq(items) => 1 + items.iter().map(Node::size).sum::<usize>(),
+            Value::Map(entries) => 1 + entries.iter().map(|(k, v)| k.size() + v.size()).sum::<usize>(),
+            _ => 1,
         }
     }
 
@@ -253,7 +265,7 @@ fn parse_inner(text: &str, duplicates: DuplicateKeys) -> Result<(Node, Vec<YamlE
     }
     let mut builder = Builder {
         parser: Parser::new_from_str(text),
-        anchors: Vec::new(),
+        anchors: HashMap::new(),
         nodes: 0,
         last_pos: Pos { line: 1, col: 1 },
         duplicates,
@@ -265,7 +277,8 @@ fn parse_inner(text: &str, duplicates: DuplicateKeys) -> Result<(Node, Vec<YamlE
 
 struct Builder<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
-    anchors: Vec<(usize, Node)>,
+    /// By the parser's anchor id (a new id per `&name`, so a redefined name gets a new entry).
+    anchors: HashMap<usize, Node>,
     nodes: usize,
     last_pos: Pos,
     duplicates: DuplicateKeys,
@@ -329,7 +342,7 @@ impl<'a> Builder<'a> {
 
     fn remember(&mut self, anchor: usize, node: &Node) {
         if anchor != 0 {
-            self.anchors.push((anchor, node.clone()));
+            self.anchors.insert(anchor, node.clone());
         }
     }
 
@@ -348,14 +361,14 @@ impl<'a> Builder<'a> {
                 Ok(Item::Node(node))
             }
             Event::Alias(id) => {
-                let index = self
+                let size = self
                     .anchors
-                    .iter()
-                    .rposition(|(a, _)| *a == id)
+                    .get(&id)
+                    .map(Node::size)
                     .ok_or_else(|| YamlError::at(pos, "alias refers to an unknown anchor"))?;
                 // Count before cloning so that an alias bomb is refused before it allocates.
-                self.count(pos, size_of_tree(&self.anchors[index].1))?;
-                Ok(Item::Node(self.anchors[index].1.clone()))
+                self.count(pos, size)?;
+                Ok(Item::Node(self.anchors[&id].clone()))
             }
             Event::SequenceStart(anchor, _) => {
                 self.count(pos, 1)?;
@@ -383,18 +396,18 @@ impl<'a> Builder<'a> {
     /// Reads mapping entries up to MappingEnd, applying `<<` merge keys the way PyYAML does:
     /// merged entries come first, explicit entries override them.
     fn mapping(&mut self, depth: usize) -> Result<Vec<(Node, Node)>, YamlError> {
-        let mut explicit: Vec<(Node, Node)> = Vec::new();
-        let mut merged: Vec<(Node, Node)> = Vec::new();
+        let (mut explicit, mut explicit_keys) = (Vec::new(), KeyIndex::default());
+        let (mut merged, mut merged_keys) = (Vec::new(), KeyIndex::default());
         while let Item::Node(key) = self.item(depth + 1)? {
             let value = match self.item(depth + 1)? {
                 Item::Node(v) => v,
                 Item::End => return Err(YamlError::at(key.pos, "mapping key without a value")),
             };
             if matches!(&key.value, Value::Str(s) if s == "<<") {
-                merge_into(&mut merged, value)?;
+                merge_into(&mut merged, &mut merged_keys, value)?;
                 continue;
             }
-            if let Some(index) = explicit.iter().position(|(k, _)| same_key(k, &key)) {
+            if let Some(index) = explicit_keys.position(&explicit, &key) {
                 let message = format!(
                     "duplicate key '{}' (first defined at line {})",
                     key.key_text().unwrap_or_default(),
@@ -411,30 +424,96 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            explicit.push((key, value));
+            explicit_keys.push(&mut explicit, (key, value));
         }
         if merged.is_empty() {
             return Ok(explicit);
         }
         // PyYAML order: merged keys first, an explicit value replacing its merged key in place,
         // then the keys only written explicitly.
+        let overridden: Vec<Option<usize>> = merged.iter().map(|(k, _)| explicit_keys.position(&explicit, k)).collect();
+        let mut explicit: Vec<Option<(Node, Node)>> = explicit.into_iter().map(Some).collect();
         let mut out: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + explicit.len());
-        for (k, v) in merged {
-            match explicit.iter().position(|(ek, _)| same_key(ek, &k)) {
-                Some(i) => out.push(explicit.remove(i)),
-                None => out.push((k, v)),
-            }
+        for (entry, slot) in merged.into_iter().zip(overridden) {
+            out.push(slot.and_then(|i| explicit[i].take()).unwrap_or(entry));
         }
-        out.extend(explicit);
+        out.extend(explicit.into_iter().flatten());
         Ok(out)
     }
 }
 
-fn same_key(a: &Node, b: &Node) -> bool {
-    a.value == b.value
+/// A hash index of the keys of mapping entries (the entries stay a plain `Vec` the caller owns),
+/// so that duplicate detection, `<<` merges and recipe deep merges stay linear: a scan per key
+/// let a 49 KB file (5,000 keys merged through 98 aliases) take 40 s. Keys are equal when their
+/// values are (`1` and `1.0` differ, NaN equals nothing), as in a PyYAML dict; the hash only
+/// narrows the candidates.
+#[derive(Default)]
+pub struct KeyIndex {
+    by_hash: HashMap<u64, Vec<usize>>,
+    hasher: RandomState,
 }
 
-fn merge_into(merged: &mut Vec<(Node, Node)>, value: Node) -> Result<(), YamlError> {
+impl KeyIndex {
+    /// An index of the keys of `entries`.
+    pub fn of(entries: &[(Node, Node)]) -> KeyIndex {
+        let mut index = KeyIndex::default();
+        for (i, (key, _)) in entries.iter().enumerate() {
+            index.insert(key, i);
+        }
+        index
+    }
+
+    /// Where `key` is in `entries` (the entries this index was built over).
+    pub fn position(&self, entries: &[(Node, Node)], key: &Node) -> Option<usize> {
+        let candidates = self.by_hash.get(&self.hash_of(key))?;
+        candidates.iter().copied().find(|&i| entries[i].0.value == key.value)
+    }
+
+    /// Appends `entry` to `entries` and indexes its key.
+    pub fn push(&mut self, entries: &mut Vec<(Node, Node)>, entry: (Node, Node)) {
+        self.insert(&entry.0, entries.len());
+        entries.push(entry);
+    }
+
+    /// Forgets that `key` is at `index` (the caller removes the entry later).
+    pub fn forget(&mut self, key: &Node, index: usize) {
+        let hash = self.hash_of(key);
+        if let Some(candidates) = self.by_hash.get_mut(&hash) {
+            candidates.retain(|&i| i != index);
+        }
+    }
+
+    fn insert(&mut self, key: &Node, index: usize) {
+        let hash = self.hash_of(key);
+        self.by_hash.entry(hash).or_default().push(index);
+    }
+
+    fn hash_of(&self, key: &Node) -> u64 {
+        let mut state = self.hasher.build_hasher();
+        hash_value(&key.value, &mut state);
+        state.finish()
+    }
+}
+
+/// A hash consistent with `Value`'s `==` (positions are not hashed, so equal values hash alike).
+fn hash_value(value: &Value, state: &mut impl Hasher) {
+    std::mem::discriminant(value).hash(state);
+    match value {
+        Value::Null => {}
+        Value::Bool(b) => b.hash(state),
+        Value::Int(i) => i.hash(state),
+        // 0.0 == -0.0, so both hash as 0.0.
+        Value::Float(x) => (if *x == 0.0 { 0.0_f64 } else { *x }).to_bits().hash(state),
+        Value::Str(s) => s.hash(state),
+        Value::Seq(items) => items.iter().for_each(|item| hash_value(&item.value, state)),
+        Value::Map(entries) => entries.iter().for_each(|(k, v)| {
+            hash_value(&k.value, state);
+            hash_value(&v.value, state);
+        }),
+    }
+}
+
+fn merge_into(merged: &mut Vec<(Node, Node)>, keys: &mut KeyIndex, value: Node) -> Result<(), YamlError> {
     let sources: Vec<Node> = match value.value {
         Value::Map(_) => vec![value],
         Value::Seq(items) => items,
@@ -446,20 +525,12 @@ fn merge_into(merged: &mut Vec<(Node, Node)>, value: Node) -> Result<(), YamlErr
         };
         for (k, v) in entries {
             // Earlier sources win over later ones, as in PyYAML.
-            if !merged.iter().any(|(mk, _)| same_key(mk, &k)) {
-                merged.push((k, v));
+            if keys.position(merged, &k).is_none() {
+                keys.push(merged, (k, v));
             }
         }
     }
     Ok(())
-}
-
-fn size_of_tree(node: &Node) -> usize {
-    match &node.value {
-        Value::Seq(items) => 1 + items.iter().map(size_of_tree).sum::<usize>(),
-        Value::Map(entries) => 1 + entries.iter().map(|(k, v)| size_of_tree(k) + size_of_tree(v)).sum::<usize>(),
-        _ => 1,
-    }
 }
 
 #[cfg(test)]

@@ -363,3 +363,42 @@ fn lint_reports_structure_types_sweeps_and_ignored_keys() {
     );
     assert!(lint_lines("name: a\nname: b\n")[0].contains("warning: duplicate key 'name'"));
 }
+
+#[test]
+fn variants_copying_an_alias_expanded_base_are_refused_before_copying() {
+    // Found while fuzzing (docs/fuzzing.md): 2.5 KB, 1,000 zip variants × a 778,789-node base.
+    let text = include_str!("../../../fixtures/fuzz-regressions/srt-zip-copies-aliased-base.yaml");
+    let err = message(recipe(text).resolve(None).unwrap_err());
+    assert!(err.starts_with("r.yaml:11:1: 'zip_override_y': its 1000 variant(s) of 778789 nodes each"), "{err}");
+    assert!(lint_lines(text).iter().any(|l| l.contains("would take the recipe's variants past 1000000 nodes")));
+    // The budget spans the whole resolution: four overrides of a 300,000-node base.
+    let overrides = format!(
+        "l: &l [{}]\nm: &m [{}]\nn: &n [{}]\nbase: {{name: n, big: [{}]}}\n\
+         override_a: {{}}\noverride_b: {{}}\noverride_c: {{}}\noverride_d: {{}}\n",
+        ["0"; 29].join(", "),
+        ["*l"; 20].join(", "),
+        ["*m"; 20].join(", "),
+        ["*n"; 25].join(", ")
+    );
+    let err = message(recipe(&overrides).resolve(None).unwrap_err());
+    assert!(err.starts_with("r.yaml:8:1: 'override_d': its 1 variant(s)"), "{err}");
+    assert_eq!(selectors(&overrides, Some("override_c")), ["override_c"]);
+}
+
+#[test]
+fn deep_merge_of_large_mappings_takes_linear_time() {
+    // Found while fuzzing (docs/fuzzing.md): a scan per key made a 400 KB recipe (base and an
+    // override of 20,000 keys each) take 7 s to lint.
+    let keys: Vec<String> = (0..20_000).map(|i| format!("k{i}: {i}")).collect();
+    let text = format!("base: {{{}}}\noverride_a: {{k1: null, {}, extra: x}}\n", keys.join(", "), keys[2..].join(", "));
+    let started = std::time::Instant::now();
+    let variants = all(&text, None).unwrap_or_else(|e| panic!("{e}"));
+    let config = variants[0]["config"].as_object().cloned().unwrap_or_default();
+    let names: Vec<&str> = config.keys().map(String::as_str).collect();
+    assert_eq!(names.len(), 20_001);
+    assert_eq!(
+        (names[0], names[1], names[19_998], names[19_999], names[20_000]),
+        ("k0", "k2", "k19999", "extra", "name")
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
