@@ -249,3 +249,35 @@ fn resolve_with_a_point_refuses_twins_and_sweeps() {
     let fixed = sweepgate(&["recipe", "resolve", "fixtures/recipes/sweep.yaml", "--point", &agg(json!([4]))]);
     assert_eq!(text(&fixed.stdout).trim(), "override_fixed\tswept_fixed", "{}", text(&fixed.stderr));
 }
+
+#[test]
+fn select_reports_the_recipes_reading_warnings() {
+    let repo = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp").arg("-r").arg(root().join("fixtures/repo/.")).arg(repo.path()).status().unwrap();
+    assert!(copied.success());
+    let recipe = repo.path().join("benchmarks/multi_node/srt-slurm-recipes/sglang/demo/disagg-1p1d.yaml");
+    let name = "  name: dsr1-fp4-gb200-1p1d-tp4-tp4-8k1k\n";
+    let original = std::fs::read_to_string(&recipe).unwrap();
+    std::fs::write(&recipe, original.replacen(name, &format!("{name}{name}"), 1)).unwrap();
+    let point = row(
+        "dynamo-sglang",
+        8192,
+        "none",
+        worker(1, 4, 4, true, Some(SGLANG)),
+        worker(1, 8, 8, true, None),
+        json!([64, 128, 256]),
+    );
+    let out = sweepgate(&[
+        "recipe",
+        "select",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--point",
+        &point,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(selected(&out).0, "override_dep8_8k1k");
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("warning: ") && stderr.contains("disagg-1p1d.yaml"), "{stderr}");
+}

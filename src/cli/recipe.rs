@@ -79,6 +79,9 @@ fn select(args: &SelectArgs) -> anyhow::Result<ExitCode> {
     let pool = args.point.pool.as_deref().map(pool::load_file).transpose()?;
     let checks = Checks { pool: pool.as_ref(), concurrency: args.point.conc_rule };
     let found = RecipeBook::new(tree.as_ref(), &Layout::default())?.select_row(&row, checks)?;
+    for warning in &found.warnings {
+        eprintln!("warning: {warning}");
+    }
     print_variants(&[found.selected.variant], args.point.format)
 }
 

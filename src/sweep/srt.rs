@@ -448,7 +448,17 @@ pub struct RowRecipe {
     pub path: String,
     /// sha256 of the recipe file's bytes.
     pub sha256: String,
+    /// What reading the file warned about (duplicate keys, read as srtctl reads them).
+    pub warnings: Vec<String>,
     pub selected: Selected,
+}
+
+/// One recipe file as the book keeps it.
+struct LoadedRecipe {
+    path: String,
+    sha256: String,
+    warnings: Vec<String>,
+    candidates: Candidates,
 }
 
 /// A repository's SRT recipes as rows reference them: each file read, parsed and resolved once,
@@ -456,8 +466,8 @@ pub struct RowRecipe {
 pub struct RecipeBook<'t> {
     tree: &'t dyn Tree,
     recipes_dir: Option<String>,
-    /// Keyed by path and selector: (repository path, sha256, variants) or why not.
-    files: HashMap<String, Result<(String, String, Candidates), RecipeLookupError>>,
+    /// Keyed by path and selector: the file and its variants, or why not.
+    files: HashMap<String, Result<LoadedRecipe, RecipeLookupError>>,
 }
 
 /// Why a row's recipe could not be found or read in the repository.
@@ -489,18 +499,24 @@ impl<'t> RecipeBook<'t> {
         let key = format!("{}\0{}", reference.path, selector.map(ToString::to_string).unwrap_or_default());
         let (tree, recipes_dir) = (self.tree, self.recipes_dir.as_deref());
         let loaded = self.files.entry(key).or_insert_with(|| load_recipe(tree, recipes_dir, &reference));
-        let (path, sha256, candidates) = loaded.as_ref().map_err(Clone::clone)?;
-        let selected = candidates.select(&point, checks)?;
-        Ok(RowRecipe { reference: reference.path.clone(), path: path.clone(), sha256: sha256.clone(), selected })
+        let loaded = loaded.as_ref().map_err(Clone::clone)?;
+        let selected = loaded.candidates.select(&point, checks)?;
+        Ok(RowRecipe {
+            reference: reference.path.clone(),
+            path: loaded.path.clone(),
+            sha256: loaded.sha256.clone(),
+            warnings: loaded.warnings.clone(),
+            selected,
+        })
     }
 }
 
-/// Reads, parses and resolves the recipe `reference` names: (repository path, sha256, variants).
+/// Reads, parses and resolves the recipe `reference` names.
 fn load_recipe(
     tree: &dyn Tree,
     recipes_dir: Option<&str>,
     reference: &RecipeRef,
-) -> Result<(String, String, Candidates), RecipeLookupError> {
+) -> Result<LoadedRecipe, RecipeLookupError> {
     let shown = reference.path.clone();
     let dir = recipes_dir.ok_or_else(|| RecipeLookupError::NoRecipesDir(shown.clone()))?;
     let path = repo_path(&reference.path, dir).ok_or_else(|| RecipeLookupError::NotOverlaid(shown.clone()))?;
@@ -511,7 +527,8 @@ fn load_recipe(
     let text = yaml::text_of(&bytes).map_err(|e| SelectError::Recipe(RecipeError::Yaml(e.in_file(&path))))?;
     let recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
     let candidates = Candidates::new(&recipe, reference.selector.as_ref())?;
-    Ok((path, hex::encode(Sha256::digest(&bytes)), candidates))
+    let warnings = recipe.warnings.iter().map(ToString::to_string).collect();
+    Ok(LoadedRecipe { path, sha256: hex::encode(Sha256::digest(&bytes)), warnings, candidates })
 }
 
 #[cfg(test)]
