@@ -66,13 +66,33 @@ impl SweepPlan {
 const AGENTIC: &str = "agentic";
 const CANARY_BUCKETS: [&str; 2] = ["1k1k", "8k1k"];
 
+type Buckets = indexmap::IndexMap<String, Vec<Row>>;
+
+/// The benchmark buckets in job order: 1k1k, 8k1k, then the others as the matrix lists them;
+/// `agentic` has a family of its own.
+fn ordered_buckets(buckets: &Buckets) -> impl Iterator<Item = (&str, &[Row])> {
+    let known = CANARY_BUCKETS.iter().filter_map(|b| buckets.get(*b).map(|rows| (*b, rows)));
+    let others = buckets
+        .iter()
+        .filter(|(k, _)| !CANARY_BUCKETS.contains(&k.as_str()) && k.as_str() != AGENTIC)
+        .map(|(k, rows)| (k.as_str(), rows));
+    known.chain(others).map(|(k, rows)| (k, rows.as_slice()))
+}
+
+fn agentic(buckets: &Buckets) -> &[Row] {
+    buckets.get(AGENTIC).map_or(&[], Vec::as_slice)
+}
+
 /// Plans the sweep of `matrix` under `decision`; no sweep → no canary and no families.
 pub fn plan(decision: &LabelDecision, matrix: &MatrixOutput) -> SweepPlan {
     if !decision.sweep {
         return SweepPlan::none();
     }
-    let (canary, remaining) = if decision.canary { select_canary(matrix) } else { (None, matrix.clone()) };
-    let single_node = if canary.is_some() { &remaining.single_node } else { &matrix.single_node };
+    let selected = if decision.canary { Some(select_canary(matrix)) } else { None };
+    let (canary, single_node) = match &selected {
+        Some((Some(canary), remaining)) => (Some(canary.clone()), &remaining.single_node),
+        _ => (None, &matrix.single_node),
+    };
 
     let mut families = Vec::new();
     let mut push = |name: String, template: Template, eval_only: bool, agentic: bool, rows: &[Row]| {
@@ -89,23 +109,14 @@ pub fn plan(decision: &LabelDecision, matrix: &MatrixOutput) -> SweepPlan {
             rows: rows.to_vec(),
         });
     };
-    let ordered_buckets = |buckets: &indexmap::IndexMap<String, Vec<Row>>| {
-        let known = CANARY_BUCKETS.iter().map(|b| (*b, buckets.get(*b)));
-        let others = buckets
-            .iter()
-            .filter(|(k, _)| !CANARY_BUCKETS.contains(&k.as_str()) && k.as_str() != AGENTIC)
-            .map(|(k, v)| (k.as_str(), Some(v)));
-        known.chain(others).filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.clone()))).collect::<Vec<_>>()
-    };
     for (bucket, rows) in ordered_buckets(single_node) {
-        push(format!("single-node {bucket}"), Template::SingleNode, false, false, &rows);
+        push(format!("single-node {bucket}"), Template::SingleNode, false, false, rows);
     }
     for (bucket, rows) in ordered_buckets(&matrix.multi_node) {
-        push(format!("multi-node {bucket}"), Template::MultiNode, false, false, &rows);
+        push(format!("multi-node {bucket}"), Template::MultiNode, false, false, rows);
     }
-    let agentic = |buckets: &indexmap::IndexMap<String, Vec<Row>>| buckets.get(AGENTIC).cloned().unwrap_or_default();
-    push(AGENTIC.to_owned(), Template::SingleNode, false, true, &agentic(&matrix.single_node));
-    push(format!("multi-node {AGENTIC}"), Template::MultiNode, false, true, &agentic(&matrix.multi_node));
+    push(AGENTIC.to_owned(), Template::SingleNode, false, true, agentic(&matrix.single_node));
+    push(format!("multi-node {AGENTIC}"), Template::MultiNode, false, true, agentic(&matrix.multi_node));
     push("eval".to_owned(), Template::SingleNode, true, false, &matrix.evals);
     push("agentic eval".to_owned(), Template::SingleNode, true, true, &matrix.agentic_evals);
     push("multi-node eval".to_owned(), Template::MultiNode, true, false, &matrix.multinode_evals);
