@@ -357,7 +357,10 @@ impl StatusComment {
     fn post(&mut self, finished: bool) -> Option<String> {
         self.last_post = Some(Instant::now());
         let problems: Vec<StatusRow> = self.problems.values().cloned().collect();
-        let body = status_comment::render(&self.sweep_id, &self.counts, &problems, finished);
+        let body = match status_comment::render(&self.sweep_id, &self.counts, &problems, finished) {
+            Ok(body) => body,
+            Err(e) => return Some(e.to_string()),
+        };
         let marker = status_comment::marker(self.pr, &self.sweep_id);
         let thread = Thread { repo: &self.repo, issue: self.pr, bot_login: &self.bot_login };
         let result = self.runtime.block_on(async {

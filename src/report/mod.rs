@@ -22,6 +22,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("labels.zh.md.j2", include_str!("../../templates/labels.zh.md.j2")),
     ("reuse.en.md.j2", include_str!("../../templates/reuse.en.md.j2")),
     ("reuse.zh.md.j2", include_str!("../../templates/reuse.zh.md.j2")),
+    ("dispatch_status.en.md.j2", include_str!("../../templates/dispatch_status.en.md.j2")),
+    ("dispatch_status.zh.md.j2", include_str!("../../templates/dispatch_status.zh.md.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -82,7 +82,7 @@ pub enum Event {
     Tick(Counts),
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counts {
     pub total: usize,
     pub planned: usize,
