@@ -7,7 +7,7 @@
 # slower than 1 s.
 #
 #   scripts/fuzz.sh [--runs N] [SECONDS] [TARGET...]
-#   scripts/fuzz.sh --runs 10000000 900          # the campaign recorded in docs/fuzzing.md
+#   scripts/fuzz.sh --runs 10000000 3600         # the 10 M campaigns recorded in docs/fuzzing.md
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Safe Rust needs no
 # AddressSanitizer (it halves throughput); debug assertions stay on so overflows are findings.
