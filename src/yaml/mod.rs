@@ -354,7 +354,7 @@ impl<'a> Builder<'a> {
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 self.count(pos, 1)?;
-                let value = scalar::resolve(&text, style != ScalarStyle::Plain, tag.as_deref())
+                let value = scalar::resolve(text, style != ScalarStyle::Plain, tag.as_deref())
                     .map_err(|m| YamlError::at(pos, m))?;
                 let node = Node { value, pos };
                 self.remember(anchor, &node);
@@ -442,56 +442,96 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// A hash index of the keys of mapping entries (the entries stay a plain `Vec` the caller owns),
+/// An index of the keys of mapping entries (the entries stay a plain `Vec` the caller owns),
 /// so that duplicate detection, `<<` merges and recipe deep merges stay linear: a scan per key
 /// let a 49 KB file (5,000 keys merged through 98 aliases) take 40 s. Keys are equal when their
 /// values are (`1` and `1.0` differ, NaN equals nothing), as in a PyYAML dict; the hash only
-/// narrows the candidates.
+/// narrows the candidates. Mappings of up to [`KeyIndex::SCAN_MAX`] entries (nearly all of
+/// them) are scanned instead: hashing and a map per mapping cost more than a few comparisons.
 #[derive(Default)]
 pub struct KeyIndex {
+    /// Built once the entries outgrow a scan.
+    hashed: Option<HashedKeys>,
+    /// Positions forgotten while still scanning.
+    forgotten: Vec<usize>,
+}
+
+struct HashedKeys {
     by_hash: HashMap<u64, Vec<usize>>,
     hasher: RandomState,
 }
 
-impl KeyIndex {
-    /// An index of the keys of `entries`.
-    pub fn of(entries: &[(Node, Node)]) -> KeyIndex {
-        let mut index = KeyIndex::default();
-        for (i, (key, _)) in entries.iter().enumerate() {
-            index.insert(key, i);
-        }
-        index
-    }
-
-    /// Where `key` is in `entries` (the entries this index was built over).
-    pub fn position(&self, entries: &[(Node, Node)], key: &Node) -> Option<usize> {
-        let candidates = self.by_hash.get(&self.hash_of(key))?;
-        candidates.iter().copied().find(|&i| entries[i].0.value == key.value)
-    }
-
-    /// Appends `entry` to `entries` and indexes its key.
-    pub fn push(&mut self, entries: &mut Vec<(Node, Node)>, entry: (Node, Node)) {
-        self.insert(&entry.0, entries.len());
-        entries.push(entry);
-    }
-
-    /// Forgets that `key` is at `index` (the caller removes the entry later).
-    pub fn forget(&mut self, key: &Node, index: usize) {
-        let hash = self.hash_of(key);
-        if let Some(candidates) = self.by_hash.get_mut(&hash) {
-            candidates.retain(|&i| i != index);
-        }
+impl HashedKeys {
+    fn hash_of(&self, key: &Node) -> u64 {
+        let mut state = self.hasher.build_hasher();
+        hash_value(&key.value, &mut state);
+        state.finish()
     }
 
     fn insert(&mut self, key: &Node, index: usize) {
         let hash = self.hash_of(key);
         self.by_hash.entry(hash).or_default().push(index);
     }
+}
 
-    fn hash_of(&self, key: &Node) -> u64 {
-        let mut state = self.hasher.build_hasher();
-        hash_value(&key.value, &mut state);
-        state.finish()
+impl KeyIndex {
+    /// Largest number of entries searched by scanning.
+    pub const SCAN_MAX: usize = 16;
+
+    /// An index of the keys of `entries`.
+    pub fn of(entries: &[(Node, Node)]) -> KeyIndex {
+        let mut index = KeyIndex::default();
+        if entries.len() > Self::SCAN_MAX {
+            index.build(entries);
+        }
+        index
+    }
+
+    /// Where `key` is in `entries` (the entries this index was built over).
+    pub fn position(&self, entries: &[(Node, Node)], key: &Node) -> Option<usize> {
+        match &self.hashed {
+            Some(hashed) => {
+                let candidates = hashed.by_hash.get(&hashed.hash_of(key))?;
+                candidates.iter().copied().find(|&i| entries[i].0.value == key.value)
+            }
+            None => {
+                entries.iter().enumerate().position(|(i, (k, _))| k.value == key.value && !self.forgotten.contains(&i))
+            }
+        }
+    }
+
+    /// Appends `entry` to `entries` and indexes its key.
+    pub fn push(&mut self, entries: &mut Vec<(Node, Node)>, entry: (Node, Node)) {
+        entries.push(entry);
+        match &mut self.hashed {
+            Some(hashed) => hashed.insert(&entries[entries.len() - 1].0, entries.len() - 1),
+            None if entries.len() > Self::SCAN_MAX => self.build(entries),
+            None => {}
+        }
+    }
+
+    /// Forgets that `key` is at `index` (the caller removes the entry later).
+    pub fn forget(&mut self, key: &Node, index: usize) {
+        match &mut self.hashed {
+            Some(hashed) => {
+                let hash = hashed.hash_of(key);
+                if let Some(candidates) = hashed.by_hash.get_mut(&hash) {
+                    candidates.retain(|&i| i != index);
+                }
+            }
+            None => self.forgotten.push(index),
+        }
+    }
+
+    fn build(&mut self, entries: &[(Node, Node)]) {
+        let mut hashed = HashedKeys { by_hash: HashMap::with_capacity(entries.len()), hasher: RandomState::new() };
+        for (i, (key, _)) in entries.iter().enumerate() {
+            if !self.forgotten.contains(&i) {
+                hashed.insert(key, i);
+            }
+        }
+        self.forgotten = Vec::new();
+        self.hashed = Some(hashed);
     }
 }
 

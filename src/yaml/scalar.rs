@@ -1,16 +1,20 @@
 //! PyYAML 1.1 implicit scalar resolution (what `yaml.safe_load` does to a plain scalar).
 
+use std::borrow::Cow;
+
 use super::Value;
 use saphyr_parser::Tag;
 
 /// Resolves a scalar to a value. Quoted scalars are always strings; plain ones follow PyYAML's
 /// implicit resolvers (null, bool, int incl. `_` separators/octal/hex/binary/base-60, float).
-pub(super) fn resolve(text: &str, quoted: bool, tag: Option<&Tag>) -> Result<Value, String> {
+/// Takes the parser's text as it comes, so that a string scalar the parser already owns is
+/// moved into the tree rather than copied.
+pub(super) fn resolve(text: Cow<'_, str>, quoted: bool, tag: Option<&Tag>) -> Result<Value, String> {
     if let Some(tag) = tag {
-        return resolve_tagged(text, tag);
+        return resolve_tagged(&text, tag);
     }
     if quoted {
-        return Ok(Value::Str(text.to_owned()));
+        return Ok(Value::Str(text.into_owned()));
     }
     Ok(resolve_plain(text))
 }
@@ -20,7 +24,7 @@ fn resolve_tagged(text: &str, tag: &Tag) -> Result<Value, String> {
     if !core {
         return Err(format!("unsupported YAML tag '{}{}'", tag.handle, tag.suffix));
     }
-    let plain = resolve_plain(text);
+    let plain = resolve_plain(Cow::Borrowed(text));
     let ok = match tag.suffix.as_str() {
         "str" => return Ok(Value::Str(text.to_owned())),
         "null" => matches!(plain, Value::Null),
@@ -40,20 +44,20 @@ fn resolve_tagged(text: &str, tag: &Tag) -> Result<Value, String> {
     }
 }
 
-fn resolve_plain(text: &str) -> Value {
-    match text {
+fn resolve_plain(text: Cow<'_, str>) -> Value {
+    match &*text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => return Value::Bool(true),
         "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => return Value::Bool(false),
         _ => {}
     }
-    if let Some(v) = resolve_int(text) {
+    if let Some(v) = resolve_int(&text) {
         return v;
     }
-    if let Some(x) = resolve_float(text) {
+    if let Some(x) = resolve_float(&text) {
         return Value::Float(x);
     }
-    Value::Str(text.to_owned())
+    Value::Str(text.into_owned())
 }
 
 fn split_sign(text: &str) -> (bool, &str) {
@@ -191,7 +195,7 @@ mod tests {
     use super::*;
 
     fn plain(s: &str) -> Value {
-        resolve(s, false, None).unwrap()
+        resolve(s.into(), false, None).unwrap()
     }
 
     #[test]
@@ -219,7 +223,7 @@ mod tests {
         assert_eq!(plain("n"), Value::Str("n".into()));
         assert_eq!(plain("~"), Value::Null);
         assert_eq!(plain(""), Value::Null);
-        assert_eq!(resolve("yes", true, None).unwrap(), Value::Str("yes".into()));
+        assert_eq!(resolve("yes".into(), true, None).unwrap(), Value::Str("yes".into()));
     }
 
     #[test]

@@ -178,3 +178,33 @@ fn many_keys_and_merge_keys_take_linear_time() {
     assert_eq!(parse(&flat, "f.yaml").unwrap().as_map().map(<[_]>::len), Some(100_000));
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
 }
+
+#[test]
+fn key_index_finds_and_forgets_keys_on_both_sides_of_the_scan_limit() {
+    let node = |value: Value| Node { value, pos: Pos::default() };
+    let entry = |i: i64| (node(Value::Int(i)), node(Value::Str(format!("v{i}"))));
+    let mut entries = Vec::new();
+    let mut index = KeyIndex::default();
+    for i in 0..3 {
+        index.push(&mut entries, entry(i));
+    }
+    // Scanning: `1` and `1.0` are different keys, a forgotten key is not found.
+    assert_eq!(index.position(&entries, &node(Value::Int(1))), Some(1));
+    assert_eq!(index.position(&entries, &node(Value::Float(1.0))), None);
+    index.forget(&node(Value::Int(1)), 1);
+    assert_eq!(index.position(&entries, &node(Value::Int(1))), None);
+    // A key re-added after it was forgotten is found at its new place, before and after the
+    // index switches to hashing, and the forgotten one stays forgotten.
+    index.push(&mut entries, entry(1));
+    assert_eq!(index.position(&entries, &node(Value::Int(1))), Some(3));
+    for i in 10..10 + KeyIndex::SCAN_MAX as i64 {
+        index.push(&mut entries, entry(i));
+    }
+    assert!(entries.len() > KeyIndex::SCAN_MAX);
+    assert_eq!(index.position(&entries, &node(Value::Int(1))), Some(3));
+    assert_eq!(index.position(&entries, &node(Value::Int(2))), Some(2));
+    assert_eq!(index.position(&entries, &node(Value::Int(25))), Some(19));
+    index.forget(&node(Value::Int(25)), 19);
+    assert_eq!(index.position(&entries, &node(Value::Int(25))), None);
+    assert_eq!(KeyIndex::of(&entries).position(&entries, &node(Value::Int(25))), Some(19));
+}
