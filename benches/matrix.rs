@@ -2,9 +2,15 @@
 //! `cargo bench --bench matrix`). Prints the median wall time of repeated in-process runs of:
 //! parsing every policy file the matrix reads, a full sweep over all 208 configs, and the
 //! processor over the last five Aug-2026 changelog entries (de871da → 843c625).
+//!
+//! With `SWEEPGATE_UPSTREAM_INFERENCEX` set to a checkout of upstream InferenceX at 843c625 (and
+//! python3 with PyYAML and pydantic), it also runs upstream's `generate_sweep_configs.py
+//! full-sweep` beside `sweepgate generate full-sweep` as processes on the same files, and prints
+//! wall time, peak RSS, their ratios and whether the outputs are byte-identical.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sweepgate::domain::changelog::Changelog;
@@ -145,4 +151,78 @@ fn main() {
         assert_eq!(out.changelog_metadata.entries.len(), 5);
     });
     println!("matrix over the last five entries (git objects, 10 generator groups): {matrix}");
+    side_by_side(&head_dir);
+}
+
+/// One finished run of a process: wall time, its own peak RSS and its stdout.
+struct ProcessRun {
+    wall: Duration,
+    max_rss_kib: u64,
+    stdout: Vec<u8>,
+}
+
+// The child is reaped by wait4 (for its rusage), which clippy does not recognise as a wait.
+#[allow(clippy::zombie_processes)]
+fn run_process(mut command: Command) -> ProcessRun {
+    let start = Instant::now();
+    let mut child = command.stdout(Stdio::piped()).spawn().expect("spawn");
+    let mut stdout = Vec::new();
+    child.stdout.take().expect("piped stdout").read_to_end(&mut stdout).expect("read stdout");
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills in; the child is ours and not yet reaped.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4 failed: {}", std::io::Error::last_os_error());
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{command:?} failed ({status})");
+    ProcessRun { wall: start.elapsed(), max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0), stdout }
+}
+
+/// Median wall time and median peak RSS of `runs` runs (after one warm-up), and the last output.
+fn median_process(runs: usize, command: impl Fn() -> Command) -> (Duration, f64, Vec<u8>) {
+    run_process(command());
+    let mut all: Vec<ProcessRun> = (0..runs).map(|_| run_process(command())).collect();
+    let mut walls: Vec<Duration> = all.iter().map(|r| r.wall).collect();
+    let mut rss: Vec<u64> = all.iter().map(|r| r.max_rss_kib).collect();
+    walls.sort();
+    rss.sort();
+    let stdout = all.pop().map(|r| r.stdout).unwrap_or_default();
+    (walls[runs / 2], rss[runs / 2] as f64 / 1024.0, stdout)
+}
+
+fn side_by_side(head_dir: &Path) {
+    let Some(upstream) = std::env::var_os("SWEEPGATE_UPSTREAM_INFERENCEX").map(PathBuf::from) else {
+        println!("side by side with upstream Python: skipped (set SWEEPGATE_UPSTREAM_INFERENCEX to a checkout)");
+        return;
+    };
+    let script = upstream.join("utils/matrix_logic/generate_sweep_configs.py");
+    assert!(script.is_file(), "{} not found", script.display());
+    // The order upstream's workflow loads them in, which `--repo` follows (sorted file names).
+    let python = || {
+        let mut c = Command::new("python3");
+        c.arg(&script)
+            .args(["full-sweep", "--config-files", "configs/amd-master.yaml", "configs/nvidia-master.yaml"])
+            .args(["--runner-config", "configs/runners.yaml"])
+            .current_dir(head_dir);
+        c
+    };
+    let ours = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sweepgate"));
+        c.args(["generate", "full-sweep", "--repo"]).arg(head_dir);
+        c
+    };
+    let (py_wall, py_rss, py_out) = median_process(5, python);
+    let (sg_wall, sg_rss, sg_out) = median_process(5, ours);
+    println!(
+        "full sweep as processes, median of 5: sweepgate {:.1} ms, peak RSS {sg_rss:.1} MiB; upstream Python {:.0} ms, peak RSS {py_rss:.1} MiB",
+        sg_wall.as_secs_f64() * 1e3,
+        py_wall.as_secs_f64() * 1e3
+    );
+    println!(
+        "  ratios sweepgate/Python: time {:.3}× ({:.0}× faster), peak RSS {:.2}×; outputs byte-identical: {}",
+        sg_wall.as_secs_f64() / py_wall.as_secs_f64(),
+        py_wall.as_secs_f64() / sg_wall.as_secs_f64(),
+        sg_rss / py_rss,
+        if sg_out == py_out { "yes" } else { "NO" }
+    );
 }

@@ -2,7 +2,9 @@
 # Runs every benchmark of the project (each `[[bench]]` of Cargo.toml, release mode) and writes
 # the results to docs/benchmarks.md: Markdown table rows a bench prints are kept as a table,
 # every other line goes into a text block. The Slurm bench runs only with SWEEPGATE_SLURM set
-# (the local cluster of scripts/slurm-up.sh); the load test talks to 127.0.0.1 only.
+# (the local cluster of scripts/slurm-up.sh); the load test talks to 127.0.0.1 only. With
+# SWEEPGATE_UPSTREAM_INFERENCEX set to an upstream InferenceX checkout (843c625), the matrix bench
+# also runs upstream's Python generator beside sweepgate and prints the ratios.
 #
 #   scripts/bench.sh [OUTPUT.md]     (default docs/benchmarks.md)
 set -euo pipefail
