@@ -141,7 +141,8 @@ pub fn run(args: &DispatchArgs) -> anyhow::Result<ExitCode> {
 /// Prints the records; exit 0 only when every point succeeded.
 fn report(records: &[PointRecord], format: OutputFormat) -> anyhow::Result<ExitCode> {
     match format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(records)?),
+        // Through a value, so that the stored provenance is pretty-printed like the rest.
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&serde_json::to_value(records)?)?),
         OutputFormat::Text => print!("{}", table(records)),
     }
     let all_ok = records.iter().all(|r| r.state == PointState::Succeeded);
@@ -212,7 +213,8 @@ fn clean(text: &str, max: usize) -> String {
 
 /// `valid`, `invalid: <reasons>` or `-` from the record's power validation (provenance).
 fn power_cell(record: &PointRecord) -> String {
-    let checks = record.provenance.as_ref().and_then(|p| p.get("power")).and_then(|p| p.as_array());
+    let provenance = record.provenance.as_ref().and_then(|p| p.value().ok());
+    let checks = provenance.as_ref().and_then(|p| p.get("power")).and_then(|p| p.as_array());
     let Some(checks) = checks.filter(|c| !c.is_empty()) else {
         return "-".into();
     };
@@ -432,6 +434,7 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sweepgate::sweep::ledger::StoredJson;
 
     fn record(id: &str, state: PointState, job: Option<&str>, exit: Option<i64>, reason: Option<&str>) -> PointRecord {
         PointRecord {
@@ -455,7 +458,8 @@ mod tests {
     #[test]
     fn final_table() {
         let with_power = |mut r: PointRecord, reasons: serde_json::Value| {
-            r.provenance = Some(serde_json::json!({"power": [{"result": "r.json", "reasons": reasons}]}));
+            let power = serde_json::json!({"power": [{"result": "r.json", "reasons": reasons}]});
+            r.provenance = Some(StoredJson::from_value(&power).unwrap());
             r
         };
         let records = [

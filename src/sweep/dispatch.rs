@@ -668,8 +668,7 @@ impl<'a> Dispatcher<'a> {
         let max_active = self.pool.max_concurrent_allocations;
         let mut last_answer = Instant::now();
         loop {
-            // Each step reads the ledger afresh, and only one copy of the records is alive at a
-            // time: with provenance, 400 finished points are ~10 MB of JSON values.
+            // Each step reads the ledger afresh; only one copy of the records is alive at a time.
             self.reconcile(&self.ledger.points(&sweep)?, emit)?;
             match self.poll(&self.ledger.points(&sweep)?, emit)? {
                 Ok(()) => last_answer = Instant::now(),

@@ -164,7 +164,30 @@ pub struct PointRecord {
     pub reason: Option<String>,
     pub exit_code: Option<i64>,
     pub state_source: Option<String>,
-    pub provenance: Option<serde_json::Value>,
+    pub provenance: Option<StoredJson>,
+}
+
+/// A JSON document kept as the text the ledger stored (checked to be JSON when read), parsed
+/// only by the reader that needs it: the dispatch loop reads every record each round and never
+/// looks at provenance, which is ~25 KB per point once parsed.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(transparent)]
+pub struct StoredJson(Box<serde_json::value::RawValue>);
+
+impl StoredJson {
+    pub fn from_value(value: &serde_json::Value) -> Result<StoredJson, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(StoredJson)
+    }
+
+    pub fn value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl PartialEq for StoredJson {
+    fn eq(&self, other: &StoredJson) -> bool {
+        self.0.get() == other.0.get()
+    }
 }
 
 /// What a new sweep registers.
@@ -220,10 +243,21 @@ fn corrupt(column: usize, message: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, message.into())
 }
 
-/// A JSON text column (provenance, submit info).
+/// A JSON text column, parsed (submit info).
 fn json_column(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<Option<serde_json::Value>> {
     row.get::<_, Option<String>>(column)?
         .map(|text| serde_json::from_str(&text).map_err(|e| corrupt(column, format!("not JSON: {e}"))))
+        .transpose()
+}
+
+/// A JSON text column, checked but kept as text (provenance).
+fn stored_json_column(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<Option<StoredJson>> {
+    row.get::<_, Option<String>>(column)?
+        .map(|text| {
+            serde_json::value::RawValue::from_string(text)
+                .map(StoredJson)
+                .map_err(|e| corrupt(column, format!("not JSON: {e}")))
+        })
         .transpose()
 }
 
@@ -348,7 +382,7 @@ impl Ledger {
                     reason: r.get(9)?,
                     exit_code: r.get(10)?,
                     state_source: r.get(11)?,
-                    provenance: json_column(r, 12)?,
+                    provenance: stored_json_column(r, 12)?,
                     submit_info: json_column(r, 13)?,
                 })
             })
@@ -605,7 +639,7 @@ mod tests {
         assert_eq!(a1.job_id, Some(JobId("42".into())));
         assert_eq!(a1.sbatch_calls, 1);
         assert_eq!(a1.submit_info, Some(serde_json::json!({"h": 1})));
-        assert_eq!(a1.provenance, Some(serde_json::json!({"job_id": "42"})));
+        assert_eq!(a1.provenance.map(|p| p.value().unwrap()), Some(serde_json::json!({"job_id": "42"})));
         assert_eq!(ledger.transitions_into("s1", "a1", PointState::Submitted).unwrap(), 1);
     }
 
@@ -685,6 +719,20 @@ mod tests {
         ledger.conn.execute("UPDATE point SET state = 'bogus' WHERE point_id = 'a1'", []).unwrap();
         let err = ledger.points("s1").unwrap_err().to_string();
         assert!(err.contains("unknown point state \"bogus\""), "{err}");
+    }
+
+    #[test]
+    fn provenance_that_is_not_json_is_an_error_and_json_stays_as_written() {
+        let (_dir, mut ledger) = open_temp();
+        ledger.register_sweep(&seed("p")).unwrap();
+        ledger.conn.execute(r#"UPDATE point SET provenance = '{"b": 1, "a": [2]}' WHERE point_id = 'a1'"#, []).unwrap();
+        let a1 = ledger.points("s1").unwrap().into_iter().find(|p| p.point_id == "a1").unwrap();
+        let provenance = a1.provenance.unwrap();
+        assert_eq!(serde_json::to_string(&provenance).unwrap(), r#"{"b": 1, "a": [2]}"#);
+        assert_eq!(provenance.value().unwrap(), serde_json::json!({"b": 1, "a": [2]}));
+        ledger.conn.execute("UPDATE point SET provenance = '{truncated' WHERE point_id = 'a1'", []).unwrap();
+        let err = ledger.points("s1").unwrap_err().to_string();
+        assert!(err.contains("not JSON"), "{err}");
     }
 
     #[test]
