@@ -51,11 +51,15 @@ const SGLANG: &str = "recipes/sglang/demo/disagg-1p1d.yaml";
 const TRT: &str = "recipes/trtllm/demo/zip-ctx-gen.yaml";
 
 fn select(point: &str) -> Output {
+    select_in("fixtures/repo", point)
+}
+
+fn select_in(repo: &str, point: &str) -> Output {
     sweepgate(&[
         "recipe",
         "select",
         "--repo",
-        "fixtures/repo",
+        repo,
         "--pool",
         "pools/gb200-nv.toml",
         "--point",
@@ -73,20 +77,22 @@ fn selected(out: &Output) -> (String, String) {
     (one["selector"].as_str().unwrap_or_default().to_owned(), one["name"].as_str().unwrap_or_default().to_owned())
 }
 
+/// The fixture's dep8 8k1k point (SGLang disaggregated, 1 prefill + 1 decode worker).
+fn dep8_8k1k_point() -> String {
+    row(
+        "dynamo-sglang",
+        8192,
+        "none",
+        worker(1, 4, 4, true, Some(SGLANG)),
+        worker(1, 8, 8, true, None),
+        json!([64, 128, 256]),
+    )
+}
+
 #[test]
 fn every_fixture_master_point_selects_one_variant() {
     let cases = [
-        (
-            row(
-                "dynamo-sglang",
-                8192,
-                "none",
-                worker(1, 4, 4, true, Some(SGLANG)),
-                worker(1, 8, 8, true, None),
-                json!([64, 128, 256]),
-            ),
-            "override_dep8_8k1k",
-        ),
+        (dep8_8k1k_point(), "override_dep8_8k1k"),
         (
             row(
                 "dynamo-sglang",
@@ -259,24 +265,7 @@ fn select_reports_the_recipes_reading_warnings() {
     let name = "  name: dsr1-fp4-gb200-1p1d-tp4-tp4-8k1k\n";
     let original = std::fs::read_to_string(&recipe).unwrap();
     std::fs::write(&recipe, original.replacen(name, &format!("{name}{name}"), 1)).unwrap();
-    let point = row(
-        "dynamo-sglang",
-        8192,
-        "none",
-        worker(1, 4, 4, true, Some(SGLANG)),
-        worker(1, 8, 8, true, None),
-        json!([64, 128, 256]),
-    );
-    let out = sweepgate(&[
-        "recipe",
-        "select",
-        "--repo",
-        repo.path().to_str().unwrap(),
-        "--point",
-        &point,
-        "--format",
-        "json",
-    ]);
+    let out = select_in(repo.path().to_str().unwrap(), &dep8_8k1k_point());
     assert_eq!(selected(&out).0, "override_dep8_8k1k");
     let stderr = text(&out.stderr);
     assert!(stderr.starts_with("warning: ") && stderr.contains("disagg-1p1d.yaml"), "{stderr}");
