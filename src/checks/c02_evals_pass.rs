@@ -196,6 +196,8 @@ mod tests {
                 status: "completed".into(),
                 conclusion: Some("success".into()),
                 artifacts: [("eval_x".to_owned(), Fact::Unavailable("HTTP 410 expired".into()))].into(),
+                archives: Default::default(),
+                jobs: Default::default(),
             },
         );
         let o = outcome(&e);

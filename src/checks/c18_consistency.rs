@@ -191,7 +191,12 @@ fn same_series(a: &Curve, b: &Curve) -> bool {
 
 fn check_curves(ev: &Evidence, affected: &[AffectedConfig], out: &mut Findings) {
     let existed = affected.iter().any(|c| has_config(&ev.base, &c.key));
-    let Some(published) = ev.upstream.published_run else {
+    let published_run = affected
+        .iter()
+        .map(|c| c.key.as_str())
+        .chain([crate::evidence::ALL_SERIES])
+        .find_map(|key| ev.upstream.published_runs.get(key).and_then(Fact::as_ok).cloned().flatten());
+    let Some(published) = published_run.map(|r| r.run_id) else {
         if existed {
             out.missing('g', "no published run of the affected series in the evidence (base curve unknown)".into());
         }
@@ -433,7 +438,10 @@ mod tests {
         let sha = e.pull_request.head_sha.clone();
         e.check_runs
             .insert(sha, Fact::Ok(vec![run("single-node 8k1k / x", "success", 7), run("eval / x", "success", 7)]));
-        e.upstream.published_run = Some(3);
+        e.upstream.published_runs.insert(
+            crate::evidence::ALL_SERIES.into(),
+            Fact::Ok(Some(crate::evidence::PublishedRun { run_id: 3, pr: 0, source: "main".into(), merged_at: None })),
+        );
         // Published: tp8 c4 and c16, plus tp4 c64 that the head no longer measures.
         add_fixed_point(&mut e, 3, 8, 4, 5.0, 120.0, 1000.0);
         add_fixed_point(&mut e, 3, 8, 16, 9.0, 90.0, 2000.0);
@@ -462,7 +470,7 @@ mod tests {
     #[test]
     fn an_existing_config_without_a_published_run_warns() {
         let mut e = with_curves(80.0, 1500.0);
-        e.upstream.published_run = None;
+        e.upstream.published_runs.clear();
         assert_eq!(sub_items(&check(&Context::new(&e)), "missing"), ["g"]);
     }
 

@@ -1,21 +1,31 @@
 //! Bundles: Evidence on disk, a public interface (README "Evidence bundles").
 //!
 //! ```text
-//! <bundle>/evidence.json     everything but file trees, with "format": 1
+//! <bundle>/evidence.json     everything but file trees, with "format": 2
 //! <bundle>/base/<path>       files at the base SHA (policy files, configs, recipes, …)
 //! <bundle>/head/<path>       files at the pinned head SHA
 //! <bundle>/artifacts/<run id>/<artifact name>/<path>   unpacked workflow artifacts
+//! <bundle>/artifacts/<run id>/job-logs/<job id>.log    job logs a check reads
 //! ```
+//!
+//! Format 2 records whether each tree could be read (`trees`), nested-archive and job-log
+//! availability per run, blob SHAs per commit, published runs per series and upstream content.
+//! Format 1 is still read: a tree directory that is absent is unavailable, its single
+//! `upstream.published_run` applies to every series, and the facts it never had (blobs) are
+//! simply absent, which the checks read as unavailable.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Evidence;
+use super::{Evidence, Fact, PublishedRun, ALL_SERIES};
 use crate::repo::{MemTree, RepoError, Tree, WorkTree};
 
-/// The bundle format version this build reads and writes.
-pub const BUNDLE_FORMAT: u32 = 1;
+/// The bundle format version this build writes.
+pub const BUNDLE_FORMAT: u32 = 2;
+
+/// The oldest format this build reads.
+pub const OLDEST_BUNDLE_FORMAT: u32 = 1;
 
 /// evidence.json is bounded like every other input.
 const MAX_EVIDENCE_JSON: u64 = 64 * 1024 * 1024;
@@ -26,7 +36,7 @@ pub enum BundleError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: not valid evidence JSON: {message} (see README, \"Evidence bundles\")")]
     Json { path: PathBuf, message: String },
-    #[error("{path}: bundle format {found} is not supported; this sweepgate reads format {BUNDLE_FORMAT}")]
+    #[error("{path}: bundle format {found} is not supported; this sweepgate reads formats {OLDEST_BUNDLE_FORMAT} to {BUNDLE_FORMAT}")]
     Format { path: PathBuf, found: u32 },
     #[error("{path}: evidence.json is {size} bytes; at most {MAX_EVIDENCE_JSON} are read")]
     TooLarge { path: PathBuf, size: u64 },
@@ -59,7 +69,7 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
     };
     let mut raw: serde_json::Value = serde_json::from_str(&text).map_err(json_error)?;
     let found = raw.get("format").and_then(serde_json::Value::as_u64).unwrap_or(0);
-    if found != u64::from(BUNDLE_FORMAT) {
+    if !(u64::from(OLDEST_BUNDLE_FORMAT)..=u64::from(BUNDLE_FORMAT)).contains(&found) {
         return Err(BundleError::Format { path: json_path, found: u32::try_from(found).unwrap_or(u32::MAX) });
     }
     // Not through the flattened envelope: serde's flatten cannot read integer map keys
@@ -69,16 +79,25 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
     }
     let mut evidence: Evidence = serde_json::from_value(raw)
         .map_err(|e| BundleError::Json { path: json_path.clone(), message: e.to_string() })?;
-    evidence.base = load_tree(&dir.join("base"))?;
-    evidence.head = load_tree(&dir.join("head"))?;
-    evidence.artifacts = load_tree(&dir.join("artifacts"))?;
+    evidence.format = u32::try_from(found).unwrap_or(BUNDLE_FORMAT);
+    if let Some(run_id) = evidence.upstream.published_run.take() {
+        let run = PublishedRun { run_id, pr: 0, source: "format1".into(), merged_at: None };
+        evidence.upstream.published_runs.entry(ALL_SERIES.into()).or_insert(Fact::Ok(Some(run)));
+    }
+    evidence.base = load_tree(&dir.join("base"), &mut evidence.trees.base)?;
+    evidence.head = load_tree(&dir.join("head"), &mut evidence.trees.head)?;
+    evidence.artifacts = load_tree(&dir.join("artifacts"), &mut Fact::Ok(()))?;
     Ok(evidence)
 }
 
-fn load_tree(dir: &Path) -> Result<MemTree, BundleError> {
+/// Loads a tree directory; one that is absent makes its fact unavailable (a recorded reason
+/// is kept).
+fn load_tree(dir: &Path, fact: &mut Fact<()>) -> Result<MemTree, BundleError> {
     let mut tree = MemTree::new();
     if dir.is_dir() {
         tree.copy_from(&WorkTree::new(dir), "")?;
+    } else if fact.as_ok().is_some() {
+        *fact = Fact::Unavailable(format!("{} is not in the bundle", dir.display()));
     }
     Ok(tree)
 }
@@ -93,6 +112,16 @@ pub fn write_bundle(dir: &Path, evidence: &Evidence) -> Result<(), BundleError> 
     text.push('\n');
     std::fs::write(&json_path, text).map_err(io(&json_path))?;
     for (name, tree) in [("base", &evidence.base), ("head", &evidence.head), ("artifacts", &evidence.artifacts)] {
+        // An unreadable tree is written as no directory, so it reads back unavailable too.
+        let unavailable = match name {
+            "base" => evidence.trees.base.as_ok().is_none(),
+            "head" => evidence.trees.head.as_ok().is_none(),
+            _ => false,
+        };
+        if unavailable {
+            continue;
+        }
+        std::fs::create_dir_all(dir.join(name)).map_err(io(dir))?;
         for path in tree.paths() {
             let target = dir.join(name).join(path);
             if let Some(parent) = target.parent() {

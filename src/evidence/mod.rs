@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::repo::MemTree;
 
-pub use bundle::{read_bundle, write_bundle, BundleError, BUNDLE_FORMAT};
+pub use bundle::{read_bundle, write_bundle, BundleError, BUNDLE_FORMAT, OLDEST_BUNDLE_FORMAT};
 
 /// A fact that had to be fetched from outside and may not have been obtainable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,6 +135,24 @@ pub struct WorkflowRun {
     /// Artifact names of the run, each with whether its content is in the bundle.
     #[serde(default)]
     pub artifacts: BTreeMap<String, Fact<()>>,
+    /// Archives nested in an artifact (`<artifact>/<path>.tar.gz`), each with whether it was
+    /// unpacked (under `<run id>/<artifact>/<path>.d/`). An artifact can be `Ok` while one of
+    /// its archives is not.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub archives: BTreeMap<String, Fact<()>>,
+    /// Jobs of the run whose logs a check reads, by job id. A log that is `Ok` is in
+    /// `artifacts/` at `<run id>/job-logs/<job id>.log`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub jobs: BTreeMap<u64, Job>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub name: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    pub log: Fact<()>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,11 +206,67 @@ pub struct Upstream {
     /// Hugging Face repo id → its `config.json`.
     #[serde(default)]
     pub model_configs: BTreeMap<String, Fact<serde_json::Value>>,
-    /// The most recently ingested (published) run of the affected series: the base curve of
-    /// Check 18(g)/(h). Its `bmk_*` artifacts are under `<id>/` in `artifacts/`. `None` when
-    /// the collector found no published run (a new series has none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Format 1 only: one published run for every affected series. Read into
+    /// [`Upstream::published_runs`] under the key [`ALL_SERIES`]; never written.
+    #[serde(default, skip_serializing)]
     pub published_run: Option<u64>,
+    /// Format 2: per affected config key, the last published run of its series (the base curve
+    /// of Check 18(g)/(h), spec 10 §4 and 40 §3). `Ok(None)`: the collector looked and the series
+    /// has none (a new config). `Unavailable`: it could not tell. The run is in
+    /// [`Evidence::runs`] and its `bmk_*` artifacts under `<run id>/` in `artifacts/`.
+    /// The key [`ALL_SERIES`] applies to every affected config without an entry of its own.
+    #[serde(default)]
+    pub published_runs: BTreeMap<String, Fact<Option<PublishedRun>>>,
+    /// Upstream content linked from the sign-off (cookbook PR files, published recipe pages),
+    /// keyed by the link as written (`owner/repo#N` or a URL). Room for Check 3(c).
+    #[serde(default)]
+    pub contents: BTreeMap<String, Fact<UpstreamContent>>,
+}
+
+/// The key of [`Upstream::published_runs`] that applies to every affected config.
+pub const ALL_SERIES: &str = "*";
+
+/// The last published run of a config's series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedRun {
+    /// The workflow run whose results were ingested.
+    pub run_id: u64,
+    /// The merged PR whose changelog entry listed the config (0 when unknown, format 1).
+    #[serde(default)]
+    pub pr: u64,
+    /// How the run was found: `reuse` (the PR's `/reuse-sweep-run`), `main` (the run on the
+    /// merge commit), or `format1`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_at: Option<String>,
+}
+
+/// Text of upstream content a check reads (bounded by the collector).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamContent {
+    /// Where it was read from (the API or page URL).
+    pub source: String,
+    /// `path → text` for a PR's changed files at its merge commit; one entry `page` for a
+    /// published page converted to text.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+}
+
+/// Whether each file tree of the bundle could be read. A tree that is `Unavailable` is empty
+/// and every check that reads it must say so (never "missing file" or N/A).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trees {
+    pub base: Fact<()>,
+    pub head: Fact<()>,
+}
+
+impl Default for Trees {
+    fn default() -> Self {
+        Trees { base: Fact::Ok(()), head: Fact::Ok(()) }
+    }
 }
 
 /// Everything a verdict reads.
@@ -229,6 +303,17 @@ pub struct Evidence {
     pub team_members: BTreeMap<String, BTreeMap<String, Fact<bool>>>,
     #[serde(default)]
     pub upstream: Upstream,
+    /// Whether `base/` and `head/` could be read (format 2; format 1 reads a missing directory
+    /// as unavailable).
+    #[serde(default)]
+    pub trees: Trees,
+    /// Git blob SHA of each file at a commit (`commit → path → blob`), for the commits Check 1
+    /// compares: the qualifying sweep commit and the head. Format 1 has none (unavailable).
+    #[serde(default)]
+    pub blobs: BTreeMap<String, Fact<BTreeMap<String, String>>>,
+    /// The bundle format this Evidence was read from (not serialized; set by `read_bundle`).
+    #[serde(skip, default = "current_format")]
+    pub format: u32,
     /// Policy and content files at `base_sha` (not serialized in evidence.json: `base/`).
     #[serde(skip)]
     pub base: MemTree,
@@ -238,6 +323,10 @@ pub struct Evidence {
     /// Unpacked artifacts: `<run id>/<artifact name>/<path>` (bundle folder `artifacts/`).
     #[serde(skip)]
     pub artifacts: MemTree,
+}
+
+fn current_format() -> u32 {
+    BUNDLE_FORMAT
 }
 
 impl Evidence {

@@ -161,9 +161,8 @@ pub async fn collect<G: GitHub>(
     };
 
     let wanted = wanted_paths(&files);
-    let mut notes = BTreeMap::new();
-    let base = read_tree(gh, repo, &base_sha, limits, &wanted, &mut notes).await;
-    let head = read_tree(gh, repo, &head_sha, limits, &wanted, &mut notes).await;
+    let (base, base_fact) = read_tree(gh, repo, &base_sha, limits, &wanted).await;
+    let (head, head_fact) = read_tree(gh, repo, &head_sha, limits, &wanted).await;
 
     let mut check_runs = BTreeMap::new();
     let mut run_ids = BTreeSet::new();
@@ -231,15 +230,15 @@ pub async fn collect<G: GitHub>(
         permissions,
         team_members: BTreeMap::new(),
         upstream: Default::default(),
+        trees: crate::evidence::Trees { base: base_fact, head: head_fact },
+        blobs: BTreeMap::new(),
+        format: crate::evidence::BUNDLE_FORMAT,
         base,
         head,
         artifacts,
     };
     evidence.team_members = read_teams(gh, &evidence).await;
     evidence.upstream = read_upstream(upstream, &evidence, limits).await;
-    for (what, reason) in notes {
-        tracing::warn!("{what}: {reason}");
-    }
     // Head anchoring (spec 30 §1.6): the verdict says so when the PR moved meanwhile.
     evidence.live_head_sha = match gh.get_pull(repo, pr).await {
         Ok(live) => Some(live.head.sha),
@@ -282,24 +281,26 @@ async fn read_signoff<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64, url: &SignoffU
     })
 }
 
-/// The files a verdict reads at `sha`, from one tarball download. An unreadable tarball leaves
-/// the tree empty, which the checks report as "missing from the evidence".
+/// The files a verdict reads at `sha`, from one tarball download. An unreadable tarball is an
+/// empty tree whose fact is unavailable, so no check mistakes it for a tree without the file.
 async fn read_tree<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
     sha: &str,
     limits: &CollectLimits,
     wanted: &impl Fn(&str) -> bool,
-    notes: &mut BTreeMap<String, String>,
-) -> MemTree {
+) -> (MemTree, Fact<()>) {
     let result = match gh.download_tarball(repo, sha, limits.max_tarball_bytes).await {
         Ok(bytes) => unpack_tarball(&bytes, limits.archive, wanted).map_err(|e| e.to_string()),
         Err(err) => Err(err.to_string()),
     };
-    result.unwrap_or_else(|reason| {
-        notes.insert(format!("repository contents at {sha}"), reason);
-        MemTree::new()
-    })
+    match result {
+        Ok(tree) => (tree, Fact::Ok(())),
+        Err(reason) => {
+            tracing::warn!("repository contents at {sha}: {reason}");
+            (MemTree::new(), Fact::Unavailable(format!("repository contents at {sha}: {reason}")))
+        }
+    }
 }
 
 fn wants_artifact(name: &str, limits: &CollectLimits) -> bool {
@@ -357,6 +358,8 @@ async fn read_runs<G: GitHub>(
                 status: run.status.unwrap_or_default(),
                 conclusion: run.conclusion,
                 artifacts,
+                archives: BTreeMap::new(),
+                jobs: BTreeMap::new(),
             },
         );
     }
