@@ -27,6 +27,7 @@ fn collect(fake: &FakeGitHub, upstream: &FakeUpstream, pr: u64, signoff: &str, o
             "--registry",
             &format!("nvcr.io={}", upstream.url),
         ])
+        .args(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"])
         .env_remove("GITHUB_TOKEN")
         .output()
         .expect("run sweepgate collect")

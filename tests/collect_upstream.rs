@@ -16,6 +16,8 @@ fn client(fake: &FakeUpstream) -> UpstreamClient {
         github_api: fake.url.clone(),
         huggingface: fake.url.clone(),
         backoff: Duration::from_millis(1),
+        allowed_hosts: [fake.host().to_string()].into(),
+        allow_private_addresses: true,
         ..UpstreamConfig::default()
     };
     for registry in ["docker.io", "nvcr.io", "ghcr.io"] {

@@ -109,6 +109,7 @@ async fn action_mode_writes_the_verdicts_frontier_charts_next_to_the_summary() {
             .arg("action")
             .args(["--upstream-github-api", &upstream_url, "--huggingface-url", &upstream_url])
             .args(["--registry", &format!("docker.io={upstream_url}")])
+            .args(["--upstream-allow-host", upstream_url.trim_start_matches("http://"), "--upstream-allow-private"])
             .env("GITHUB_EVENT_NAME", "issue_comment")
             .env("GITHUB_EVENT_PATH", &event_path)
             .env("GITHUB_TOKEN", TOKEN)

@@ -34,6 +34,7 @@ async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]
     let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
     args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
     args.extend(["--registry", &docker, "--registry", &nvcr]);
+    args.extend(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"]);
     args.extend(extra);
     ServerProcess::start(&args).await
 }

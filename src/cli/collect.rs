@@ -1,10 +1,11 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use anyhow::Context;
 use secrecy::SecretString;
+use sweepgate::evidence::collect::upstream::DEFAULT_ALLOWED_HOSTS;
 use sweepgate::evidence::collect::{collect, CollectLimits, CollectRequest, UpstreamClient, UpstreamConfig};
 use sweepgate::evidence::write_bundle;
 use sweepgate::github::octo::{OctoGitHub, RetryPolicy};
@@ -24,9 +25,19 @@ pub struct CollectArgs {
     /// Sign-off URL: `https://github.com/<repo>/pull/<n>#issuecomment-<id>` (or review kinds).
     #[arg(long)]
     pub signoff: String,
-    /// Bundle directory to write.
+    /// Bundle directory to write. It must not exist or be empty, unless --force.
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace a non-empty --out (the old contents are removed only once the new bundle is
+    /// complete).
+    #[arg(long)]
+    pub force: bool,
+    /// Global bound on bytes downloaded per verification (tarballs, artifacts, job logs).
+    #[arg(long, default_value_t = CollectLimits::default().max_download_bytes)]
+    pub max_download_bytes: u64,
+    /// Global bound on bytes unpacked from artifacts per verification.
+    #[arg(long, default_value_t = CollectLimits::default().max_unpacked_bytes)]
+    pub max_unpacked_bytes: u64,
     #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com")]
     pub api_url: String,
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
@@ -49,6 +60,14 @@ pub struct UpstreamArgs {
     /// Registry base URL override, `NAME=URL` (repeatable), e.g. `docker.io=https://mirror`.
     #[arg(long = "registry", value_parser = parse_registry)]
     pub registries: Vec<(String, String)>,
+    /// Another upstream host that may be contacted, `NAME` or `NAME:PORT` (repeatable, added to
+    /// api.github.com, huggingface.co, registry-1.docker.io, auth.docker.io, nvcr.io, ghcr.io).
+    /// Every other host, including a registry a PR names, is refused.
+    #[arg(long = "upstream-allow-host", env = "SWEEPGATE_UPSTREAM_ALLOW_HOSTS", value_delimiter = ',')]
+    pub allow_hosts: Vec<String>,
+    /// Allow upstream hosts on loopback, private or link-local addresses (local mirrors, tests).
+    #[arg(long = "upstream-allow-private", env = "SWEEPGATE_UPSTREAM_ALLOW_PRIVATE")]
+    pub allow_private: bool,
 }
 
 fn parse_registry(text: &str) -> Result<(String, String), String> {
@@ -68,6 +87,9 @@ impl UpstreamArgs {
             ..UpstreamConfig::default()
         };
         config.registries.extend(self.registries.iter().cloned());
+        config.allowed_hosts = DEFAULT_ALLOWED_HOSTS.iter().map(|h| h.to_string()).collect();
+        config.allowed_hosts.extend(self.allow_hosts.iter().map(|h| h.trim().to_ascii_lowercase()));
+        config.allow_private_addresses = self.allow_private;
         config
     }
 }
@@ -104,14 +126,26 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<ExitCode> {
     let signoff = SignoffUrl::parse(&args.signoff)?;
     let review_date = args.review_date.unwrap_or_else(|| chrono::Utc::now().date_naive());
     let request = CollectRequest { repo, pr: args.pr, signoff, review_date };
+    // Refused before any request: a reused directory kept stale files that changed a verdict.
+    if !args.force && is_non_empty_dir(&args.out)? {
+        anyhow::bail!(
+            "{} exists and is not empty; pass --force to replace it, or choose a new --out",
+            args.out.display()
+        );
+    }
+    let limits = CollectLimits {
+        max_download_bytes: args.max_download_bytes,
+        max_unpacked_bytes: args.max_unpacked_bytes,
+        ..CollectLimits::default()
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let metrics = Arc::new(ApiMetrics::default());
         let token = SecretString::from(args.token.clone());
         let gh = OctoGitHub::with_token(&args.api_url, token, RetryPolicy::default(), metrics.clone())?;
         let upstream = UpstreamClient::new(args.upstream.config())?;
-        let evidence = collect(&gh, &upstream, &request, &CollectLimits::default()).await?;
-        write_bundle(&args.out, &evidence).with_context(|| format!("writing the bundle to {}", args.out.display()))?;
+        let evidence = collect(&gh, &upstream, &request, &limits).await?;
+        write_into_place(&args.out, &evidence)?;
         eprintln!(
             "collected PR #{} at {} into {}: {} GitHub API requests, {} upstream requests",
             request.pr,
@@ -122,4 +156,49 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<ExitCode> {
         );
         anyhow::Ok(ExitCode::SUCCESS)
     })
+}
+
+fn is_non_empty_dir(path: &Path) -> anyhow::Result<bool> {
+    match std::fs::read_dir(path) {
+        Ok(mut entries) => Ok(entries.next().is_some()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(err) if err.kind() == std::io::ErrorKind::NotADirectory => {
+            anyhow::bail!("{} exists and is not a directory", path.display())
+        }
+        Err(err) => Err(err).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Writes the bundle into a fresh directory next to `out`, then renames it into place, so
+/// `out` is either the old bundle or the complete new one, never a mix.
+fn write_into_place(out: &Path, evidence: &sweepgate::evidence::Evidence) -> anyhow::Result<()> {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "bundle".into());
+    let nonce = format!("{}-{}", std::process::id(), chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default());
+    let fresh = parent.join(format!(".{name}.new-{nonce}"));
+    let written = write_bundle(&fresh, evidence).with_context(|| format!("writing the bundle to {}", fresh.display()));
+    if let Err(err) = written {
+        let _ = std::fs::remove_dir_all(&fresh);
+        return Err(err);
+    }
+    let old = parent.join(format!(".{name}.old-{nonce}"));
+    let replaced = out.exists();
+    if replaced {
+        std::fs::rename(out, &old).with_context(|| format!("moving the old {} aside", out.display()))?;
+    }
+    if let Err(err) = std::fs::rename(&fresh, out) {
+        if replaced {
+            let _ = std::fs::rename(&old, out);
+        }
+        let _ = std::fs::remove_dir_all(&fresh);
+        return Err(err).with_context(|| format!("renaming the new bundle to {}", out.display()));
+    }
+    if replaced {
+        std::fs::remove_dir_all(&old).with_context(|| format!("removing the old bundle {}", old.display()))?;
+    }
+    Ok(())
 }

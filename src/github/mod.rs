@@ -217,6 +217,28 @@ pub trait GitHub: Send + Sync {
         artifact_id: u64,
         max_bytes: u64,
     ) -> impl Future<Output = Result<Vec<u8>, GitHubError>> + Send;
+    /// Every path of the commit's tree with its git object SHA (one request, `recursive=1`).
+    fn get_tree(&self, repo: &RepoRef, sha: &str) -> impl Future<Output = Result<GitTreeListing, GitHubError>> + Send;
+    /// Runs of one workflow file at one commit (`head_sha` filter), newest first.
+    fn list_workflow_runs_at(
+        &self,
+        repo: &RepoRef,
+        workflow_file: &str,
+        head_sha: &str,
+    ) -> impl Future<Output = Result<Vec<WorkflowRun>, GitHubError>> + Send;
+    /// Jobs of the latest attempt of a run.
+    fn list_run_jobs(
+        &self,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> impl Future<Output = Result<Vec<RunJob>, GitHubError>> + Send;
+    /// The plain-text log of one job (GitHub redirects to storage like artifacts).
+    fn download_job_log(
+        &self,
+        repo: &RepoRef,
+        job_id: u64,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<Vec<u8>, GitHubError>> + Send;
 }
 
 #[cfg(test)]

@@ -547,6 +547,32 @@ impl GitHub for OctoGitHub {
     ) -> Result<Vec<u8>, GitHubError> {
         self.download(&format!("/repos/{repo}/actions/artifacts/{artifact_id}/zip"), max_bytes).await
     }
+
+    async fn get_tree(&self, repo: &RepoRef, sha: &str) -> Result<GitTreeListing, GitHubError> {
+        self.get(&format!("/repos/{repo}/git/trees/{}?recursive=1", query_escape(sha))).await
+    }
+
+    async fn list_workflow_runs_at(
+        &self,
+        repo: &RepoRef,
+        workflow_file: &str,
+        head_sha: &str,
+    ) -> Result<Vec<WorkflowRun>, GitHubError> {
+        let path = format!(
+            "/repos/{repo}/actions/workflows/{}/runs?head_sha={}",
+            query_escape(workflow_file),
+            query_escape(head_sha)
+        );
+        self.paginate_up_to(&path, Some("workflow_runs"), PER_PAGE).await
+    }
+
+    async fn list_run_jobs(&self, repo: &RepoRef, run_id: u64) -> Result<Vec<RunJob>, GitHubError> {
+        self.paginate(&format!("/repos/{repo}/actions/runs/{run_id}/jobs"), Some("jobs")).await
+    }
+
+    async fn download_job_log(&self, repo: &RepoRef, job_id: u64, max_bytes: u64) -> Result<Vec<u8>, GitHubError> {
+        self.download(&format!("/repos/{repo}/actions/jobs/{job_id}/logs"), max_bytes).await
+    }
 }
 
 /// GitHub App credentials → one client per installation (from each webhook's

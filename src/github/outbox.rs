@@ -264,6 +264,22 @@ impl GitHub for OutboxGitHub {
     async fn download_artifact(&self, _: &RepoRef, _: u64, _: u64) -> Result<Vec<u8>, GitHubError> {
         Err(GitHubError::DryRun("downloading artifacts"))
     }
+
+    async fn get_tree(&self, _: &RepoRef, _: &str) -> Result<GitTreeListing, GitHubError> {
+        Err(GitHubError::DryRun("listing a git tree"))
+    }
+
+    async fn list_workflow_runs_at(&self, _: &RepoRef, _: &str, _: &str) -> Result<Vec<WorkflowRun>, GitHubError> {
+        Err(GitHubError::DryRun("listing workflow runs"))
+    }
+
+    async fn list_run_jobs(&self, _: &RepoRef, _: u64) -> Result<Vec<RunJob>, GitHubError> {
+        Err(GitHubError::DryRun("listing run jobs"))
+    }
+
+    async fn download_job_log(&self, _: &RepoRef, _: u64, _: u64) -> Result<Vec<u8>, GitHubError> {
+        Err(GitHubError::DryRun("downloading job logs"))
+    }
 }
 
 #[cfg(test)]

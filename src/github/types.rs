@@ -65,6 +65,9 @@ pub struct PullRequest {
     /// The PR description (null when empty).
     #[serde(default)]
     pub body: Option<String>,
+    /// The commit a merged PR landed as on its base branch.
+    #[serde(default)]
+    pub merge_commit_sha: Option<String>,
 }
 
 impl PullRequest {
@@ -185,6 +188,9 @@ pub struct Artifact {
     pub name: String,
     #[serde(default)]
     pub expired: bool,
+    /// The zip's size as GitHub declares it (0 when absent).
+    #[serde(default)]
+    pub size_in_bytes: u64,
 }
 
 /// Reactions the bot adds to a command comment.
@@ -252,4 +258,33 @@ pub struct CollaboratorPermission {
     pub permission: String,
     #[serde(default)]
     pub role_name: String,
+}
+
+/// One entry of `GET /git/trees/{sha}?recursive=1`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeEntry {
+    pub path: String,
+    /// `blob`, `tree` or `commit` (a submodule).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub sha: String,
+}
+
+/// A recursive git tree listing; GitHub sets `truncated` past its own size limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitTreeListing {
+    #[serde(default)]
+    pub tree: Vec<TreeEntry>,
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// A job of an Actions run (`GET /actions/runs/{id}/jobs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunJob {
+    pub id: u64,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
 }

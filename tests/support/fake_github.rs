@@ -119,6 +119,16 @@ pub struct World {
     pub leaked_auth: u64,
     /// "METHOD path?query" of every request, in order.
     pub log: Vec<String>,
+    /// (repo, sha) → `path → blob SHA` served by `GET …/git/trees/{sha}?recursive=1`.
+    pub git_trees: HashMap<(String, String), Vec<(String, String)>>,
+    /// (repo, run id) → jobs JSON (`id`, `name`, `conclusion`) served by `…/runs/{id}/jobs`.
+    pub jobs: HashMap<(String, u64), Vec<Value>>,
+    /// job id → log text served by `GET …/actions/jobs/{id}/logs` (through a redirect).
+    pub job_logs: HashMap<u64, Vec<u8>>,
+    /// Added before every answer (a remote GitHub's round trip, for benchmarks).
+    pub latency: Duration,
+    /// Bytes of every answer body sent, `/_blobs/` downloads included.
+    pub bytes_sent: u64,
     next_id: u64,
 }
 
@@ -195,6 +205,10 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/actions/runs/{id}/artifacts", get(list_artifacts))
             .route("/repos/{o}/{r}/actions/workflows/{file}/runs", get(list_runs))
             .route("/repos/{o}/{r}/collaborators/{user}/permission", get(permission))
+            .route("/repos/{o}/{r}/git/trees/{sha}", get(git_tree))
+            .route("/repos/{o}/{r}/actions/runs/{id}/jobs", get(list_jobs))
+            .route("/repos/{o}/{r}/actions/jobs/{id}/logs", get(job_log_redirect))
+            .route("/_blobs/job-log/{id}", get(job_log_blob))
             .layer(middleware::from_fn_with_state(world.clone(), gate))
             .with_state(world.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fake GitHub");
@@ -313,7 +327,11 @@ async fn gate(State(world): State<Shared>, request: Request, next: Next) -> Resp
         let hit = w.faults.iter().position(|f| line.starts_with(&f.matching));
         hit.and_then(|i| w.faults.remove(i))
     };
-    let Some(fault) = fault else { return authenticated(world, request, next).await };
+    let latency = lock(&world).latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let Some(fault) = fault else { return counted(&world, authenticated(world.clone(), request, next).await).await };
     tokio::time::sleep(fault.delay).await;
     if fault.drop == Some(Dropped::BeforeHandling) {
         drop_connection();
@@ -330,6 +348,15 @@ async fn gate(State(world): State<Shared>, request: Request, next: Next) -> Resp
         drop_connection();
     }
     response
+}
+
+/// Adds the answer's body size to [`World::bytes_sent`].
+async fn counted(world: &Shared, response: Response) -> Response {
+    use http_body_util::BodyExt;
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    lock(world).bytes_sent += bytes.len() as u64;
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// Ends the connection's task without an answer: the socket is closed, the client sees the
@@ -375,6 +402,7 @@ struct Page {
     event: Option<String>,
     branch: Option<String>,
     status: Option<String>,
+    head_sha: Option<String>,
 }
 
 fn paginate(items: Vec<Value>, q: &Page) -> Vec<Value> {
@@ -624,8 +652,21 @@ async fn list_artifacts(
     Path((o, r, id)): Path<(String, String, u64)>,
     Query(q): Query<Page>,
 ) -> Response {
-    match lock(&world).artifacts.get(&(format!("{o}/{r}"), id)) {
-        Some(list) => Json(json!({"total_count": list.len(), "artifacts": paginate(list.clone(), &q)})).into_response(),
+    let w = lock(&world);
+    match w.artifacts.get(&(format!("{o}/{r}"), id)) {
+        Some(list) => {
+            // Like GitHub, each artifact declares its zip's size.
+            let sized = list
+                .iter()
+                .map(|a| {
+                    let mut a = a.clone();
+                    let size = a["id"].as_u64().and_then(|id| w.artifact_zips.get(&id)).map_or(0, Vec::len);
+                    a["size_in_bytes"] = json!(size);
+                    a
+                })
+                .collect();
+            Json(json!({"total_count": list.len(), "artifacts": paginate(sized, &q)})).into_response()
+        }
         None => not_found(),
     }
 }
@@ -647,6 +688,7 @@ async fn list_runs(
                 && q.event.as_ref().is_none_or(|e| run["event"] == *e)
                 && q.branch.as_ref().is_none_or(|b| run["head_branch"] == *b)
                 && q.status.as_ref().is_none_or(|s| run["status"] == *s)
+                && q.head_sha.as_ref().is_none_or(|s| run["head_sha"] == *s)
         })
         .map(|(_, run)| run.clone())
         .collect();
@@ -740,5 +782,47 @@ async fn team_membership(
             Json(json!({"state": "active", "role": "member", "url": "x"})).into_response()
         }
         Some(_) | None => not_found(),
+    }
+}
+
+async fn git_tree(State(world): State<Shared>, Path((o, r, sha)): Path<(String, String, String)>) -> Response {
+    match lock(&world).git_trees.get(&(format!("{o}/{r}"), sha.clone())) {
+        Some(entries) => {
+            let tree: Vec<Value> = entries
+                .iter()
+                .map(|(path, blob)| json!({"path": path, "type": "blob", "sha": blob, "mode": "100644"}))
+                .collect();
+            Json(json!({"sha": sha, "tree": tree, "truncated": false})).into_response()
+        }
+        None => not_found(),
+    }
+}
+
+async fn list_jobs(
+    State(world): State<Shared>,
+    Path((o, r, id)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    match lock(&world).jobs.get(&(format!("{o}/{r}"), id)) {
+        Some(list) => Json(json!({"total_count": list.len(), "jobs": paginate(list.clone(), &q)})).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn job_log_redirect(
+    State(world): State<Shared>,
+    Path((_o, _r, id)): Path<(String, String, u64)>,
+    request: Request,
+) -> Response {
+    if !lock(&world).job_logs.contains_key(&id) {
+        return error(StatusCode::GONE, "Log has expired");
+    }
+    redirect(format!("{}/_blobs/job-log/{id}", self_url(&request)))
+}
+
+async fn job_log_blob(State(world): State<Shared>, Path(id): Path<u64>) -> Response {
+    match lock(&world).job_logs.get(&id) {
+        Some(bytes) => bytes.clone().into_response(),
+        None => not_found(),
     }
 }

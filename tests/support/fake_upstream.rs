@@ -61,6 +61,11 @@ impl FakeUpstream {
         FakeUpstream { url, state, task }
     }
 
+    /// `127.0.0.1:<port>`, the entry a collector's allowlist needs for this fake.
+    pub fn host(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
     pub fn state(&self) -> std::sync::MutexGuard<'_, Upstream> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -11,7 +11,8 @@ use crate::repo::MemTree;
 pub struct ArchiveLimits {
     /// Most entries read from one archive (nested archives count their own).
     pub max_entries: usize,
-    /// Largest single file kept.
+    /// Largest single file kept: [`crate::repo::MAX_FILE_BYTES`], the bound `verify` reads
+    /// with, so the collector never keeps a file the verifier would refuse.
     pub max_file_bytes: u64,
     /// Most bytes kept from one archive, nested archives included.
     pub max_total_bytes: u64,
@@ -19,7 +20,7 @@ pub struct ArchiveLimits {
 
 impl Default for ArchiveLimits {
     fn default() -> Self {
-        ArchiveLimits { max_entries: 20_000, max_file_bytes: 64 << 20, max_total_bytes: 512 << 20 }
+        ArchiveLimits { max_entries: 20_000, max_file_bytes: crate::repo::MAX_FILE_BYTES, max_total_bytes: 512 << 20 }
     }
 }
 
@@ -31,6 +32,9 @@ pub enum ArchiveError {
     TooManyEntries(usize),
     #[error("more than {0} bytes unpacked")]
     TooLarge(u64),
+    /// Two entries that cannot both be files on disk (`a` and `a/b`), or one name twice.
+    #[error("entry names collide: {0}")]
+    Collision(String),
 }
 
 /// What an artifact unpacked to, and the nested archives that could not be read (kept as is).
@@ -168,9 +172,25 @@ pub fn unpack_artifact(bytes: &[u8], prefix: &str, limits: ArchiveLimits) -> Res
                 Err(err) => out.failures.push((path.clone(), err.to_string())),
             }
         }
-        out.tree.insert(format!("{prefix}/{path}"), data);
+        let key = format!("{prefix}/{path}");
+        if out.tree.get(&key).is_some() {
+            return Err(ArchiveError::Collision(format!("{path} appears twice")));
+        }
+        out.tree.insert(key, data);
+    }
+    if let Some(clash) = file_dir_clash(&out.tree) {
+        return Err(ArchiveError::Collision(clash));
     }
     Ok(out)
+}
+
+/// A path that is a file and also the folder of another file (`a` and `a/b`), which no
+/// file system can hold; `None` when every path can be written.
+fn file_dir_clash(tree: &MemTree) -> Option<String> {
+    tree.paths().find_map(|path| {
+        let mut dirs = path.match_indices('/').map(|(i, _)| &path[..i]);
+        dirs.find(|dir| tree.get(dir).is_some()).map(|dir| format!("{dir} is a file and the folder of {path}"))
+    })
 }
 
 #[cfg(test)]
@@ -244,8 +264,28 @@ pub(crate) mod tests {
         assert_eq!(unpack_artifact(&many, "p", tight).unwrap_err(), ArchiveError::TooManyEntries(2));
         let small = ArchiveLimits { max_total_bytes: 2, ..ArchiveLimits::default() };
         assert_eq!(unpack_artifact(&many, "p", small).unwrap_err(), ArchiveError::TooLarge(2));
+        assert_eq!(
+            ArchiveLimits::default().max_file_bytes,
+            crate::repo::MAX_FILE_BYTES,
+            "one bound for collect and verify"
+        );
         let big = zip_of(&[("big", &[0u8; 100][..])]);
         let per_file = ArchiveLimits { max_file_bytes: 10, ..ArchiveLimits::default() };
         assert_eq!(unpack_artifact(&big, "p", per_file).unwrap().failures.len(), 1);
+    }
+
+    #[test]
+    fn colliding_entry_names_make_the_archive_unavailable() {
+        let clash = zip_of(&[("a", b"file"), ("a/b", b"under a")]);
+        let err = unpack_artifact(&clash, "1/x", ArchiveLimits::default()).unwrap_err();
+        assert!(
+            matches!(&err, ArchiveError::Collision(m) if m.contains("a is a file and the folder of 1/x/a/b")),
+            "{err}"
+        );
+        let nested = tar_gz(&[("f", b"1")]);
+        let clash = zip_of(&[("l.tar.gz", &nested), ("l.tar.gz.d", b"a file where the folder goes")]);
+        assert!(matches!(unpack_artifact(&clash, "1/x", ArchiveLimits::default()), Err(ArchiveError::Collision(_))));
+        let fine = zip_of(&[("a-b", b"1"), ("a/b", b"2")]);
+        assert_eq!(unpack_artifact(&fine, "1/x", ArchiveLimits::default()).unwrap().tree.paths().count(), 2);
     }
 }

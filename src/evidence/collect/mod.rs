@@ -3,25 +3,38 @@
 //! identity of the verification (the PR and the sign-off) is fatal when unreadable; every other
 //! fact that cannot be fetched is recorded as [`Fact::Unavailable`] with the reason.
 //!
-//! Requests for a typical PR (3 commits, 2 referenced runs, 3 result artifacts, one signer with
-//! one team): PR, sign-off, commits, files, comments, base and head tarballs, 3 × check-runs,
-//! 2 × run, 2 × artifact list, 3 × artifact zip, permission, team, PR again = 21.
+//! Independent requests run concurrently, at most [`CollectLimits::concurrency`] in flight
+//! (GitHub's secondary rate-limit guidance asks for few concurrent requests), in stages: the PR
+//! and sign-off; commits, files and comments; the trees, check-runs and workflow runs; the
+//! published runs and git trees; then every download. Results are kept in request order, so
+//! the same answers give the same bundle byte for byte.
+//!
+//! Collection policy (issue 13 item 8): the qualifying run's `eval_*` and `bmk_*` artifacts
+//! are fetched first, then those of runs named by reuse commands, the published runs' `bmk_*`,
+//! then the rest; no count cap, but global bounds on bytes downloaded and bytes unpacked. What a
+//! bound leaves out is recorded per artifact.
 
 pub mod archive;
+pub mod published;
 pub mod upstream;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use futures_util::stream::{self, StreamExt};
+
+use crate::checks::c01_in_pr_sweep::qualifying_run;
 use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
 use crate::evidence::{
-    ChangedFile, CheckRun, Comment, Evidence, Fact, Permission, PullRequest, Signoff, SignoffKind, WorkflowRun,
+    ChangedFile, CheckRun, Comment, Evidence, Fact, Job, Permission, PullRequest, Signoff, SignoffKind, Trees,
+    WorkflowRun,
 };
+use crate::github::types::Artifact;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Scan};
 use crate::intake::signoff::{self, SignoffUrl};
 use crate::repo::{Layout, Logical, MemTree};
-use archive::{unpack_artifact, unpack_tarball, ArchiveLimits};
+use archive::{unpack_artifact, unpack_tarball, ArchiveError, ArchiveLimits};
 pub use upstream::{UpstreamClient, UpstreamConfig};
 
 /// What to collect.
@@ -37,16 +50,25 @@ pub struct CollectRequest {
 #[derive(Debug, Clone)]
 pub struct CollectLimits {
     pub max_tarball_bytes: u64,
+    /// Largest artifact zip downloaded.
     pub max_artifact_bytes: u64,
+    /// Largest job log kept: the per-file bound `verify` reads with.
+    pub max_log_bytes: u64,
     pub archive: ArchiveLimits,
     /// Most workflow runs read (the newest ids first).
     pub max_runs: usize,
-    /// Most artifacts downloaded in total.
-    pub max_artifacts: usize,
+    /// Global bound on bytes downloaded per verification (tarballs, artifacts, job logs).
+    pub max_download_bytes: u64,
+    /// Global bound on bytes unpacked from artifacts per verification.
+    pub max_unpacked_bytes: u64,
     /// Artifact name prefixes whose content a verdict reads.
     pub artifact_prefixes: Vec<String>,
     /// Most upstream facts of each kind (PRs, images, model configs).
     pub max_upstream: usize,
+    /// Most eval job logs of the qualifying run.
+    pub max_job_logs: usize,
+    /// Requests in flight at once.
+    pub concurrency: usize,
 }
 
 impl Default for CollectLimits {
@@ -54,11 +76,15 @@ impl Default for CollectLimits {
         CollectLimits {
             max_tarball_bytes: 256 << 20,
             max_artifact_bytes: 256 << 20,
+            max_log_bytes: crate::repo::MAX_FILE_BYTES,
             archive: ArchiveLimits::default(),
             max_runs: 12,
-            max_artifacts: 24,
-            artifact_prefixes: ["eval_", "bmk_", "results", "agentic_", "power_"].map(String::from).to_vec(),
+            max_download_bytes: 1 << 30,
+            max_unpacked_bytes: 1 << 30,
+            artifact_prefixes: ["eval_", "bmk_"].map(String::from).to_vec(),
             max_upstream: 16,
+            max_job_logs: 16,
+            concurrency: 6,
         }
     }
 }
@@ -105,6 +131,16 @@ fn wanted_paths(files: &[ChangedFile]) -> impl Fn(&str) -> bool {
     }
 }
 
+/// Runs `jobs` with at most `limit` in flight, answers in input order. The futures are made
+/// before the returned future starts, so it holds no closure (keeps it `Send` for the server).
+fn bounded<F: std::future::Future>(
+    limit: usize,
+    jobs: impl IntoIterator<Item = F>,
+) -> impl std::future::Future<Output = Vec<F::Output>> {
+    let jobs: Vec<F> = jobs.into_iter().collect();
+    stream::iter(jobs).buffered(limit.max(1)).collect::<Vec<_>>()
+}
+
 /// Collects the Evidence of one sign-off.
 pub async fn collect<G: GitHub>(
     gh: &G,
@@ -121,13 +157,15 @@ pub async fn collect<G: GitHub>(
             pr,
         });
     }
-    let pull = gh.get_pull(repo, pr).await.map_err(|source| CollectError::Pull { repo: repo.clone(), pr, source })?;
-    let signoff = read_signoff(gh, repo, pr, &request.signoff).await?;
+    let (pull, signoff) = tokio::join!(gh.get_pull(repo, pr), read_signoff(gh, repo, pr, &request.signoff));
+    let pull = pull.map_err(|source| CollectError::Pull { repo: repo.clone(), pr, source })?;
+    let signoff = signoff?;
     let head_sha = pull.head.sha.clone();
     let base_sha = pull.base.sha.clone();
 
-    let commits = gh.list_pull_commits(repo, pr).await.map(|c| c.into_iter().map(|c| c.sha).collect());
-    let files: Vec<ChangedFile> = match gh.list_pull_files(repo, pr).await {
+    let (commits, files, comments) =
+        tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr), gh.list_issue_comments(repo, pr));
+    let files: Vec<ChangedFile> = match files {
         Ok(files) => files
             .into_iter()
             .map(|f| ChangedFile {
@@ -140,8 +178,11 @@ pub async fn collect<G: GitHub>(
         Err(err) => return Err(CollectError::Pull { repo: repo.clone(), pr, source: err }),
     };
     // Without the commit list, the pinned head is the only commit known to be in the PR.
-    let commits: Vec<String> = commits.unwrap_or_else(|_| vec![head_sha.clone()]);
-    let comments: Vec<Comment> = match gh.list_issue_comments(repo, pr).await {
+    let commits: Vec<String> = commits.map(|c| c.into_iter().map(|c| c.sha).collect()).unwrap_or_else(|err| {
+        tracing::warn!("PR commits unavailable: {err}");
+        vec![head_sha.clone()]
+    });
+    let comments: Vec<Comment> = match comments {
         Ok(list) => list
             .into_iter()
             .map(|c| Comment {
@@ -160,49 +201,36 @@ pub async fn collect<G: GitHub>(
         }
     };
 
-    let wanted = wanted_paths(&files);
-    let (base, base_fact) = read_tree(gh, repo, &base_sha, limits, &wanted).await;
-    let (head, head_fact) = read_tree(gh, repo, &head_sha, limits, &wanted).await;
-
-    let mut check_runs = BTreeMap::new();
-    let mut run_ids = BTreeSet::new();
-    for sha in &commits {
-        let fact = match gh.list_check_runs(repo, sha).await {
+    let mut downloaded = Budget::new(limits.max_download_bytes);
+    let wanted = &wanted_paths(&files);
+    let check_runs_of = |sha: String| async move {
+        let fact = match gh.list_check_runs(repo, &sha).await {
             Ok(list) => Fact::Ok(
                 list.into_iter()
                     .map(|c| {
                         let details_url = c.details_url.unwrap_or_default();
                         let run_id = run_id_of(&details_url);
-                        run_ids.extend(run_id);
                         CheckRun { name: c.name, status: c.status, conclusion: c.conclusion, details_url, run_id }
                     })
                     .collect(),
             ),
             Err(err) => unavailable("check-runs", err),
         };
-        check_runs.insert(sha.clone(), fact);
-    }
-    // Runs named by reuse commands are evidence too (Check 4).
-    for c in &comments {
-        if let Scan::Command(command) = command::scan(&c.body) {
-            run_ids.extend(command.run_id);
-        }
-    }
-    let (runs, artifacts) = read_runs(gh, repo, run_ids, limits).await;
+        (sha, fact)
+    };
+    let (base_tree, head_tree, check_runs) = tokio::join!(
+        read_tree(gh, repo, &base_sha, limits, wanted),
+        read_tree(gh, repo, &head_sha, limits, wanted),
+        bounded(limits.concurrency, commits.iter().cloned().map(check_runs_of)),
+    );
+    let [(base, base_fact), (head, head_fact)] =
+        [base_tree, head_tree].map(|(tree, fact, bytes)| (tree, downloaded.charge_tree(fact, bytes)));
+    let check_runs: BTreeMap<String, Fact<Vec<CheckRun>>> = check_runs.into_iter().collect();
 
     let mut people: BTreeSet<String> = BTreeSet::from([signoff.author.clone()]);
     people.extend(
         comments.iter().filter(|c| matches!(command::scan(&c.body), Scan::Command(_))).map(|c| c.author.clone()),
     );
-    let mut permissions = BTreeMap::new();
-    for login in &people {
-        let fact = match gh.collaborator_permission_detail(repo, login).await {
-            Ok(p) => Fact::Ok(Permission { permission: p.permission, role_name: p.role_name }),
-            Err(err) => unavailable("collaborator permission", err),
-        };
-        permissions.insert(login.clone(), fact);
-    }
-
     let mut evidence = Evidence {
         repository: repo.to_string(),
         review_date: request.review_date,
@@ -225,20 +253,86 @@ pub async fn collect<G: GitHub>(
         commits,
         files,
         check_runs,
-        runs,
+        runs: BTreeMap::new(),
         comments,
-        permissions,
+        permissions: BTreeMap::new(),
         team_members: BTreeMap::new(),
         upstream: Default::default(),
-        trees: crate::evidence::Trees { base: base_fact, head: head_fact },
+        trees: Trees { base: base_fact, head: head_fact },
         blobs: BTreeMap::new(),
         format: crate::evidence::BUNDLE_FORMAT,
         base,
         head,
-        artifacts,
+        artifacts: MemTree::new(),
     };
-    evidence.team_members = read_teams(gh, &evidence).await;
+
+    // The run Checks 1, 2, 14 and 18 build on decides what is fetched first.
+    let qualifying = qualifying_run(&evidence);
+    let mut reused = BTreeSet::new();
+    for c in &evidence.comments {
+        if let Scan::Command(command) = command::scan(&c.body) {
+            reused.extend(command.run_id);
+        }
+    }
+    let mut run_ids: BTreeSet<u64> =
+        evidence.check_runs.values().filter_map(Fact::as_ok).flatten().filter_map(|c| c.run_id).collect();
+    run_ids.extend(&reused);
+    // Check 1 compares the files a sweep ran at the qualifying commit with the head.
+    let mut blob_commits = vec![head_sha.clone()];
+    blob_commits.extend(qualifying.as_ref().map(|q| q.sha.clone()).filter(|sha| *sha != head_sha));
+
+    let tree_of = |sha: String| async move {
+        let fact = match gh.get_tree(repo, &sha).await {
+            Ok(listing) if listing.truncated => {
+                Fact::Unavailable(format!("git tree of {sha}: GitHub truncated the listing"))
+            }
+            Ok(listing) => Fact::Ok(
+                listing
+                    .tree
+                    .into_iter()
+                    .filter(|e| e.kind == "blob" && wanted(&e.path))
+                    .map(|e| (e.path, e.sha))
+                    .collect(),
+            ),
+            Err(err) => unavailable(&format!("git tree of {sha}"), err),
+        };
+        (sha, fact)
+    };
+    let permission_of = |login: String| async move {
+        let fact = match gh.collaborator_permission_detail(repo, &login).await {
+            Ok(p) => Fact::Ok(Permission { permission: p.permission, role_name: p.role_name }),
+            Err(err) => unavailable("collaborator permission", err),
+        };
+        (login, fact)
+    };
+    let (listed, blobs, published, permissions, team_members, jobs) = tokio::join!(
+        list_runs(gh, repo, run_ids.into_iter().rev().take(limits.max_runs).collect(), limits),
+        bounded(limits.concurrency, blob_commits.into_iter().map(tree_of)),
+        published::published_runs(gh, repo, &evidence),
+        bounded(limits.concurrency, people.into_iter().map(permission_of)),
+        read_teams(gh, &evidence),
+        eval_jobs(gh, repo, qualifying.as_ref().map(|q| q.run_id), limits),
+    );
+    evidence.blobs = blobs.into_iter().collect();
+    evidence.permissions = permissions.into_iter().collect();
+    evidence.team_members = team_members;
+    let mut listed = listed;
+    let known: BTreeSet<u64> = listed.iter().map(|(run, _)| run.id).collect();
+    let published_ids: BTreeSet<u64> = published
+        .values()
+        .filter_map(|f| f.as_ok().cloned().flatten())
+        .map(|p| p.run_id)
+        .filter(|id| !known.contains(id))
+        .collect();
+    listed.extend(list_runs(gh, repo, published_ids.into_iter().collect(), limits).await);
+
+    let published_ids = published.values().filter_map(|f| f.as_ok().cloned().flatten()).map(|p| p.run_id).collect();
+    let order = Priority { qualifying: qualifying.map(|q| q.run_id), reused, published: published_ids };
+    let (runs, artifacts) = download_runs(gh, repo, listed, jobs, &order, limits, &mut downloaded).await;
+    evidence.runs = runs;
+    evidence.artifacts = artifacts;
     evidence.upstream = read_upstream(upstream, &evidence, limits).await;
+    evidence.upstream.published_runs = published;
     // Head anchoring (spec 30 §1.6): the verdict says so when the PR moved meanwhile.
     evidence.live_head_sha = match gh.get_pull(repo, pr).await {
         Ok(live) => Some(live.head.sha),
@@ -248,6 +342,39 @@ pub async fn collect<G: GitHub>(
         }
     };
     Ok(evidence)
+}
+
+/// What is left of a global byte bound, charged in a fixed order so the same answers give the
+/// same bundle whatever order the downloads finished in.
+struct Budget {
+    limit: u64,
+    used: u64,
+}
+
+impl Budget {
+    fn new(limit: u64) -> Budget {
+        Budget { limit, used: 0 }
+    }
+
+    fn remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.used)
+    }
+
+    /// Takes `bytes`, or says why they do not fit (`what` names the bound).
+    fn charge(&mut self, bytes: u64, what: &str) -> Result<(), String> {
+        if bytes > self.remaining() {
+            return Err(format!("the global bound of {} bytes {what} per verification was reached", self.limit));
+        }
+        self.used += bytes;
+        Ok(())
+    }
+
+    fn charge_tree(&mut self, fact: Fact<()>, bytes: u64) -> Fact<()> {
+        match (fact, self.charge(bytes, "downloaded")) {
+            (Fact::Ok(()), Err(reason)) => Fact::Unavailable(format!("repository contents: {reason}")),
+            (fact, _) => fact,
+        }
+    }
 }
 
 async fn read_signoff<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64, url: &SignoffUrl) -> Result<Signoff, CollectError> {
@@ -289,108 +416,251 @@ async fn read_tree<G: GitHub>(
     sha: &str,
     limits: &CollectLimits,
     wanted: &impl Fn(&str) -> bool,
-) -> (MemTree, Fact<()>) {
-    let result = match gh.download_tarball(repo, sha, limits.max_tarball_bytes).await {
-        Ok(bytes) => unpack_tarball(&bytes, limits.archive, wanted).map_err(|e| e.to_string()),
-        Err(err) => Err(err.to_string()),
+) -> (MemTree, Fact<()>, u64) {
+    let (result, size) = match gh.download_tarball(repo, sha, limits.max_tarball_bytes).await {
+        Ok(bytes) => (unpack_tarball(&bytes, limits.archive, wanted).map_err(|e| e.to_string()), bytes.len() as u64),
+        Err(err) => (Err(err.to_string()), 0),
     };
     match result {
-        Ok(tree) => (tree, Fact::Ok(())),
+        Ok(tree) => (tree, Fact::Ok(()), size),
         Err(reason) => {
             tracing::warn!("repository contents at {sha}: {reason}");
-            (MemTree::new(), Fact::Unavailable(format!("repository contents at {sha}: {reason}")))
+            (MemTree::new(), Fact::Unavailable(format!("repository contents at {sha}: {reason}")), size)
         }
     }
 }
 
-fn wants_artifact(name: &str, limits: &CollectLimits) -> bool {
-    limits.artifact_prefixes.iter().any(|p| name.starts_with(p.as_str()))
+/// A run and its artifact list (or why the list is unreadable).
+type ListedRun = (crate::github::types::WorkflowRun, Result<Vec<Artifact>, String>);
+/// The qualifying run's id and its eval jobs with their downloaded logs.
+type EvalLogs = (u64, Vec<(crate::github::types::RunJob, Result<Vec<u8>, String>)>);
+
+/// The order downloads are charged to the global bounds in.
+struct Priority {
+    qualifying: Option<u64>,
+    reused: BTreeSet<u64>,
+    published: BTreeSet<u64>,
 }
 
-/// Runs (newest ids first, bounded), their artifact lists, and the content of result artifacts.
-async fn read_runs<G: GitHub>(
-    gh: &G,
-    repo: &RepoRef,
-    run_ids: BTreeSet<u64>,
-    limits: &CollectLimits,
-) -> (BTreeMap<u64, WorkflowRun>, MemTree) {
-    let mut runs = BTreeMap::new();
-    let mut tree = MemTree::new();
-    let mut downloads = 0;
-    for id in run_ids.into_iter().rev().take(limits.max_runs) {
-        let run = match gh.get_workflow_run(repo, id).await {
-            Ok(Some(run)) => run,
-            Ok(None) => continue,
+impl Priority {
+    /// Lower first; `None`: the artifact's content is not collected.
+    fn rank(&self, run: u64, name: &str, limits: &CollectLimits) -> Option<u8> {
+        if !limits.artifact_prefixes.iter().any(|p| name.starts_with(p.as_str())) {
+            return None;
+        }
+        Some(if Some(run) == self.qualifying {
+            0
+        } else if self.reused.contains(&run) {
+            1
+        } else if self.published.contains(&run) {
+            // The base curve of 18(g) is the published run's benchmark aggregates only.
+            if !name.starts_with("bmk_") {
+                return None;
+            }
+            2
+        } else {
+            3
+        })
+    }
+}
+
+/// Runs that exist (a 404 or an error is logged and the run left out, so Checks 1 and 4 say
+/// it is missing) with their artifact lists.
+async fn list_runs<G: GitHub>(gh: &G, repo: &RepoRef, ids: Vec<u64>, limits: &CollectLimits) -> Vec<ListedRun> {
+    let one = |id: u64| async move {
+        let (run, artifacts) = tokio::join!(gh.get_workflow_run(repo, id), gh.list_run_artifacts(repo, id));
+        match run {
+            Ok(Some(run)) => Some((run, artifacts.map_err(|e| format!("artifact list: {e}")))),
+            Ok(None) => None,
             Err(err) => {
                 tracing::warn!("run {id}: {err}");
-                continue;
+                None
             }
-        };
+        }
+    };
+    bounded(limits.concurrency, ids.into_iter().map(one)).await.into_iter().flatten().collect()
+}
+
+/// An eval job of a sweep: its family (the part before ` / `) is `eval`, `agentic eval`,
+/// `multi-node eval` or `multi-node agentic eval` (spec 10 §6.1).
+fn is_eval_job(name: &str) -> bool {
+    name.trim_start().split_once(" / ").is_some_and(|(family, _)| family == "eval" || family.ends_with(" eval"))
+}
+
+/// The eval jobs of the qualifying run, with their logs.
+async fn eval_jobs<G: GitHub>(gh: &G, repo: &RepoRef, run: Option<u64>, limits: &CollectLimits) -> Option<EvalLogs> {
+    let run = run?;
+    let jobs = match gh.list_run_jobs(repo, run).await {
+        Ok(jobs) => jobs,
+        Err(err) => {
+            tracing::warn!("jobs of run {run}: {err}");
+            return None;
+        }
+    };
+    let evals = jobs.into_iter().filter(|j| is_eval_job(&j.name)).take(limits.max_job_logs);
+    let log = |job: crate::github::types::RunJob| async move {
+        let bytes = gh.download_job_log(repo, job.id, limits.max_log_bytes).await.map_err(|e| e.to_string());
+        (job, bytes)
+    };
+    Some((run, bounded(limits.concurrency, evals.map(log)).await))
+}
+
+/// Downloads, in [`Priority`] order under the global bounds, the collected artifacts and eval
+/// job logs; unpacks the artifacts.
+async fn download_runs<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    listed: Vec<ListedRun>,
+    jobs: Option<EvalLogs>,
+    order: &Priority,
+    limits: &CollectLimits,
+    downloaded: &mut Budget,
+) -> (BTreeMap<u64, WorkflowRun>, MemTree) {
+    let mut runs = BTreeMap::new();
+    let mut planned: Vec<(u8, u64, Artifact)> = Vec::new();
+    for (run, list) in listed {
         let mut artifacts = BTreeMap::new();
-        match gh.list_run_artifacts(repo, id).await {
+        match list {
             Ok(list) => {
                 for a in list {
-                    let fact = if !wants_artifact(&a.name, limits) {
-                        Fact::Unavailable("not a result artifact; content not collected".into())
-                    } else if a.expired {
-                        Fact::Unavailable("expired".into())
-                    } else if downloads >= limits.max_artifacts {
-                        Fact::Unavailable(format!("more than {} artifacts; not downloaded", limits.max_artifacts))
-                    } else {
-                        downloads += 1;
-                        read_artifact(gh, repo, id, &a, limits, &mut tree, &mut artifacts).await
+                    let fact = match order.rank(run.id, &a.name, limits) {
+                        None => Fact::Unavailable("not read by any check; content not collected".into()),
+                        Some(_) if a.expired => Fact::Unavailable("expired".into()),
+                        Some(rank) => {
+                            planned.push((rank, run.id, a.clone()));
+                            Fact::Unavailable("not downloaded".into())
+                        }
                     };
                     artifacts.insert(a.name, fact);
                 }
             }
-            Err(err) => {
-                artifacts.insert("*".into(), unavailable("artifact list", err));
+            Err(reason) => {
+                artifacts.insert("*".into(), Fact::Unavailable(reason));
             }
         }
-        runs.insert(
-            id,
-            WorkflowRun {
-                id,
-                name: run.name.unwrap_or_default(),
-                path: run.path,
-                head_sha: run.head_sha,
-                event: run.event,
-                status: run.status.unwrap_or_default(),
-                conclusion: run.conclusion,
-                artifacts,
-                archives: BTreeMap::new(),
-                jobs: BTreeMap::new(),
-            },
-        );
+        let workflow = WorkflowRun {
+            id: run.id,
+            name: run.name.unwrap_or_default(),
+            path: run.path,
+            head_sha: run.head_sha,
+            event: run.event,
+            status: run.status.unwrap_or_default(),
+            conclusion: run.conclusion,
+            artifacts,
+            archives: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+        };
+        runs.insert(run.id, workflow);
     }
+    planned.sort_by(|a, b| (a.0, std::cmp::Reverse(a.1), &a.2.name).cmp(&(b.0, std::cmp::Reverse(b.1), &b.2.name)));
+
+    // Each download is bounded by what the bound leaves after the declared sizes of those
+    // before it, so a bound that is reached is not downloaded past by much.
+    let mut declared = 0u64;
+    let mut caps = Vec::with_capacity(planned.len());
+    for (_, _, a) in &planned {
+        caps.push(limits.max_artifact_bytes.min(downloaded.remaining().saturating_sub(declared)));
+        declared = declared.saturating_add(a.size_in_bytes);
+    }
+    let fetch = |(id, cap): (u64, u64)| async move {
+        if cap == 0 {
+            return Err(None);
+        }
+        gh.download_artifact(repo, id, cap).await.map_err(Some)
+    };
+    let answers =
+        bounded(limits.concurrency, planned.iter().map(|(_, _, a)| a.id).zip(caps.iter().copied()).map(fetch)).await;
+
+    let mut tree = MemTree::new();
+    let mut unpacked = Budget::new(limits.max_unpacked_bytes);
+    let mut job_logs = jobs;
+    for (index, ((rank, run_id, artifact), answer)) in planned.iter().zip(answers).enumerate() {
+        // Eval job logs are charged right after the qualifying run's own artifacts.
+        let next_rank = planned.get(index + 1).map_or(u8::MAX, |p| p.0);
+        let run = runs.get_mut(run_id).expect("planned artifacts belong to listed runs");
+        let fact = match answer {
+            Err(None) => Fact::Unavailable(format!(
+                "the global bound of {} bytes downloaded per verification was reached",
+                downloaded.limit
+            )),
+            Err(Some(err)) => unavailable("download", err),
+            Ok(bytes) => match downloaded.charge(bytes.len() as u64, "downloaded") {
+                Err(reason) => Fact::Unavailable(reason),
+                Ok(()) => unpack_into(&bytes, *run_id, artifact, limits, &mut unpacked, &mut tree, &mut run.archives),
+            },
+        };
+        run.artifacts.insert(artifact.name.clone(), fact);
+        if *rank == 0 && next_rank > 0 {
+            store_job_logs(job_logs.take(), &mut runs, downloaded, &mut tree);
+        }
+    }
+    store_job_logs(job_logs, &mut runs, downloaded, &mut tree);
     (runs, tree)
 }
 
-async fn read_artifact<G: GitHub>(
-    gh: &G,
-    repo: &RepoRef,
-    run_id: u64,
-    artifact: &crate::github::types::Artifact,
-    limits: &CollectLimits,
+fn store_job_logs(
+    jobs: Option<EvalLogs>,
+    runs: &mut BTreeMap<u64, WorkflowRun>,
+    downloaded: &mut Budget,
     tree: &mut MemTree,
-    notes: &mut BTreeMap<String, Fact<()>>,
-) -> Fact<()> {
-    let bytes = match gh.download_artifact(repo, artifact.id, limits.max_artifact_bytes).await {
-        Ok(bytes) => bytes,
-        Err(err) => return unavailable("download", err),
-    };
-    match unpack_artifact(&bytes, &format!("{run_id}/{}", artifact.name), limits.archive) {
-        Ok(unpacked) => {
-            for (path, reason) in unpacked.failures {
-                notes.insert(format!("{}:{path}", artifact.name), Fact::Unavailable(reason));
-            }
-            match tree.copy_from(&unpacked.tree, "") {
-                Ok(()) => Fact::Ok(()),
-                Err(err) => unavailable("unpacking", err),
-            }
-        }
-        Err(err) => unavailable("unpacking", err),
+) {
+    let Some((run_id, jobs)) = jobs else { return };
+    let Some(run) = runs.get_mut(&run_id) else { return };
+    for (job, log) in jobs {
+        let log = match log {
+            Err(reason) => Fact::Unavailable(format!("job log: {reason}")),
+            Ok(bytes) => match downloaded.charge(bytes.len() as u64, "downloaded") {
+                Err(reason) => Fact::Unavailable(reason),
+                Ok(()) => {
+                    tree.insert(format!("{run_id}/job-logs/{}.log", job.id), bytes);
+                    Fact::Ok(())
+                }
+            },
+        };
+        run.jobs.insert(job.id, Job { name: job.name, conclusion: job.conclusion, log });
     }
+}
+
+/// Unpacks one artifact zip under `<run id>/<name>/`, within what the global unpacked-bytes
+/// bound leaves; its nested archives that could not be read go to `archives`.
+fn unpack_into(
+    bytes: &[u8],
+    run_id: u64,
+    artifact: &Artifact,
+    limits: &CollectLimits,
+    unpacked: &mut Budget,
+    tree: &mut MemTree,
+    archives: &mut BTreeMap<String, Fact<()>>,
+) -> Fact<()> {
+    let left = unpacked.remaining();
+    let archive_limits = ArchiveLimits { max_total_bytes: limits.archive.max_total_bytes.min(left), ..limits.archive };
+    let out = match unpack_artifact(bytes, &format!("{run_id}/{}", artifact.name), archive_limits) {
+        Ok(out) => out,
+        Err(ArchiveError::TooLarge(_)) if left < limits.archive.max_total_bytes => {
+            return Fact::Unavailable(format!(
+                "unpacking: the global bound of {} bytes unpacked per verification was reached",
+                unpacked.limit
+            ))
+        }
+        Err(err) => return unavailable("unpacking", err),
+    };
+    let size: u64 = out.tree.paths().filter_map(|p| out.tree.get(p)).map(|b| b.len() as u64).sum();
+    if let Err(reason) = unpacked.charge(size, "unpacked") {
+        return Fact::Unavailable(format!("unpacking: {reason}"));
+    }
+    for (path, reason) in out.failures {
+        archives.insert(format!("{}/{path}", artifact.name), Fact::Unavailable(reason));
+    }
+    for path in out.tree.paths().filter(|p| p.ends_with(".tar.gz") || p.ends_with(".tgz") || p.ends_with(".tar")) {
+        let relative = path.strip_prefix(&format!("{run_id}/")).unwrap_or(path).to_string();
+        archives.entry(relative).or_insert(Fact::Ok(()));
+    }
+    for path in out.tree.paths() {
+        if let Some(data) = out.tree.get(path) {
+            tree.insert(path, data.to_vec());
+        }
+    }
+    Fact::Ok(())
 }
 
 /// Membership of the signer in each team that CODEOWNERS (at base) names for a changed file.
@@ -440,21 +710,28 @@ async fn read_upstream(
             models.insert(model);
         }
     }
-    for (url, repo, number) in pulls.into_iter().take(limits.max_upstream) {
-        out.pulls.insert(url, client.pull(&repo, number).await);
-    }
     let images: BTreeSet<String> = match affected::affected_configs(&cx) {
         Ok(configs) => configs.into_iter().map(|c| c.image).filter(|i| !i.is_empty()).collect(),
         Err(_) => BTreeSet::new(),
     };
-    for image in images.into_iter().take(limits.max_upstream) {
-        let digest = client.image_digest(&image).await;
-        out.image_digests.insert(image, digest);
-    }
-    for model in models.into_iter().take(limits.max_upstream) {
-        let config = client.model_config(&model).await;
-        out.model_configs.insert(model, config);
-    }
+    let n = limits.concurrency;
+    let pull = |(url, repo, number): (String, String, u64)| async move { (url, client.pull(&repo, number).await) };
+    let digest = |image: String| async move {
+        let fact = client.image_digest(&image).await;
+        (image, fact)
+    };
+    let config = |model: String| async move {
+        let fact = client.model_config(&model).await;
+        (model, fact)
+    };
+    let (pulls, image_digests, model_configs) = tokio::join!(
+        bounded(n, pulls.into_iter().take(limits.max_upstream).map(pull)),
+        bounded(n, images.into_iter().take(limits.max_upstream).map(digest)),
+        bounded(n, models.into_iter().take(limits.max_upstream).map(config)),
+    );
+    out.pulls = pulls.into_iter().collect();
+    out.image_digests = image_digests.into_iter().collect();
+    out.model_configs = model_configs.into_iter().collect();
     out
 }
 

@@ -1,9 +1,21 @@
 //! The `Upstream` edge (ARCHITECTURE decision 6): upstream recipe PRs on GitHub, OCI image
 //! digests through the registries' anonymous token flow, and Hugging Face `config.json` files.
 //! Every answer is a [`Fact`]: what could not be fetched says why, and never stops collection.
+//!
+//! Definite answers ("this image tag, model or PR does not exist": HTTP 404) are
+//! `Fact::Unavailable` with a reason starting [`NOT_FOUND`]; every other reason (timeouts,
+//! 5xx, refused hosts) means "could not tell" (Check 18(e) fails only on the former).
+//!
+//! No SSRF (issue 14 item 5): the names in a PR pick the host (an image reference names its
+//! registry), so every URL, Bearer realm and redirect target must be on
+//! [`UpstreamConfig::allowed_hosts`], and every address a host resolves to must be public
+//! unless [`UpstreamConfig::allow_private_addresses`] is set. The resolver checks the
+//! addresses reqwest actually connects to, so a name that resolves to 127.0.0.1 is refused too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
@@ -23,6 +35,14 @@ const MAX_JSON_BYTES: usize = 4 * 1024 * 1024;
 /// Most pages of an upstream PR's file list (100 files each).
 const MAX_FILE_PAGES: u32 = 5;
 
+/// How a definite "does not exist" answer starts (see the module comment).
+pub const NOT_FOUND: &str = "not found: ";
+
+/// Hosts the defaults reach: the GitHub API, Hugging Face, and the registries the spec names
+/// with their token realms (Docker Hub's `auth.docker.io`; nvcr.io and ghcr.io serve their own).
+pub const DEFAULT_ALLOWED_HOSTS: [&str; 6] =
+    ["api.github.com", "huggingface.co", "registry-1.docker.io", "auth.docker.io", "nvcr.io", "ghcr.io"];
+
 #[derive(Debug, Clone)]
 pub struct UpstreamConfig {
     /// GitHub REST base for upstream repositories (`https://api.github.com`).
@@ -33,6 +53,12 @@ pub struct UpstreamConfig {
     pub huggingface: String,
     /// Registry name in an image reference → base URL of its distribution API.
     pub registries: BTreeMap<String, String>,
+    /// Hosts (`name`, or `name:port` for one port) that may be contacted; everything else,
+    /// including a registry a PR names, is refused before any connection.
+    pub allowed_hosts: BTreeSet<String>,
+    /// Allow loopback, private, link-local and other non-public addresses (local mirrors,
+    /// tests). Off by default.
+    pub allow_private_addresses: bool,
     pub timeout: Duration,
     pub attempts: u32,
     pub backoff: Duration,
@@ -53,6 +79,8 @@ impl Default for UpstreamConfig {
             github_token: None,
             huggingface: "https://huggingface.co".into(),
             registries,
+            allowed_hosts: DEFAULT_ALLOWED_HOSTS.map(String::from).into(),
+            allow_private_addresses: false,
             timeout: Duration::from_secs(30),
             attempts: 3,
             backoff: Duration::from_millis(300),
@@ -62,6 +90,7 @@ impl Default for UpstreamConfig {
 
 pub struct UpstreamClient {
     config: UpstreamConfig,
+    policy: HostPolicy,
     http: reqwest::Client,
     requests: AtomicU64,
 }
@@ -77,9 +106,13 @@ pub struct ImageRef {
 
 impl ImageRef {
     /// Parses `[registry/]repo[:tag][@digest]` the way `docker pull` does (Docker Hub by default,
-    /// `library/` for single-segment names, `latest` when no tag is given).
+    /// `library/` for single-segment names, `latest` when no tag is given), and the enroot form
+    /// `registry#repo[:tag]` the master configs use (`nvcr.io#nvidia/…`), as Check 6 reads it.
     pub fn parse(text: &str) -> Option<ImageRef> {
         let text = text.trim();
+        let enroot = text.split_once('#').filter(|(registry, _)| !registry.contains('/'));
+        let joined = enroot.map(|(registry, rest)| format!("{registry}/{rest}"));
+        let text = joined.as_deref().unwrap_or(text);
         let valid = |s: &str| {
             !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/:@".contains(&b)) && !s.contains("..")
         };
@@ -144,14 +177,117 @@ enum Failure {
     Final(String),
 }
 
+/// Why an address may not be contacted (`None`: it is public).
+fn non_public(ip: IpAddr) -> Option<&'static str> {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            if v4.is_loopback() {
+                Some("loopback")
+            } else if v4.is_private() || (a == 100 && (64..128).contains(&b)) {
+                Some("private")
+            } else if v4.is_link_local() {
+                Some("link-local")
+            } else if v4.is_unspecified() || v4.is_broadcast() || v4.is_multicast() || a == 0 || a >= 240 {
+                Some("reserved")
+            } else {
+                None
+            }
+        }
+        IpAddr::V6(v6) => {
+            let first = v6.segments()[0];
+            if v6.is_loopback() {
+                Some("loopback")
+            } else if first & 0xfe00 == 0xfc00 {
+                Some("private")
+            } else if first & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else if v6.is_unspecified() || v6.is_multicast() {
+                Some("reserved")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// The allowlist and address rule, shared by the request path, the redirect policy and the
+/// resolver.
+#[derive(Debug, Clone)]
+struct HostPolicy {
+    allowed: BTreeSet<String>,
+    allow_private: bool,
+}
+
+impl HostPolicy {
+    /// Whether `url` may be fetched, before any connection. The reason names only what the
+    /// URL itself says (no resolved address), so it can be posted publicly.
+    fn check(&self, url: &reqwest::Url) -> Result<(), String> {
+        if !matches!(url.scheme(), "https" | "http") {
+            return Err(format!("scheme {:?} is not allowed", url.scheme()));
+        }
+        let host =
+            url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        let port = url.port_or_known_default().unwrap_or(0);
+        if !self.allowed.contains(&host) && !self.allowed.contains(&format!("{host}:{port}")) {
+            return Err(format!("host {host} is not on the upstream allowlist; not contacted"));
+        }
+        if let (Ok(ip), false) = (host.parse::<IpAddr>(), self.allow_private) {
+            if let Some(kind) = non_public(ip) {
+                return Err(format!("host {host} is a {kind} address; not contacted"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Resolves with the system resolver and drops non-public addresses unless allowed, so a
+/// public-looking allowed name that points inside the network is never connected to.
+struct CheckedResolver {
+    allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let usable: Vec<SocketAddr> =
+                found.into_iter().filter(|a| allow_private || non_public(a.ip()).is_none()).collect();
+            if usable.is_empty() {
+                let message = format!("{host} resolves to no public address; not contacted");
+                return Err(Box::new(std::io::Error::other(message)) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(usable.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
 impl UpstreamClient {
     pub fn new(config: UpstreamConfig) -> Result<UpstreamClient, reqwest::Error> {
+        let allowed = config.allowed_hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+        let policy = HostPolicy { allowed, allow_private: config.allow_private_addresses };
+        let redirects = policy.clone();
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .user_agent(concat!("sweepgate/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::limited(5))
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() >= 5 {
+                    return attempt.error("more than 5 redirects");
+                }
+                match redirects.check(attempt.url()) {
+                    Ok(()) => attempt.follow(),
+                    Err(reason) => attempt.error(format!("redirect refused: {reason}")),
+                }
+            }))
+            .dns_resolver(Arc::new(CheckedResolver { allow_private: config.allow_private_addresses }))
             .build()?;
-        Ok(UpstreamClient { config, http, requests: AtomicU64::new(0) })
+        Ok(UpstreamClient { config, policy, http, requests: AtomicU64::new(0) })
     }
 
     /// Requests sent so far (retries included).
@@ -166,6 +302,8 @@ impl UpstreamClient {
         url: &str,
         headers: &[(reqwest::header::HeaderName, String)],
     ) -> Result<(StatusCode, HeaderMap, Vec<u8>), String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+        self.policy.check(&parsed)?;
         let mut last = String::new();
         for attempt in 0..self.config.attempts.max(1) {
             if attempt > 0 {
@@ -213,6 +351,9 @@ impl UpstreamClient {
             headers.push((AUTHORIZATION, format!("Bearer {token}")));
         }
         let (status, _, body) = self.send(Method::GET, url, &headers).await?;
+        if status == StatusCode::NOT_FOUND {
+            return Err(format!("{NOT_FOUND}{url}: HTTP 404"));
+        }
         if !status.is_success() {
             return Err(format!("{url}: HTTP {}", status.as_u16()));
         }
@@ -249,7 +390,8 @@ impl UpstreamClient {
         })
     }
 
-    /// The manifest digest `image` resolves to now (`sha256:…`).
+    /// The manifest digest `image` resolves to now (`sha256:…`); a registry's 404 (manifest
+    /// or repository unknown) is `Unavailable` with a reason starting [`NOT_FOUND`].
     pub async fn image_digest(&self, image: &str) -> Fact<String> {
         match self.fetch_digest(image).await {
             Ok(digest) => Fact::Ok(digest),
@@ -277,6 +419,9 @@ impl UpstreamClient {
             let token = self.anonymous_token(&challenge, &parsed).await?;
             let auth = (AUTHORIZATION, format!("Bearer {token}"));
             (status, headers, _) = self.send(Method::HEAD, &url, &[accept, auth]).await?;
+        }
+        if status == StatusCode::NOT_FOUND {
+            return Err(format!("{NOT_FOUND}{image}: manifest unknown to {} (HTTP 404)", parsed.registry));
         }
         if !status.is_success() {
             return Err(format!("{url}: HTTP {}", status.as_u16()));
@@ -345,6 +490,12 @@ mod tests {
         assert_eq!(r("localhost:5000/x/y:1"), t("localhost:5000", "x/y", "1"));
         let digest = format!("sha256:{}", "a".repeat(64));
         assert_eq!(r(&format!("ghcr.io/o/i:tag@{digest}")), t("ghcr.io", "o/i", &digest));
+        assert_eq!(
+            r("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc5"),
+            t("nvcr.io", "nvidia/tensorrt-llm/release", "1.3.0rc5")
+        );
+        assert_eq!(r("ghcr.io#o/i:v1"), t("ghcr.io", "o/i", "v1"));
+        assert_eq!(ImageRef::parse("o/i#x:v1"), None, "# only separates the registry");
         for bad in ["", "a b", "x/../y", "image:tag;rm"] {
             assert_eq!(ImageRef::parse(bad), None, "{bad:?}");
         }
@@ -360,5 +511,37 @@ mod tests {
         assert_eq!(c["scope"], "repository:a/b:pull,push");
         assert_eq!(bearer_challenge("Basic realm=\"x\""), None);
         assert_eq!(bearer_challenge("Bearer service=\"x\""), None);
+    }
+
+    #[test]
+    fn only_allowed_public_hosts_are_contacted() {
+        let policy = |allow_private| HostPolicy {
+            allowed: ["registry-1.docker.io", "127.0.0.1:5000", "10.0.0.7"].map(String::from).into(),
+            allow_private,
+        };
+        let url = |s: &str| reqwest::Url::parse(s).unwrap();
+        assert_eq!(policy(false).check(&url("https://registry-1.docker.io/v2/")), Ok(()));
+        let refused = policy(false).check(&url("http://127.0.0.1:19097/v2/evil/probe/manifests/v1")).unwrap_err();
+        assert!(refused.contains("not on the upstream allowlist"), "{refused}");
+        let private = policy(false).check(&url("http://10.0.0.7/v2/")).unwrap_err();
+        assert!(private.contains("private address"), "{private}");
+        assert_eq!(policy(true).check(&url("http://127.0.0.1:5000/v2/")), Ok(()));
+        assert!(policy(true).check(&url("http://127.0.0.1:5001/v2/")).is_err(), "the port is part of the entry");
+        assert!(policy(true).check(&url("file:///etc/passwd")).is_err());
+        for (ip, kind) in [
+            ("127.0.0.1", Some("loopback")),
+            ("169.254.169.254", Some("link-local")),
+            ("192.168.1.1", Some("private")),
+            ("100.64.0.1", Some("private")),
+            ("::1", Some("loopback")),
+            ("fd00::1", Some("private")),
+            ("fe80::1", Some("link-local")),
+            ("::ffff:127.0.0.1", Some("loopback")),
+            ("0.0.0.0", Some("reserved")),
+            ("8.8.8.8", None),
+            ("2606:4700::1111", None),
+        ] {
+            assert_eq!(non_public(ip.parse().unwrap()), kind, "{ip}");
+        }
     }
 }
