@@ -13,9 +13,20 @@ use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, REPO, RUN};
 use support::{BOT, TOKEN};
-use sweepgate::evidence::{read_bundle, SignoffKind};
+use sweepgate::evidence::{read_bundle, Fact, SignoffKind};
 
 fn collect(fake: &FakeGitHub, upstream: &FakeUpstream, pr: u64, signoff: &str, out: &Path) -> Output {
+    collect_with(fake, upstream, pr, signoff, out, &[])
+}
+
+fn collect_with(
+    fake: &FakeGitHub,
+    upstream: &FakeUpstream,
+    pr: u64,
+    signoff: &str,
+    out: &Path,
+    extra: &[&str],
+) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sweepgate"))
         .args(["collect", "--repo", REPO, "--pr", &pr.to_string(), "--signoff", signoff, "--out"])
         .arg(out)
@@ -28,6 +39,7 @@ fn collect(fake: &FakeGitHub, upstream: &FakeUpstream, pr: u64, signoff: &str, o
             &format!("nvcr.io={}", upstream.url),
         ])
         .args(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"])
+        .args(extra)
         .env_remove("GITHUB_TOKEN")
         .output()
         .expect("run sweepgate collect")
@@ -43,7 +55,13 @@ fn verify(bundle: &Path, format: &str) -> Output {
 
 /// The green-sweep fixture served by a fresh fake GitHub; the sign-off URL.
 async fn green_sweep() -> (sweepgate::evidence::Evidence, FakeGitHub, FakeUpstream, String) {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    served(read_bundle(&fixture("green-sweep")).unwrap()).await
+}
+
+/// `original` served by a fresh fake GitHub and fake upstream; the sign-off URL.
+async fn served(
+    original: sweepgate::evidence::Evidence,
+) -> (sweepgate::evidence::Evidence, FakeGitHub, FakeUpstream, String) {
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
     serve_upstream(&upstream, &original);
@@ -197,4 +215,245 @@ async fn comments_keep_their_association_and_github_times() {
     );
     assert!(got.permissions.contains_key("vendor-dev"), "reuse commenters' permissions are collected");
     assert_eq!(got.signoff.created_at, "2026-09-01T10:00:00Z");
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn reason<T: std::fmt::Debug>(fact: &Fact<T>) -> &str {
+    match fact {
+        Fact::Unavailable(reason) => reason,
+        Fact::Ok(v) => panic!("expected unavailable, got {v:?}"),
+    }
+}
+
+/// The published case: the collector follows the base changelog's last entry for the affected
+/// key to its merged PR, finds that PR's main run on the merge commit, downloads its `bmk_*`,
+/// and the real verifier FAILs 18(g) on the published TP4 c128 frontier point that the head
+/// master config (TP8/EP8, conc 4-64) no longer generates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontier_point() {
+    const PUBLISHED: u64 = 39659301076;
+    const PUBLISHING_PR: u64 = 3290;
+    let mut original = read_bundle(&fixture("published-rejected")).unwrap();
+    // The collector must find the published run itself: nothing of it is served as evidence.
+    original.upstream.published_runs.clear();
+    let changelog = format!(
+        "- config-keys:\n  - dsr1-fp4-b200-sglang\n  description:\n  - Add the TP4 and TP8 sweeps\n  pr-link: https://github.com/{REPO}/pull/{PUBLISHING_PR}\n"
+    );
+    original.base.insert("perf-changelog.yaml", changelog);
+    let published_files: Vec<(String, String, Vec<u8>)> = original
+        .artifacts
+        .paths()
+        .filter_map(|p| {
+            let rest = p.strip_prefix(&format!("{PUBLISHED}/"))?;
+            let (artifact, file) = rest.split_once('/')?;
+            Some((artifact.to_string(), file.to_string(), original.artifacts.get(p)?.to_vec()))
+        })
+        .collect();
+    assert!(!published_files.is_empty(), "the fixture carries the published run's bmk_* aggregates");
+    let (original, fake, upstream, url) = served(original).await;
+
+    let merge_sha = "4d".repeat(20);
+    fake.add_pull(REPO, PUBLISHING_PR, &"5e".repeat(20), &[], &[]);
+    {
+        let mut w = fake.world();
+        let pull = w.pulls.get_mut(&(REPO.to_string(), PUBLISHING_PR)).unwrap();
+        pull["state"] = serde_json::json!("closed");
+        pull["merged_at"] = serde_json::json!("2026-11-01T00:00:00Z");
+        pull["merge_commit_sha"] = serde_json::json!(merge_sha);
+    }
+    let mut names: Vec<&str> = published_files.iter().map(|(a, _, _)| a.as_str()).collect();
+    names.dedup();
+    let mut all_names = names.clone();
+    all_names.push("server_logs_dsr1_tp4");
+    fake.add_run(REPO, PUBLISHED, "run-sweep.yml", "push", "success", &merge_sha, "main", &all_names);
+    for (i, name) in names.iter().enumerate() {
+        let files: Vec<(&str, &[u8])> =
+            published_files.iter().filter(|(a, _, _)| a == name).map(|(_, f, b)| (f.as_str(), b.as_slice())).collect();
+        fake.world().artifact_zips.insert(PUBLISHED * 100 + i as u64, support::serve_bundle::zip_of(&files));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    let published = got.upstream.published_runs["dsr1-fp4-b200-sglang"].as_ok().cloned().flatten().unwrap();
+    assert_eq!((published.run_id, published.pr, published.source.as_str()), (PUBLISHED, PUBLISHING_PR, "main"));
+    let run = &got.runs[&PUBLISHED];
+    for name in &names {
+        assert_eq!(run.artifacts[*name], Fact::Ok(()), "{name}");
+    }
+    assert!(reason(&run.artifacts["server_logs_dsr1_tp4"]).contains("not read by any check"));
+    assert!(got
+        .artifacts
+        .paths()
+        .any(|p| p.starts_with(&format!("{PUBLISHED}/bmk_dsr1_fp4_b200_sglang_tp4_ep4_c128/"))));
+    let log = fake.world().log.clone();
+    assert!(log.iter().any(|l| l.contains(&format!("/actions/workflows/run-sweep.yml/runs?head_sha={merge_sha}"))));
+
+    let verdict: serde_json::Value = serde_json::from_slice(&verify(dir.path(), "json").stdout).unwrap();
+    assert_eq!(verdict["verdict"], "REJECTED");
+    let c18 = verdict["checks"].as_array().unwrap().iter().find(|c| c["id"] == 18).unwrap();
+    let summary = c18["summary"].as_str().unwrap().replace('\\', "");
+    assert_eq!(c18["status"], "FAIL", "{summary}");
+    assert!(
+        summary.contains("(g) removed point tp4 ep4") && summary.contains(&format!("c128 of run {PUBLISHED}")),
+        "{summary}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_new_at_head_has_no_published_run_and_an_unreadable_base_is_named() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    // green-sweep adds its config: absent from every base master config, it has no series yet.
+    assert!(!got.upstream.published_runs.is_empty());
+    for (key, fact) in &got.upstream.published_runs {
+        assert_eq!(*fact, Fact::Ok(None), "{key}");
+    }
+    // A base tarball that is not a tarball: the tree and everything derived from it are named.
+    let base = original.pull_request.base_sha.clone();
+    fake.world().tarballs.insert((REPO.into(), base), b"not a tarball".to_vec());
+    let out = collect_with(&fake, &upstream, original.pull_request.number, &url, dir.path(), &["--force"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    assert!(reason(&got.trees.base).contains("not a readable tar"), "{:?}", got.trees.base);
+    for fact in got.upstream.published_runs.values() {
+        assert!(reason(fact).contains("base tree is unavailable"), "{fact:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_head_master_config_still_gives_a_bundle_with_named_facts() {
+    let mut original = read_bundle(&fixture("green-sweep")).unwrap();
+    original.head.insert("configs/nvidia-master.yaml", "dsr1-fp4-b200-sglang: [unclosed\n");
+    let (original, fake, upstream, url) = served(original).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    assert_eq!(got.trees.head, Fact::Ok(()));
+    let all = &got.upstream.published_runs[sweepgate::evidence::ALL_SERIES];
+    assert!(reason(all).contains("affected configs are unknown"), "{all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_out_is_refused_without_force_and_replaced_whole_with_it() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let dir = tempfile::tempdir().unwrap();
+    let stale = dir.path().join(format!("artifacts/{RUN}/eval_stale/results_2026.json"));
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, "{}").unwrap();
+    let before = fake.world().log.len();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(!out.status.success() && stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(fake.world().log.len(), before, "refused before any request");
+    assert!(stale.exists(), "nothing was touched");
+    let out = collect_with(&fake, &upstream, original.pull_request.number, &url, dir.path(), &["--force"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stale.exists(), "the stale eval is gone");
+    assert!(dir.path().join("evidence.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().parent().unwrap())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name().to_string_lossy().contains(".new-") || e.file_name().to_string_lossy().contains(".old-")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colliding_zip_entries_make_that_artifact_unavailable_not_the_collection() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    fake.world().artifact_zips.insert(RUN * 100, support::serve_bundle::zip_of(&[("a", b"file"), ("a/b", b"under a")]));
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    let run = &got.runs[&RUN];
+    assert!(reason(&run.artifacts["eval_dsr1_c64"]).contains("collide"), "{:?}", run.artifacts);
+    assert!(run.artifacts.iter().filter(|(n, _)| n.starts_with("bmk_")).all(|(_, f)| *f == Fact::Ok(())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn global_bounds_make_the_artifacts_past_them_unavailable() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let (tarballs, zips): (usize, Vec<usize>) = {
+        let w = fake.world();
+        let tarballs = w.tarballs.values().map(Vec::len).sum();
+        let mut ids: Vec<u64> = w.artifact_zips.keys().copied().collect();
+        ids.sort();
+        (tarballs, ids.iter().map(|id| w.artifact_zips[id].len()).collect())
+    };
+    // Room for the tarballs and every collected zip but one byte: the last artifact in priority
+    // order (the qualifying run's, by name) is left out, and says why.
+    let bound = (tarballs + zips.iter().sum::<usize>() - 1).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect_with(
+        &fake,
+        &upstream,
+        original.pull_request.number,
+        &url,
+        dir.path(),
+        &["--max-download-bytes", &bound],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    let run = &got.runs[&RUN];
+    assert!(reason(&run.artifacts["eval_dsr1_c64"]).contains("global bound of"), "{:?}", run.artifacts);
+    assert!(!got.artifacts.paths().any(|p| p.contains("/eval_dsr1_c64/")));
+
+    let out = collect_with(
+        &fake,
+        &upstream,
+        original.pull_request.number,
+        &url,
+        dir.path(),
+        &["--force", "--max-unpacked-bytes", "1"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    for (name, fact) in got.runs[&RUN].artifacts.iter().filter(|(n, _)| n.starts_with("bmk_") || n.starts_with("eval_"))
+    {
+        assert!(reason(fact).contains("global bound of 1 bytes unpacked"), "{name}: {fact:?}");
+    }
+    let verdict: serde_json::Value = serde_json::from_slice(&verify(dir.path(), "json").stdout).unwrap();
+    assert_eq!(verdict["verdict"], "REJECTED", "missing evals never approve");
+}
+
+/// Issue 14 item 5: an image a PR names on a loopback registry is never contacted, even with
+/// private addresses allowed for the configured fake upstream, and the reason is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_on_loopback_named_in_a_pr_config_is_not_contacted() {
+    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let evil = format!("{}/evil/probe:v1", probe.local_addr().unwrap());
+    let contacted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = contacted.clone();
+    let listener = tokio::spawn(async move {
+        while probe.accept().await.is_ok() {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let mut original = read_bundle(&fixture("green-sweep")).unwrap();
+    let master =
+        original.head.text("configs/nvidia-master.yaml").unwrap().replace("lmsysorg/sglang:v0.5.9-cu130", &evil);
+    assert!(master.contains(&evil));
+    original.head.insert("configs/nvidia-master.yaml", master);
+    let (original, fake, upstream, url) = served(original).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    let why = reason(&got.upstream.image_digests[&evil]);
+    assert!(why.contains("not on the upstream allowlist; not contacted"), "{why}");
+    assert!(!why.starts_with("not found:"), "a refusal is not a definite answer");
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(contacted.load(std::sync::atomic::Ordering::SeqCst), 0, "the probe listener was contacted");
+    listener.abort();
 }

@@ -88,3 +88,78 @@ async fn draft_model_configs_and_upstream_pulls() {
     assert_eq!(pull.files, vec!["DeepSeek/R1.md".to_string()]);
     assert!(matches!(upstream.pull("sgl-project/sglang", 1).await, Fact::Unavailable(r) if r.contains("404")));
 }
+
+/// Answers every connection with `answer` (raw HTTP) after reading the request head; counts
+/// connections.
+async fn raw_server(answer: Option<String>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let host = listener.local_addr().unwrap().to_string();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                match answer {
+                    Some(text) => {
+                        let _ = socket.write_all(text.as_bytes()).await;
+                    }
+                    // A registry that never answers.
+                    None => tokio::time::sleep(Duration::from_secs(30)).await,
+                }
+            });
+        }
+    });
+    (host, count)
+}
+
+#[tokio::test]
+async fn only_a_404_is_a_definite_answer_and_a_timeout_is_not() {
+    let fake = FakeUpstream::start().await;
+    let missing = client(&fake).image_digest("lmsysorg/sglang:no-such-tag").await;
+    assert!(matches!(&missing, Fact::Unavailable(r) if r.starts_with("not found: ")), "{missing:?}");
+    let (stalled, _) = raw_server(None).await;
+    let mut config = UpstreamConfig {
+        timeout: Duration::from_millis(200),
+        attempts: 1,
+        allowed_hosts: [stalled.clone()].into(),
+        allow_private_addresses: true,
+        ..UpstreamConfig::default()
+    };
+    config.registries.insert("slow.example".into(), format!("http://{stalled}"));
+    let upstream = UpstreamClient::new(config).unwrap();
+    let started = std::time::Instant::now();
+    let answer = upstream.image_digest("slow.example/o/i:v1").await;
+    assert!(matches!(&answer, Fact::Unavailable(r) if !r.starts_with("not found")), "{answer:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "the timeout bounds the lookup");
+}
+
+#[tokio::test]
+async fn redirects_and_hosts_off_the_allowlist_are_not_followed() {
+    let (probe, probed) = raw_server(Some("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}".into())).await;
+    let redirect = format!(
+        "HTTP/1.1 302 Found\r\nlocation: http://{probe}/org/name/resolve/main/config.json\r\ncontent-length: 0\r\n\r\n"
+    );
+    let (redirector, _) = raw_server(Some(redirect)).await;
+    let config = UpstreamConfig {
+        huggingface: format!("http://{redirector}"),
+        attempts: 1,
+        allowed_hosts: [redirector.clone()].into(),
+        allow_private_addresses: true,
+        ..UpstreamConfig::default()
+    };
+    let upstream = UpstreamClient::new(config).unwrap();
+    let answer = upstream.model_config("org/name").await;
+    assert!(matches!(&answer, Fact::Unavailable(r) if r.contains("redirect refused")), "{answer:?}");
+    // The default configuration refuses a loopback registry outright.
+    let defaults = UpstreamClient::new(UpstreamConfig { attempts: 1, ..UpstreamConfig::default() }).unwrap();
+    let answer = defaults.image_digest(&format!("{probe}/evil/probe:v1")).await;
+    assert!(matches!(&answer, Fact::Unavailable(r) if r.contains("not contacted")), "{answer:?}");
+    let answer = defaults.image_digest("localhost:5000/evil/probe:v1").await;
+    assert!(matches!(&answer, Fact::Unavailable(r) if r.contains("not contacted")), "{answer:?}");
+    assert_eq!(probed.load(std::sync::atomic::Ordering::SeqCst), 0, "the probe was contacted");
+}

@@ -562,11 +562,15 @@ async fn download_runs<G: GitHub>(
         caps.push(limits.max_artifact_bytes.min(downloaded.remaining().saturating_sub(declared)));
         declared = declared.saturating_add(a.size_in_bytes);
     }
+    // `Err(None)`: the global bound, not the artifact's own bound, stopped the download.
     let fetch = |(id, cap): (u64, u64)| async move {
         if cap == 0 {
             return Err(None);
         }
-        gh.download_artifact(repo, id, cap).await.map_err(Some)
+        match gh.download_artifact(repo, id, cap).await {
+            Err(GitHubError::TooLarge { .. }) if cap < limits.max_artifact_bytes => Err(None),
+            answer => answer.map_err(Some),
+        }
     };
     let answers =
         bounded(limits.concurrency, planned.iter().map(|(_, _, a)| a.id).zip(caps.iter().copied()).map(fetch)).await;

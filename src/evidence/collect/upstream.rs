@@ -177,6 +177,29 @@ enum Failure {
     Final(String),
 }
 
+/// The error and its causes, each said once (reqwest's own text omits the cause).
+fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The allowlist or address refusal inside a request error, if that is what stopped it (only
+/// our own words, from "redirect refused" or "… not contacted" on).
+fn refusal(err: &reqwest::Error) -> Option<String> {
+    let text = describe(err);
+    let parts: Vec<&str> = text.split(": ").collect();
+    let start = parts.iter().position(|p| p.starts_with("redirect refused") || p.ends_with("not contacted"))?;
+    Some(parts[start..].join(": "))
+}
+
 /// Why an address may not be contacted (`None`: it is public).
 fn non_public(ip: IpAddr) -> Option<&'static str> {
     let ip = match ip {
@@ -329,7 +352,11 @@ impl UpstreamClient {
         for (name, value) in headers {
             request = request.header(name, value);
         }
-        let mut response = request.send().await.map_err(|e| Failure::Retry(format!("{url}: {e}")))?;
+        let mut response = request.send().await.map_err(|e| match refusal(&e) {
+            // A refused redirect or address stays refused: retrying cannot change it.
+            Some(reason) => Failure::Final(format!("{url}: {reason}")),
+            None => Failure::Retry(format!("{url}: {}", describe(&e))),
+        })?;
         let status = response.status();
         if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
             return Err(Failure::Retry(format!("{url}: HTTP {}", status.as_u16())));
