@@ -82,11 +82,37 @@ async fn fake_github_to_bundle_to_the_fixture_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = (dir.path().join("first"), dir.path().join("second"));
 
+    {
+        let mut w = fake.world();
+        let head = original.pull_request.head_sha.clone();
+        w.git_trees.insert(
+            (REPO.into(), head),
+            vec![
+                ("configs/nvidia-master.yaml".into(), "1ea4e7f".repeat(5) + "00000"),
+                ("src/x.rs".into(), "0".repeat(40)),
+            ],
+        );
+        w.jobs.insert(
+            (REPO.into(), RUN),
+            vec![
+                serde_json::json!({"id": 71, "name": "eval / p1 | dsr1 fp4 b200 sgl TP8/EP8 c64 | eval", "conclusion": "success"}),
+                serde_json::json!({"id": 72, "name": "single-node 8k1k / p1 | dsr1 fp4 b200 sgl TP8/EP8 c64", "conclusion": "success"}),
+            ],
+        );
+        w.job_logs.insert(71, b"lm_eval finished\n".to_vec());
+    }
     let out = collect(&fake, &upstream, pr, &url, &first);
     assert!(out.status.success(), "collect failed: {}", String::from_utf8_lossy(&out.stderr));
+    let got = read_bundle(&first).unwrap();
+    let head_blobs = got.blobs[&original.pull_request.head_sha].as_ok().unwrap();
+    assert_eq!(head_blobs.keys().collect::<Vec<_>>(), ["configs/nvidia-master.yaml"], "only the paths a verdict reads");
+    let job = &got.runs[&RUN].jobs[&71];
+    assert_eq!((job.log.clone(), got.runs[&RUN].jobs.len()), (Fact::Ok(()), 1), "eval jobs only");
+    assert_eq!(got.artifacts.text(&format!("{RUN}/job-logs/71.log")), Some("lm_eval finished\n"));
+    assert_eq!(got.runs[&RUN].archives["eval_dsr1_c64/eval_server_logs.tar.gz"], Fact::Ok(()));
     let requests = api_requests(&fake);
     eprintln!("GitHub API requests for one collection: {requests}");
-    assert!(requests <= 25, "{requests} requests: {:#?}", fake.world().log);
+    assert!(requests <= 30, "{requests} requests: {:#?}", fake.world().log);
     assert_eq!(fake.world().leaked_auth, 0, "the GitHub token was sent to a storage redirect");
 
     let got = read_bundle(&first).unwrap();
