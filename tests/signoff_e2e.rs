@@ -187,6 +187,7 @@ async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
                 "--registry",
                 &format!("nvcr.io={upstream_url}"),
             ])
+            .args(["--upstream-allow-host", upstream_url.trim_start_matches("http://"), "--upstream-allow-private"])
             .env("GITHUB_EVENT_NAME", "workflow_dispatch")
             .env("GITHUB_EVENT_PATH", &event_path)
             .env("GITHUB_TOKEN", TOKEN)
