@@ -483,3 +483,22 @@ async fn a_registry_on_loopback_named_in_a_pr_config_is_not_contacted() {
     assert_eq!(contacted.load(std::sync::atomic::Ordering::SeqCst), 0, "the probe listener was contacted");
     listener.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nested_archive_that_will_not_extract_is_named_and_its_artifact_kept() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let zip = support::serve_bundle::zip_of(&[("meta_env.json", b"{}"), ("server_logs.tar.gz", b"not gzip at all")]);
+    fake.world().artifact_zips.insert(RUN * 100, zip);
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    let run = &got.runs[&RUN];
+    assert_eq!(run.artifacts["eval_dsr1_c64"], Fact::Ok(()));
+    assert!(
+        reason(&run.archives["eval_dsr1_c64/server_logs.tar.gz"]).contains("not a readable tar"),
+        "{:?}",
+        run.archives
+    );
+    assert!(!run.artifacts.keys().any(|k| k.contains(':')), "no name:path keys in artifacts");
+}

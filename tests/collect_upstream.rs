@@ -163,3 +163,23 @@ async fn redirects_and_hosts_off_the_allowlist_are_not_followed() {
     assert!(matches!(&answer, Fact::Unavailable(r) if r.contains("not contacted")), "{answer:?}");
     assert_eq!(probed.load(std::sync::atomic::Ordering::SeqCst), 0, "the probe was contacted");
 }
+
+#[tokio::test]
+async fn a_bearer_realm_off_the_allowlist_is_not_asked_for_a_token() {
+    let (probe, probed) =
+        raw_server(Some("HTTP/1.1 200 OK\r\ncontent-length: 15\r\n\r\n{\"token\": \"t\"}".into())).await;
+    let challenge = format!(
+        "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"http://{probe}/token\",service=\"s\"\r\ncontent-length: 0\r\n\r\n"
+    );
+    let (registry, _) = raw_server(Some(challenge)).await;
+    let mut config = UpstreamConfig {
+        attempts: 1,
+        allowed_hosts: [registry.clone()].into(),
+        allow_private_addresses: true,
+        ..UpstreamConfig::default()
+    };
+    config.registries.insert("docker.io".into(), format!("http://{registry}"));
+    let answer = UpstreamClient::new(config).unwrap().image_digest("o/i:v1").await;
+    assert!(matches!(&answer, Fact::Unavailable(r) if r.contains("not on the upstream allowlist")), "{answer:?}");
+    assert_eq!(probed.load(std::sync::atomic::Ordering::SeqCst), 0, "the realm host was contacted");
+}
