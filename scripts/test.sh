@@ -23,5 +23,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
+echo "== workflows (actionlint, zizmor)"
+bash scripts/lint-workflows.sh
 echo "== cargo test"
 cargo test --all-targets --locked --no-fail-fast

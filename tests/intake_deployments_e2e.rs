@@ -64,7 +64,8 @@ async fn action_mode_handles_one_event_and_writes_the_job_summary() {
     let summary = dir.path().join("summary.md");
     let event = pr_event("opened", 42, &["non-canary-full-sweep-enabled"], None, "vendor-dev");
     std::fs::write(&event_path, serde_json::to_vec(&event).unwrap()).unwrap();
-    let (url, summary_path) = (fake.url.clone(), summary.clone());
+    let outputs = dir.path().join("outputs");
+    let (url, summary_path, outputs_path) = (fake.url.clone(), summary.clone(), outputs.clone());
     let output = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_sweepgate"))
             .arg("action")
@@ -73,6 +74,7 @@ async fn action_mode_handles_one_event_and_writes_the_job_summary() {
             .env("GITHUB_TOKEN", TOKEN)
             .env("GITHUB_API_URL", url)
             .env("GITHUB_STEP_SUMMARY", summary_path)
+            .env("GITHUB_OUTPUT", outputs_path)
             .env_remove("SWEEPGATE_BOT_LOGIN")
             .output()
             .unwrap()
@@ -83,6 +85,11 @@ async fn action_mode_handles_one_event_and_writes_the_job_summary() {
     let summary = std::fs::read_to_string(summary).unwrap();
     assert!(summary.starts_with("### sweepgate: pull_request_target"));
     assert!(summary.contains("posted welcome comment") && summary.contains("posted labels comment"), "{summary}");
+    let outputs = std::fs::read_to_string(outputs).unwrap();
+    assert_eq!(
+        outputs,
+        format!("decision=sweep\nverdict=none\nsummary-path={}\n", dir.path().join("summary.md").display())
+    );
     let w = fake.world();
     assert_eq!(w.comments_on(REPO, 42).len(), 2);
     assert!(w.comments_on(REPO, 42).iter().all(|c| c.login == "github-actions[bot]"));
@@ -103,7 +110,9 @@ async fn action_mode_writes_the_verdicts_frontier_charts_next_to_the_summary() {
     let mut event = comment_event(pr, id, &bundle.signoff.author, "MEMBER", &bundle.signoff.body, None);
     event["repository"]["full_name"] = serde_json::json!(repo);
     std::fs::write(&event_path, serde_json::to_vec(&event).unwrap()).unwrap();
-    let (fake_url, upstream_url, summary_path) = (fake.url.clone(), upstream.url.clone(), summary.clone());
+    let outputs = dir.path().join("outputs");
+    let (fake_url, upstream_url, summary_path, outputs_path) =
+        (fake.url.clone(), upstream.url.clone(), summary.clone(), outputs.clone());
     let output = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_sweepgate"))
             .arg("action")
@@ -116,6 +125,7 @@ async fn action_mode_writes_the_verdicts_frontier_charts_next_to_the_summary() {
             .env("GITHUB_API_URL", fake_url)
             .env("SWEEPGATE_BOT_LOGIN", BOT)
             .env("GITHUB_STEP_SUMMARY", summary_path)
+            .env("GITHUB_OUTPUT", outputs_path)
             .output()
             .unwrap()
     })
@@ -124,6 +134,7 @@ async fn action_mode_writes_the_verdicts_frontier_charts_next_to_the_summary() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let summary = std::fs::read_to_string(summary).unwrap();
     assert!(summary.contains("posted verdict comment"), "{summary}");
+    assert!(std::fs::read_to_string(&outputs).unwrap().starts_with("decision=none\nverdict=APPROVED\n"));
     let name = "sweepgate-frontier-1-dsr1_8k1k_b200_sglang_fp4_40714803265_median.svg";
     assert!(summary.contains(&format!("- frontier chart `{name}` (5 points)")), "{summary}");
     let svg = std::fs::read_to_string(dir.path().join(name)).unwrap();

@@ -130,7 +130,12 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason),
+        // The message names the bypass state in every case (strict rendering).
+        Err(reason) => {
+            return Outcome::warn("unverifiable")
+                .arg("reason", reason)
+                .arg("bypass", admin_bypass(ev).unwrap_or_default())
+        }
     };
     if affected.is_empty() {
         return Outcome::na("no_curve_affected");

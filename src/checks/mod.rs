@@ -196,6 +196,8 @@ const CHECKS: [CheckFn; CHECK_COUNT] = [
 
 /// Runs every check over the evidence and aggregates the verdict.
 pub fn verify(evidence: &Evidence) -> Verdict {
+    // Bounds what the checks' YAML parses of PR-sourced files may cost (issue 14, item 4).
+    let _yaml_budget = crate::yaml::Budget::PER_VERIFICATION.enter();
     let catalog = Catalog::embedded();
     let cx = Context::new(evidence);
     let results: Vec<CheckResult> = CHECKS

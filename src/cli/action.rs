@@ -12,15 +12,17 @@ use sweepgate::intake::event;
 use sweepgate::server::handlers::{handle, BotConfig};
 
 /// Handle the one event of a GitHub Actions run (`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`) with
-/// the same handlers as the App server; writes a job summary to `GITHUB_STEP_SUMMARY`.
+/// the same handlers as the App server; writes a job summary to `GITHUB_STEP_SUMMARY` and the
+/// outputs `decision`, `verdict` and `summary-path` to `GITHUB_OUTPUT`.
 #[derive(Debug, clap::Args)]
 pub struct ActionArgs {
     #[arg(long, env = "GITHUB_EVENT_NAME")]
-    pub event_name: String,
+    pub event_name: Option<String>,
     #[arg(long, env = "GITHUB_EVENT_PATH")]
-    pub event_path: PathBuf,
+    pub event_path: Option<PathBuf>,
+    /// Optional for clap so that its absence is reported as a missing `GITHUB_TOKEN`.
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
-    pub token: String,
+    pub token: Option<String>,
     #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com")]
     pub api_url: String,
     /// The account the token posts as (its comments carry the trusted markers).
@@ -30,14 +32,84 @@ pub struct ActionArgs {
     pub status_context: String,
     #[arg(long, env = "GITHUB_STEP_SUMMARY")]
     pub step_summary: Option<PathBuf>,
+    /// The step's output file (`name=value` lines).
+    #[arg(long, env = "GITHUB_OUTPUT")]
+    pub github_output: Option<PathBuf>,
     #[command(flatten)]
     pub verifier: super::collect::VerifierArgs,
 }
 
+/// Every failure, the ones before any event is read included, ends in the job summary, an
+/// `::error::` annotation and exit code 1; the outputs are written in every case.
 pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
-    let body = std::fs::read(&args.event_path).with_context(|| format!("reading {}", args.event_path.display()))?;
+    let event_name = args.event_name.as_deref().unwrap_or("(no GITHUB_EVENT_NAME)");
+    let result = handle_event(args);
+    let (mut summary, code) = match &result {
+        Ok(outcome) => {
+            let lines: Vec<String> = outcome.lines.iter().map(|l| format!("- {l}")).collect();
+            (format!("### sweepgate: {event_name}\n\n{}\n", lines.join("\n")), ExitCode::SUCCESS)
+        }
+        Err(err) => (format!("### sweepgate: {event_name}\n\n❌ {err:#}\n"), ExitCode::from(1)),
+    };
+    if let (Some(path), Ok(outcome)) = (&args.step_summary, &result) {
+        for line in write_charts(path, &outcome.charts) {
+            summary.push_str(&line);
+            summary.push('\n');
+        }
+    }
+    let mut problems = Vec::new();
+    if let Some(path) = &args.step_summary {
+        if let Err(e) = append(path, &summary) {
+            problems.push(format!("the job summary {} was not written: {e}", path.display()));
+        }
+    }
+    let outcome = result.as_ref().ok();
+    let outputs = [
+        ("decision", outcome.and_then(|o| o.decision).unwrap_or("none").to_string()),
+        ("verdict", outcome.and_then(|o| o.verdict).unwrap_or("none").to_string()),
+        ("summary-path", args.step_summary.as_ref().map(|p| p.display().to_string()).unwrap_or_default()),
+    ];
+    if let Some(path) = &args.github_output {
+        let text: String = outputs.iter().map(|(k, v)| format!("{k}={}\n", one_line(v))).collect();
+        if let Err(e) = append(path, &text) {
+            problems.push(format!("the step outputs {} were not written: {e}", path.display()));
+        }
+    }
+    print!("{summary}");
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = &result {
+        writeln!(
+            stdout,
+            "::error title=sweepgate {}::{}",
+            annotation_property(event_name),
+            annotation_data(&format!("{err:#}"))
+        )?;
+    }
+    for problem in &problems {
+        writeln!(stdout, "::warning title=sweepgate::{}", annotation_data(problem))?;
+    }
+    if let Err(err) = result {
+        eprintln!("error: {err:#}");
+    }
+    Ok(code)
+}
+
+fn handle_event(args: &ActionArgs) -> anyhow::Result<sweepgate::server::handlers::Outcome> {
+    let Some(token) = args.token.clone().filter(|t| !t.trim().is_empty()) else {
+        anyhow::bail!(
+            "GITHUB_TOKEN is not set: give the action a token (its `github-token` input defaults to \
+             `${{{{ github.token }}}}`), or export GITHUB_TOKEN for `sweepgate action`"
+        );
+    };
+    let (Some(event_name), Some(event_path)) = (&args.event_name, &args.event_path) else {
+        anyhow::bail!(
+            "GITHUB_EVENT_NAME and GITHUB_EVENT_PATH are not set: `sweepgate action` runs inside a GitHub Actions job"
+        );
+    };
+    let body =
+        std::fs::read(event_path).with_context(|| format!("reading the event payload {}", event_path.display()))?;
     // pull_request_target carries the pull_request payload (and is what fork PRs need).
-    let name = match args.event_name.as_str() {
+    let name = match event_name.as_str() {
         "pull_request_target" => "pull_request",
         other => other,
     };
@@ -50,38 +122,30 @@ pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
     };
     // octocrab's client needs the runtime while it is built.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let result = runtime.block_on(async {
+    runtime.block_on(async {
         let metrics = Arc::new(ApiMetrics::default());
-        let token = SecretString::from(args.token.clone());
-        let gh = OctoGitHub::with_token(&args.api_url, token, RetryPolicy::default(), metrics)?;
+        let gh = OctoGitHub::with_token(&args.api_url, SecretString::from(token), RetryPolicy::default(), metrics)?;
         anyhow::Ok(handle(&gh, &bot, &event).await?)
-    });
-    let (mut summary, code) = match &result {
-        Ok(outcome) => {
-            let lines: Vec<String> = outcome.lines.iter().map(|l| format!("- {l}")).collect();
-            (format!("### sweepgate: {}\n\n{}\n", args.event_name, lines.join("\n")), ExitCode::SUCCESS)
-        }
-        Err(err) => (format!("### sweepgate: {}\n\n❌ {err}\n", args.event_name), ExitCode::from(1)),
-    };
-    if let (Some(path), Ok(outcome)) = (&args.step_summary, &result) {
-        for line in write_charts(path, &outcome.charts) {
-            summary.push_str(&line);
-            summary.push('\n');
-        }
-    }
-    if let Some(path) = &args.step_summary {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        file.write_all(summary.as_bytes())?;
-    }
-    print!("{summary}");
-    if let Err(err) = result {
-        eprintln!("error: {err}");
-    }
-    Ok(code)
+    })
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::OpenOptions::new().create(true).append(true).open(path)?.write_all(text.as_bytes())
+}
+
+/// An output value on one line (GITHUB_OUTPUT's `name=value` form ends at the newline).
+fn one_line(value: &str) -> String {
+    value.replace(['\r', '\n'], " ")
+}
+
+/// Workflow-command data: `%`, CR and LF escaped, as the runner decodes them.
+fn annotation_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// A workflow-command property value: also `:` and `,` escaped.
+fn annotation_property(text: &str) -> String {
+    annotation_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// Most frontier charts written per run, so a PR touching many configs cannot flood the runner.
@@ -132,5 +196,12 @@ mod tests {
         );
         assert_eq!(chart_file_name(2, "../é x`$"), "sweepgate-frontier-2-..___x__.svg");
         assert_eq!(chart_file_name(3, &"k".repeat(500)).len(), "sweepgate-frontier-3-.svg".len() + 96);
+    }
+
+    #[test]
+    fn annotations_and_outputs_stay_one_command_each() {
+        assert_eq!(annotation_data("50% done\nnext: a,b"), "50%25 done%0Anext: a,b");
+        assert_eq!(annotation_property("a:b,c"), "a%3Ab%2Cc");
+        assert_eq!(one_line("x\ny=1"), "x y=1");
     }
 }

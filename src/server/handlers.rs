@@ -75,6 +75,10 @@ pub struct Outcome {
     pub lines: Vec<String>,
     /// Check 14's frontier charts of the verdict the handler posted (Action mode draws them).
     pub charts: Vec<FrontierChart>,
+    /// The label decision posted: "sweep" or "no-sweep" (the Action's `decision` output).
+    pub decision: Option<&'static str>,
+    /// The sign-off verdict posted: "APPROVED" or "REJECTED" (the Action's `verdict` output).
+    pub verdict: Option<&'static str>,
 }
 
 impl Outcome {
@@ -363,6 +367,7 @@ async fn label_policy<G: GitHub>(
     };
     gh.create_status(&e.repo, &head_sha, &status).await?;
     out.note(format!("status {} {:?}: {}", short(&head_sha), status.state, status.description));
+    out.decision = Some(if decision.sweep { "sweep" } else { "no-sweep" });
     Ok(decision.sweep)
 }
 

@@ -6,8 +6,10 @@
 //! and the line/column of every node so that every error can name `file:line:col`.
 //!
 //! Hostile input is bounded: file size, nesting depth and the number of nodes after alias
-//! expansion (billion-laughs) all have hard limits, and nothing here panics on any input.
+//! expansion (billion-laughs) all have hard limits per document, a [`Budget`] bounds the nodes
+//! and bytes of all the documents one verification reads, and nothing here panics on any input.
 
+mod budget;
 mod de;
 mod scalar;
 
@@ -19,6 +21,7 @@ use std::path::Path;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as RawSpan};
 
+pub use budget::{Budget, BudgetScope};
 pub use de::from_node;
 
 /// Largest policy file sweepgate reads (the biggest real file, the changelog, is ~400 KB).
@@ -263,24 +266,36 @@ fn parse_inner(text: &str, duplicates: DuplicateKeys) -> Result<(Node, Vec<YamlE
     if text.len() > MAX_FILE_BYTES {
         return Err(YamlError::at(Pos { line: 1, col: 1 }, format!("document larger than {MAX_FILE_BYTES} bytes")));
     }
+    let allowance = budget::withdraw(text.len()).map_err(|m| YamlError::at(Pos { line: 1, col: 1 }, m))?;
     let mut builder = Builder {
+        text,
         parser: Parser::new_from_str(text),
         anchors: HashMap::new(),
         nodes: 0,
+        max_nodes: allowance.nodes,
         last_pos: Pos { line: 1, col: 1 },
+        open: Vec::new(),
         duplicates,
         warnings: Vec::new(),
     };
-    let node = builder.document()?;
-    Ok((node, builder.warnings))
+    let result = builder.document();
+    // What the document used, also when it failed: an error past the budget spent it too.
+    budget::settle(&allowance, builder.nodes);
+    Ok((result?, builder.warnings))
 }
 
 struct Builder<'a> {
+    text: &'a str,
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     /// By the parser's anchor id (a new id per `&name`, so a redefined name gets a new entry).
     anchors: HashMap<usize, Node>,
     nodes: usize,
+    /// [`MAX_NODES`], or less when the verification's [`Budget`] has less left.
+    max_nodes: usize,
     last_pos: Pos,
+    /// Where each collection still open was started, outermost first (errors name the
+    /// unclosed flow collection, not only where the parser stopped).
+    open: Vec<Pos>,
     duplicates: DuplicateKeys,
     warnings: Vec<YamlError>,
 }
@@ -297,13 +312,37 @@ impl<'a> Builder<'a> {
             Some(Ok((event, span))) => {
                 let pos = Pos::from_raw(&span);
                 self.last_pos = pos;
+                match event {
+                    Event::SequenceStart(..) | Event::MappingStart(..) => self.open.push(pos),
+                    Event::SequenceEnd | Event::MappingEnd => {
+                        self.open.pop();
+                    }
+                    _ => {}
+                }
                 Ok((event, pos))
             }
-            Some(Err(e)) => Err(YamlError::at(
-                Pos { line: e.marker().line() as u32, col: e.marker().col() as u32 + 1 },
-                format!("invalid YAML: {}", e.info()),
-            )),
+            Some(Err(e)) => {
+                let stopped = Pos { line: e.marker().line() as u32, col: e.marker().col() as u32 + 1 };
+                let mut message = format!("invalid YAML: {}", e.info());
+                if let Some((opened, bracket)) = self.innermost_open_flow() {
+                    message.push_str(&format!(
+                        " (inside the `{bracket}` opened at line {}, column {}, which is not closed before line {})",
+                        opened.line, opened.col, stopped.line
+                    ));
+                }
+                Err(YamlError::at(stopped, message))
+            }
         }
+    }
+
+    /// The innermost flow collection (`[` or `{`) still open, and its bracket. Block
+    /// collections start at their first item, so the character at their position is no bracket.
+    fn innermost_open_flow(&self) -> Option<(Pos, char)> {
+        self.open.iter().rev().find_map(|&pos| {
+            let line = self.text.lines().nth(usize::try_from(pos.line).ok()?.checked_sub(1)?)?;
+            let bracket = line.chars().nth(usize::try_from(pos.col).ok()?.checked_sub(1)?)?;
+            matches!(bracket, '[' | '{').then_some((pos, bracket))
+        })
     }
 
     fn document(&mut self) -> Result<Node, YamlError> {
@@ -334,8 +373,13 @@ impl<'a> Builder<'a> {
 
     fn count(&mut self, pos: Pos, n: usize) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_NODES {
-            return Err(YamlError::at(pos, format!("document expands to more than {MAX_NODES} nodes (alias bomb?)")));
+        if self.nodes > self.max_nodes {
+            let message = if self.max_nodes < MAX_NODES {
+                budget::exhausted_message(self.max_nodes)
+            } else {
+                format!("document expands to more than {MAX_NODES} nodes (alias bomb?)")
+            };
+            return Err(YamlError::at(pos, message));
         }
         Ok(())
     }

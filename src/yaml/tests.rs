@@ -208,3 +208,65 @@ fn key_index_finds_and_forgets_keys_on_both_sides_of_the_scan_limit() {
     assert_eq!(index.position(&entries, &node(Value::Int(25))), None);
     assert_eq!(KeyIndex::of(&entries).position(&entries, &node(Value::Int(25))), Some(19));
 }
+
+#[test]
+fn an_unclosed_flow_collection_names_where_it_was_opened() {
+    let err = parse("a: 1\nb: [1, 2\nc: 3\n", "broken.yaml").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "broken.yaml:3:2: invalid YAML: illegal placement of ':' indicator \
+         (inside the `[` opened at line 2, column 4, which is not closed before line 3)"
+    );
+    // The innermost open flow collection is named, under block collections and other flows.
+    let err = parse("top:\n  a: [1, {x: 2, y: [3\n", "nested.yaml").unwrap_err();
+    assert!(
+        err.message.ends_with("(inside the `[` opened at line 2, column 20, which is not closed before line 3)"),
+        "{err}"
+    );
+    let err = parse("m: {x: 1\nb: 2\n", "map.yaml").unwrap_err();
+    assert!(err.message.contains("inside the `{` opened at line 1, column 4"), "{err}");
+    // An error outside any flow collection names only where the parser stopped.
+    let err = parse("a: 1\n  b: 2\n", "indent.yaml").unwrap_err();
+    assert!(!err.message.contains("opened at"), "{err}");
+}
+
+#[test]
+fn a_budget_bounds_the_bytes_and_nodes_of_every_document_read_under_it() {
+    let doc = "- a\n- b\n- c\n"; // 4 nodes, 12 bytes
+    {
+        let scope = Budget { bytes: 1000, nodes: 10 }.enter();
+        assert!(parse(doc, "one.yaml").is_ok());
+        assert!(parse(doc, "two.yaml").is_ok());
+        assert_eq!(scope.spent(), Budget { bytes: 24, nodes: 8 });
+        let err = parse(doc, "three.yaml").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "three.yaml:2:3: not read: the YAML read by this verification is past its budget of 10 nodes \
+             (2 were left for this document)"
+        );
+        assert_eq!(scope.spent().nodes, 10, "a failed parse spends what it used");
+        assert!(parse("", "empty.yaml").is_ok(), "an empty document needs no node");
+    }
+    {
+        let _scope = Budget { bytes: 20, nodes: 1000 }.enter();
+        assert!(parse(doc, "one.yaml").is_ok());
+        let err = parse(doc, "two.yaml").unwrap_err();
+        assert!(err.message.starts_with("not read: this 12-byte document would bring"), "{err}");
+    }
+    // Outside a scope only the per-document bounds apply.
+    for _ in 0..3 {
+        assert!(parse(doc, "free.yaml").is_ok());
+    }
+}
+
+#[test]
+fn nested_budget_scopes_restore_the_outer_account() {
+    let outer = Budget { bytes: 1000, nodes: 100 }.enter();
+    parse("[1, 2]", "a.yaml").unwrap();
+    {
+        let inner = Budget { bytes: 1000, nodes: 1 }.enter();
+        assert!(parse("[1, 2]", "b.yaml").is_err());
+        assert_eq!(inner.spent().nodes, 1);
+    }
+    assert_eq!(outer.spent(), Budget { bytes: 6, nodes: 3 });
+}

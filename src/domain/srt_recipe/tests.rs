@@ -346,7 +346,8 @@ fn lint_reports_structure_types_sweeps_and_ignored_keys() {
     assert_eq!(lint_lines(MULTI).len(), 1);
     assert_eq!(
         lint_lines("a: [\n"),
-        ["r.yaml:2:1: invalid YAML: while parsing a node, did not find expected node content"]
+        ["r.yaml:2:1: invalid YAML: while parsing a node, did not find expected node content \
+          (inside the `[` opened at line 1, column 4, which is not closed before line 2)"]
     );
     assert_eq!(
         lint_lines("name: x\noverride_a: {}\n"),

@@ -119,6 +119,7 @@ pub async fn verify_signoff<G: GitHub>(
         VerdictWord::Approved => (StatusState::Success, "APPROVED"),
         VerdictWord::Rejected => (StatusState::Failure, "REJECTED"),
     };
+    out.verdict = Some(word);
     let short = pinned.get(..7).unwrap_or(&pinned);
     let description = if evidence.head_moved() {
         format!("{word} for {short} only; the head moved: a fresh sign-off is needed")
