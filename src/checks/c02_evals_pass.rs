@@ -50,9 +50,14 @@ pub fn check(cx: &Context) -> Outcome {
         .runs
         .get(&run.run_id)
         .map(|r| {
+            // An archive nested in an eval artifact (`<artifact>/<path>`) counts as that artifact.
             r.artifacts
                 .iter()
-                .filter(|(name, fact)| is_eval_results_artifact(name) && matches!(fact, Fact::Unavailable(_)))
+                .chain(&r.archives)
+                .filter(|(name, fact)| {
+                    is_eval_results_artifact(name.split('/').next().unwrap_or(name))
+                        && matches!(fact, Fact::Unavailable(_))
+                })
                 .map(|(name, _)| name.clone())
                 .collect()
         })

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::affected::{sku, AffectedConfig};
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, Fact};
 use crate::results::benchmark::{AgenticAggregate, FixedSeqAggregate};
 use crate::results::pareto::{hw_key, CurveKey, Plane, Point};
 
@@ -178,6 +178,15 @@ pub fn run_curves(evidence: &Evidence, run_id: u64) -> RunCurves {
     }
     for curve in by_key.values_mut() {
         curve.points.sort_by_key(|p| p.conc);
+    }
+    // A benchmark artifact (or an archive nested in one) the collector could not fetch is as
+    // unreadable as one that does not parse: its points are unknown, not absent.
+    if let Some(run) = evidence.runs.get(&run_id) {
+        for (name, fact) in run.artifacts.iter().chain(&run.archives) {
+            if let (true, Fact::Unavailable(reason)) = (name.starts_with("bmk_"), fact) {
+                unreadable.push(format!("{run_id}/{name}: {reason}"));
+            }
+        }
     }
     RunCurves { curves: by_key.into_values().collect(), unreadable }
 }

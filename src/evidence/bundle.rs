@@ -86,8 +86,26 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
     }
     evidence.base = load_tree(&dir.join("base"), &mut evidence.trees.base)?;
     evidence.head = load_tree(&dir.join("head"), &mut evidence.trees.head)?;
-    evidence.artifacts = load_tree(&dir.join("artifacts"), &mut Fact::Ok(()))?;
+    let mut artifacts_fact = Fact::Ok(());
+    evidence.artifacts = load_tree(&dir.join("artifacts"), &mut artifacts_fact)?;
+    if let Fact::Unavailable(reason) = artifacts_fact {
+        mark_artifacts_unavailable(&mut evidence, &reason);
+    }
     Ok(evidence)
+}
+
+/// Without `artifacts/`, no artifact, nested archive or job log the runs list is readable.
+fn mark_artifacts_unavailable(evidence: &mut Evidence, reason: &str) {
+    for run in evidence.runs.values_mut() {
+        let facts = run
+            .artifacts
+            .values_mut()
+            .chain(run.archives.values_mut())
+            .chain(run.jobs.values_mut().map(|j| &mut j.log));
+        for fact in facts.filter(|f| f.as_ok().is_some()) {
+            *fact = Fact::Unavailable(reason.to_owned());
+        }
+    }
 }
 
 /// Loads a tree directory; one that is absent makes its fact unavailable (a recorded reason
