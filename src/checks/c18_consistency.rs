@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 
 use super::affected::{affected_configs, changelog_keys, AffectedConfig};
 use super::c01_in_pr_sweep::qualifying_run;
+use super::c06_upstream_image::canonical_image;
 use super::curves::{run_curves, Curve};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::{Context, Outcome, Status};
@@ -118,7 +119,7 @@ fn check_recipes(
         };
         out.assessed.extend(['b', 'c', 'd']);
         let container = found.selected.facts.container.as_deref().filter(|c| is_registry_image(c));
-        if let Some(container) = container.filter(|c| *c != image) {
+        if let Some(container) = container.filter(|c| canonical_image(c) != canonical_image(image)) {
             let at = with_selector(&found.path, &found.selected.variant.selector);
             out.fail('e', format!("{key} ({at}): recipe container {container} ≠ master image {image}"));
         }
@@ -160,7 +161,10 @@ fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
 
 fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
     out.assessed.insert('e');
-    match ev.upstream.image_digests.get(&config.image) {
+    // The lookup is keyed by the reference as written, or as a registry reads it (`#` → `/`).
+    let digests = &ev.upstream.image_digests;
+    let lookup = digests.get(&config.image).or_else(|| digests.get(&canonical_image(&config.image)));
+    match lookup {
         Some(Fact::Ok(digest)) => {
             let well_formed = digest
                 .strip_prefix("sha256:")
@@ -173,8 +177,12 @@ fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
                 );
             }
         }
-        Some(Fact::Unavailable(reason)) => {
+        Some(fact @ Fact::Unavailable(reason)) if fact.is_not_found() => {
             out.fail('e', format!("{}: image {} does not resolve by digest ({reason})", config.key, config.image))
+        }
+        // A transport error or an unreadable answer proves nothing about the image.
+        Some(Fact::Unavailable(reason)) => {
+            out.missing('e', format!("{}: the registry lookup of image {} failed ({reason})", config.key, config.image))
         }
         None => {
             out.missing('e', format!("{}: no registry lookup of image {} in the evidence", config.key, config.image))
@@ -423,11 +431,35 @@ mod tests {
         e.files.retain(|f| f.filename != "perf-changelog.yaml");
         assert_eq!(sub_items(&check(&Context::new(&e)), "fails"), ["f"]);
         let mut e = pr(SINGLE, 14);
-        e.upstream.image_digests.insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("manifest unknown".into()));
+        e.upstream
+            .image_digests
+            .insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("not found: manifest unknown".into()));
         assert_eq!(sub_items(&check(&Context::new(&e)), "fails"), ["e"]);
+        e.upstream
+            .image_digests
+            .insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("timed out after 10 s".into()));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["e".to_owned()]), "{o:?}");
         e.upstream.image_digests.clear();
         let o = check(&Context::new(&e));
         assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["e".to_owned()]));
+    }
+
+    #[test]
+    fn registry_hash_path_images_are_looked_up_as_registries_read_them() {
+        let image = "nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc5";
+        let mut e = pr(&SINGLE.replace("lmsysorg/sglang:v0.5.9", image), 14);
+        e.upstream.image_digests.clear();
+        let digest = format!("sha256:{}", "c".repeat(64));
+        e.upstream.image_digests.insert("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc5".into(), Fact::Ok(digest));
+        let o = check(&Context::new(&e));
+        assert!(
+            !sub_items(&o, "fails").contains(&"e".to_owned()) && !sub_items(&o, "missing").contains(&"e".to_owned()),
+            "{o:?}"
+        );
+        let gone = Fact::Unavailable(format!("{} manifest unknown", crate::evidence::NOT_FOUND));
+        e.upstream.image_digests.insert(image.into(), gone);
+        assert!(sub_items(&check(&Context::new(&e)), "fails").contains(&"e".to_owned()));
     }
 
     fn with_curves(removed_intvty: f64, removed_tput: f64) -> Evidence {
