@@ -91,8 +91,7 @@ pub fn changelog_keys(cx: &Context, known: &[AffectedConfig]) -> BTreeSet<String
     let ev = cx.evidence;
     let mut keys = BTreeSet::new();
     for file in ev.files.iter().filter(|f| scan::logical_path(&f.filename) == "perf-changelog.yaml") {
-        let Some(lines) = scan::added_lines_of(ev, file) else { continue };
-        let block: String = lines.iter().map(|l| format!("{}\n", l.text)).collect();
+        let Some(block) = appended_text(cx, file) else { continue };
         let Ok(root) = yaml::parse(&block, &file.filename) else { continue };
         for entry in root.as_seq().unwrap_or_default() {
             for pattern in entry.get("config-keys").and_then(Node::as_seq).unwrap_or_default() {
@@ -104,6 +103,19 @@ pub fn changelog_keys(cx: &Context, known: &[AffectedConfig]) -> BTreeSet<String
         }
     }
     keys
+}
+
+/// The text a PR appended to a changelog: the head past the base when the base is a prefix of
+/// it (exact, whatever the diff's hunks say about a repeated entry), else the added lines.
+fn appended_text(cx: &Context, file: &crate::evidence::ChangedFile) -> Option<String> {
+    let ev = cx.evidence;
+    if let (Some(base), Some(head)) = (ev.base.text(&file.filename), ev.head.text(&file.filename)) {
+        if let Some(appended) = head.strip_prefix(base.trim_end()) {
+            return Some(appended.to_owned());
+        }
+    }
+    let lines = scan::added_lines_of(ev, file)?;
+    Some(lines.iter().map(|l| format!("{}\n", l.text)).collect())
 }
 
 /// The changelog processor's wildcard: `*` matches any run of characters, everything else is
@@ -141,16 +153,58 @@ pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
             .ok_or_else(|| format!("{}: neither its diff nor its content is in the evidence", file.filename))?;
         let mut entries: Vec<&AffectedConfig> = all.iter().filter(|c| c.file == file.filename).collect();
         entries.sort_by_key(|c| c.line);
-        for added in lines {
-            if let Some(entry) = entries.iter().rev().find(|c| c.line <= added.line) {
-                wanted.insert(entry.key.clone());
-            }
-        }
-        if entries.is_empty() && ev.head.get(&file.filename).is_none() {
+        let Some(head_text) = ev.head.text(&file.filename) else {
             return Err(format!("{} is not in the evidence at the head", file.filename));
+        };
+        let base_spans = ev.base.text(&file.filename).map(|text| entry_spans(text, &file.filename));
+        for (key, span) in entry_spans(head_text, &file.filename) {
+            let touched = lines.iter().any(|added| span.lines.contains(&added.line) && is_entry_line(added.text));
+            // The diff may slide an append into the previous entry; an entry whose text is
+            // byte-identical at base was not changed, whatever the hunks say.
+            let unchanged = base_spans.as_ref().is_some_and(|base| base.get(&key).is_some_and(|b| b.text == span.text));
+            if touched && !unchanged {
+                wanted.insert(key);
+            }
         }
     }
     Ok(all.into_iter().filter(|c| wanted.contains(&c.key)).collect())
+}
+
+/// A line that can belong to an entry: not blank, not a comment (separators belong to none).
+fn is_entry_line(text: &str) -> bool {
+    !text.trim().is_empty() && !scan::is_comment(text)
+}
+
+/// The lines of one top-level entry of a master file: from its key to its last content line
+/// (trailing blank and comment lines before the next key belong to no entry), and their text.
+#[derive(Debug, PartialEq)]
+struct EntrySpan {
+    lines: std::ops::RangeInclusive<u32>,
+    text: String,
+}
+
+/// Each top-level key's span; a file that does not parse has none (the caller already read
+/// its entries, so a parse failure was reported there).
+fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String, EntrySpan> {
+    let Ok(root) = yaml::parse(text, path) else { return Default::default() };
+    let keys: Vec<(String, u32)> = root
+        .as_map()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(key, _)| Some((key.key_text()?.into_owned(), key.pos.line)))
+        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut spans = std::collections::BTreeMap::new();
+    for (index, (key, start)) in keys.iter().enumerate() {
+        let next = keys.get(index + 1).map_or(lines.len() as u32 + 1, |(_, line)| *line);
+        let mut end = next.saturating_sub(1).max(*start);
+        while end > *start && !lines.get(end as usize - 1).is_some_and(|l| is_entry_line(l)) {
+            end -= 1;
+        }
+        let body = lines.get(*start as usize - 1..end as usize).unwrap_or_default().join("\n");
+        spans.insert(key.clone(), EntrySpan { lines: *start..=end, text: body });
+    }
+    spans
 }
 
 /// The base GPU SKU of a runner label (`cluster:mi355x-amds` → `mi355x`, `gb300-nv` → `gb300`).
@@ -170,6 +224,7 @@ pub fn is_nvidia_sku(sku: &str) -> bool {
 mod tests {
     use super::*;
     use crate::checks::tests_support::{evidence, with_change};
+    use crate::evidence::Evidence;
 
     const NVIDIA: &str = "dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model: deepseek-r1-fp4\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 8] }\ndsr1-fp4-b200-trt-mtp:\n  image: nvcr.io/nvidia/tensorrt-llm/release:1.2\n  model: deepseek-r1-fp4\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: trt\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, spec-decoding: mtp, conc-list: [4] }\n";
 
@@ -191,6 +246,64 @@ mod tests {
         e.head.insert("configs/nvidia-master.yaml", NVIDIA);
         let affected = affected_configs(&Context::new(&e)).unwrap();
         assert_eq!(affected.len(), 2);
+    }
+
+    /// GitHub's `patch` of a change from `old` to `new`: the unified diff without its header.
+    fn github_patch(old: &str, new: &str) -> String {
+        let diff = similar::TextDiff::from_lines(old, new);
+        let text = diff.unified_diff().context_radius(3).to_string();
+        text.lines().filter(|l| !l.starts_with("---") && !l.starts_with("+++")).map(|l| format!("{l}\n")).collect()
+    }
+
+    const PREVIOUS_LOG: &str = "- config-keys:\n  - dsr1-fp4-b200-sglang\n  description:\n  - Initial sweep\n  pr-link: https://github.com/example/bench/pull/1\n";
+    const NEW_ENTRY: &str = "\n- config-keys:\n  - dsr1-fp4-b200-trt-mtp\n  description:\n  - Initial sweep\n  pr-link: https://github.com/example/bench/pull/42\n";
+
+    /// A PR that appends one master entry and one changelog entry, each after a blank line and a
+    /// byte-identical previous entry, in the layout `prefix` (`""` or `inferencex-e2e/`).
+    fn real_append(prefix: &str) -> Evidence {
+        let (sglang, trt) = NVIDIA.split_at(NVIDIA.find("dsr1-fp4-b200-trt-mtp:").unwrap_or(0));
+        let master_head = format!("{sglang}\n{trt}");
+        let (master, log) = (format!("{prefix}configs/nvidia-master.yaml"), format!("{prefix}perf-changelog.yaml"));
+        let log_head = format!("{PREVIOUS_LOG}{NEW_ENTRY}");
+        let mut e = with_change(evidence(), &master, &github_patch(sglang, &master_head));
+        e = with_change(e, &log, &github_patch(PREVIOUS_LOG, &log_head));
+        e.base.insert(&master, sglang);
+        e.base.insert(&log, PREVIOUS_LOG);
+        e.head.insert(&master, master_head.as_str());
+        e.head.insert(&log, log_head.as_str());
+        e
+    }
+
+    fn keys(e: &Evidence) -> Vec<String> {
+        let affected = affected_configs(&Context::new(e)).unwrap_or_else(|err| panic!("{err}"));
+        affected.into_iter().map(|c| c.key).collect()
+    }
+
+    #[test]
+    fn a_real_append_affects_only_the_new_entry_in_both_layouts() {
+        for prefix in ["", "inferencex-e2e/"] {
+            let e = real_append(prefix);
+            assert!(e.files[0].patch.as_deref().is_some_and(|p| p.contains("\n+\n")), "the diff adds a blank line");
+            assert_eq!(keys(&e), ["dsr1-fp4-b200-trt-mtp"], "layout {prefix:?}");
+        }
+    }
+
+    #[test]
+    fn a_blank_line_hunk_slid_onto_the_previous_entry_does_not_affect_it() {
+        for prefix in ["", "inferencex-e2e/"] {
+            let mut e = real_append(prefix);
+            // Without the base file only the hunks decide: the blank line right after the
+            // previous entry's last line still belongs to no entry.
+            e.base = Default::default();
+            assert_eq!(keys(&e), ["dsr1-fp4-b200-trt-mtp"], "layout {prefix:?}");
+            // A hunk that claims a line of the previous entry changed does affect it...
+            e.files[0].patch = Some("@@ -13,2 +13,3 @@\n       search-space:\n-      - { tp: 8, conc-list: [4, 8] }\n+      - { tp: 8, conc-list: [4, 8, 16] }\n+\n".into());
+            assert_eq!(keys(&e), ["dsr1-fp4-b200-sglang", "dsr1-fp4-b200-trt-mtp"], "layout {prefix:?}");
+            // ...unless the base shows that entry byte-identical (the diff slid).
+            let base = real_append(prefix).base;
+            e.base = base;
+            assert_eq!(keys(&e), ["dsr1-fp4-b200-trt-mtp"], "layout {prefix:?}");
+        }
     }
 
     #[test]

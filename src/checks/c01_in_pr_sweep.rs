@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use super::scan::{role, Role};
 use super::{Context, Outcome};
 use crate::evidence::{CheckRun, Evidence, Fact};
 
@@ -106,8 +107,8 @@ fn examine(evidence: &Evidence) -> Examination {
     for sha in &evidence.commits {
         let short = sha.get(..7).unwrap_or(sha).to_owned();
         let runs = match evidence.check_runs.get(sha) {
-            None => continue,
-            Some(Fact::Unavailable(_)) => {
+            // A commit whose check-runs the evidence lacks is as unknown as an unreadable one.
+            None | Some(Fact::Unavailable(_)) => {
                 unreadable.push(short);
                 continue;
             }
@@ -134,15 +135,75 @@ pub fn qualifying_run(evidence: &Evidence) -> Option<QualifyingRun> {
     examine(evidence).best
 }
 
+/// Why a sweep on an older in-PR commit does not stand for the head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotEquivalent {
+    /// A file the sweep ran differs at the head (path, how).
+    Changed(String, &'static str),
+    /// The evidence cannot tell (what is missing).
+    Unverifiable(String),
+}
+
+fn blobs_at<'e>(ev: &'e Evidence, sha: &str) -> Result<&'e BTreeMap<String, String>, NotEquivalent> {
+    let short = sha.get(..7).unwrap_or(sha);
+    match ev.blobs.get(sha) {
+        Some(Fact::Ok(blobs)) => Ok(blobs),
+        Some(Fact::Unavailable(reason)) => {
+            Err(NotEquivalent::Unverifiable(format!("the blob SHAs at {short} could not be read ({reason})")))
+        }
+        None => Err(NotEquivalent::Unverifiable(format!("the evidence has no blob SHAs at {short}"))),
+    }
+}
+
+/// Whether every recipe, launcher script and master config the sweep at `sweep_sha` ran is
+/// blob-identical at the head (ARCHITECTURE decision 7; the published "keeps the recipe blob"
+/// argument). The collector records in `Evidence.blobs` the files the sweep's points ran at both
+/// commits. A master config whose blob differs is a change: its entries cannot be compared
+/// without its text at the sweep commit, which the evidence does not carry (decision F5).
+fn head_equivalent(ev: &Evidence, sweep_sha: &str) -> Result<usize, NotEquivalent> {
+    let (sweep, head) = (blobs_at(ev, sweep_sha)?, blobs_at(ev, &ev.pull_request.head_sha)?);
+    let ran = |path: &&String| matches!(role(path), Role::Script | Role::Recipe | Role::MasterConfig);
+    let paths: std::collections::BTreeSet<&String> = sweep.keys().chain(head.keys()).filter(ran).collect();
+    if paths.is_empty() {
+        return Err(NotEquivalent::Unverifiable(
+            "the evidence records no blob SHA of a recipe, launcher script or master config the sweep ran".into(),
+        ));
+    }
+    for path in &paths {
+        let how = match (sweep.get(*path), head.get(*path)) {
+            (Some(a), Some(b)) if a == b => continue,
+            (Some(_), Some(_)) => "changed",
+            (Some(_), None) => "removed",
+            _ => "added",
+        };
+        return Err(NotEquivalent::Changed((*path).clone(), how));
+    }
+    Ok(paths.len())
+}
+
 pub fn check(cx: &Context) -> Outcome {
-    let Examination { best, problems, unreadable } = examine(cx.evidence);
+    let ev = cx.evidence;
+    let Examination { best, problems, unreadable } = examine(ev);
     if let Some(q) = best {
-        return Outcome::pass("qualifying_run")
-            .arg("sha", q.sha.get(..7).unwrap_or(&q.sha))
-            .arg("bench", q.benchmark_jobs)
-            .arg("evals", q.eval_jobs)
-            .arg("run", q.run_id)
-            .evidence(format!("run {}", q.run_id));
+        let short = |sha: &str| sha.get(..7).unwrap_or(sha).to_owned();
+        let head = &ev.pull_request.head_sha;
+        let base = |key| {
+            Outcome::new(if key == "qualifying_run" { super::Status::Pass } else { super::Status::Fail }, key)
+                .arg("sha", short(&q.sha))
+                .arg("bench", q.benchmark_jobs)
+                .arg("evals", q.eval_jobs)
+                .arg("run", q.run_id)
+                .arg("head", short(head))
+                .evidence(format!("run {}", q.run_id))
+        };
+        if q.sha == *head {
+            return base("qualifying_run").arg("files", 0);
+        }
+        return match head_equivalent(ev, &q.sha) {
+            Ok(files) => base("qualifying_run").arg("files", files),
+            Err(NotEquivalent::Changed(path, how)) => base("head_changed").arg("file", path).arg("how", how),
+            Err(NotEquivalent::Unverifiable(reason)) => base("head_unverifiable").arg("reason", reason),
+        };
     }
     let runs: Vec<serde_json::Value> = problems
         .iter()
@@ -236,12 +297,78 @@ mod tests {
         assert_eq!(o.message.args["runs"][0]["example"], "multi-node agentic / y");
     }
 
+    fn green_on_the_older_commit() -> Evidence {
+        let mut e = evidence();
+        e.check_runs.insert(
+            "a".repeat(40),
+            Fact::Ok(vec![run("single-node 8k1k / x", "success", 5), run("eval / x", "success", 5)]),
+        );
+        e.check_runs.insert("b".repeat(40), Fact::Ok(vec![]));
+        let files = |recipe: &str| {
+            Fact::Ok(BTreeMap::from([
+                ("benchmarks/multi_node/srt-slurm-recipes/sglang/x/disagg.yaml".to_owned(), recipe.to_owned()),
+                ("benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_sglang.sh".to_owned(), "2b7c".to_owned()),
+                ("configs/nvidia-master.yaml".to_owned(), "77aa".to_owned()),
+                ("README.md".to_owned(), recipe.to_owned()),
+            ]))
+        };
+        e.blobs.insert("a".repeat(40), files("1ea4e7f"));
+        e.blobs.insert("b".repeat(40), files("1ea4e7f"));
+        e
+    }
+
+    #[test]
+    fn a_sweep_on_an_older_commit_passes_only_when_the_head_keeps_its_blobs() {
+        let recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/x/disagg.yaml";
+        let with_head = |path: &str, blob: Option<&str>| {
+            let mut e = green_on_the_older_commit();
+            if let Some(Fact::Ok(head)) = e.blobs.get_mut(&"b".repeat(40)) {
+                match blob {
+                    Some(blob) => head.insert(path.into(), blob.into()),
+                    None => head.remove(path),
+                };
+            }
+            outcome(&e)
+        };
+        let o = outcome(&green_on_the_older_commit());
+        assert_eq!((o.status, o.message.args["files"].clone()), (Status::Pass, json!(3)), "{o:?}");
+        assert_eq!(
+            with_head("README.md", Some("docs only")).status,
+            Status::Pass,
+            "a file the sweep did not run may change"
+        );
+        let o = with_head(recipe, Some("9f00d"));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "head_changed"));
+        assert_eq!((o.message.args["file"].as_str(), o.message.args["how"].as_str()), (Some(recipe), Some("changed")));
+        assert_eq!(with_head(recipe, None).message.args["how"], "removed");
+        let master = with_head("configs/nvidia-master.yaml", Some("88bb"));
+        assert_eq!(master.message.args["file"], "configs/nvidia-master.yaml", "a changed master config is named");
+    }
+
+    #[test]
+    fn a_sweep_on_an_older_commit_without_blobs_is_unverifiable() {
+        let mut e = green_on_the_older_commit();
+        e.blobs.insert("b".repeat(40), Fact::Unavailable("HTTP 502".into()));
+        let o = outcome(&e);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "head_unverifiable"));
+        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("bbbbbbb") && r.contains("HTTP 502")));
+        e.blobs.clear();
+        assert_eq!(outcome(&e).message.key, "head_unverifiable", "format 1 has no blobs");
+        e.blobs.insert("a".repeat(40), Fact::Ok(BTreeMap::new()));
+        e.blobs.insert("b".repeat(40), Fact::Ok(BTreeMap::new()));
+        assert_eq!(outcome(&e).message.key, "head_unverifiable", "nothing recorded proves nothing");
+    }
+
     #[test]
     fn unreadable_check_runs_never_pass() {
         let mut e = evidence();
         e.check_runs.insert("b".repeat(40), Fact::Unavailable("HTTP 502".into()));
         let o = outcome(&e);
         assert_eq!(o.status, Status::Fail);
-        assert_eq!(o.message.args["unreadable"][0], "bbbbbbb");
+        assert_eq!(
+            o.message.args["unreadable"],
+            json!(["aaaaaaa", "bbbbbbb"]),
+            "a commit without check-runs is unknown too"
+        );
     }
 }

@@ -37,7 +37,9 @@ pub fn check(cx: &Context) -> Outcome {
             }
             None => return Outcome::unreadable(&path, "not UTF-8 text"),
         },
-        _ => None, // no thresholds file: upstream's --min-score applies to every task
+        Ok(None) => None, // no thresholds file: upstream's --min-score applies to every task
+        // A thresholds location the layout cannot resolve is not "no file": never the default.
+        Err(e) => return Outcome::unreadable("the eval thresholds file", e.to_string()),
     };
     let lookup = |prefix: Option<&str>, task: &str| {
         let (value, source) = match &thresholds {
@@ -50,9 +52,14 @@ pub fn check(cx: &Context) -> Outcome {
         .runs
         .get(&run.run_id)
         .map(|r| {
+            // An archive nested in an eval artifact (`<artifact>/<path>`) counts as that artifact.
             r.artifacts
                 .iter()
-                .filter(|(name, fact)| is_eval_results_artifact(name) && matches!(fact, Fact::Unavailable(_)))
+                .chain(&r.archives)
+                .filter(|(name, fact)| {
+                    is_eval_results_artifact(name.split('/').next().unwrap_or(name))
+                        && matches!(fact, Fact::Unavailable(_))
+                })
                 .map(|(name, _)| name.clone())
                 .collect()
         })

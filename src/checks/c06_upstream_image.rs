@@ -14,11 +14,18 @@ use super::{with_fields, Context, Outcome};
 const ESTABLISHED_SKUS: [&str; 9] = ["h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"];
 const OPEN_SOURCE: [&str; 5] = ["vllm", "sglang", "dynamo-vllm", "dynamo-sglang", "sglang-disagg"];
 
-/// The repository part of an image reference: `docker.io/` dropped, `#` read as `/`.
+/// An image reference as a registry client reads it: the `registry#path` form of the master
+/// configs (`nvcr.io#nvidia/tensorrt-llm/release:1.2`, enroot's notation) read as
+/// `registry/path`, and Docker Hub's `docker.io/` dropped.
+pub fn canonical_image(image: &str) -> String {
+    let image = image.trim().replacen('#', "/", 1);
+    image.strip_prefix("docker.io/").map_or_else(|| image.clone(), str::to_owned)
+}
+
+/// The repository part of an image reference (see [`canonical_image`]).
 fn repository(image: &str) -> String {
-    let image = image.replace('#', "/");
-    let image = image.strip_prefix("docker.io/").unwrap_or(&image);
-    let without_digest = image.split('@').next().unwrap_or(image);
+    let image = canonical_image(image);
+    let without_digest = image.split('@').next().unwrap_or(&image);
     match without_digest.rsplit_once(':') {
         Some((repo, tag)) if !tag.contains('/') => repo.to_owned(),
         _ => without_digest.to_owned(),
@@ -169,6 +176,17 @@ mod tests {
     fn image_repository_parsing() {
         assert_eq!(repository("docker.io/lmsysorg/sglang:v1"), "lmsysorg/sglang");
         assert_eq!(repository("ghcr.io#org/vllm:x"), "ghcr.io/org/vllm");
+        assert_eq!(
+            canonical_image("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc5"),
+            "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc5"
+        );
+        assert_eq!(canonical_image(" ghcr.io#org/vllm@sha256:ab "), "ghcr.io/org/vllm@sha256:ab");
+        assert_eq!(canonical_image("docker.io/lmsysorg/sglang:v0.5.9"), "lmsysorg/sglang:v0.5.9");
+        assert_eq!(
+            canonical_image("lmsysorg/sglang:v0.5.9"),
+            "lmsysorg/sglang:v0.5.9",
+            "plain references are unchanged"
+        );
         assert_eq!(repository("vllm/vllm-openai@sha256:abc"), "vllm/vllm-openai");
         assert_eq!(repository("localhost:5000/vllm"), "localhost:5000/vllm");
     }

@@ -128,20 +128,15 @@ impl FrontierChart {
 
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
+    let bypass = admin_bypass(ev);
+    let bypass_arg = bypass.clone().unwrap_or_default();
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        // The message names the bypass state in every case (strict rendering).
-        Err(reason) => {
-            return Outcome::warn("unverifiable")
-                .arg("reason", reason)
-                .arg("bypass", admin_bypass(ev).unwrap_or_default())
-        }
+        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason).arg("bypass", bypass_arg),
     };
     if affected.is_empty() {
         return Outcome::na("no_curve_affected");
     }
-    let bypass = admin_bypass(ev);
-    let bypass_arg = bypass.clone().unwrap_or_default();
     let Some(run) = qualifying_run(ev) else {
         return Outcome::warn("unverifiable")
             .arg("reason", "there is no passing in-PR sweep run to read measured points from")

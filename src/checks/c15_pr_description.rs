@@ -142,7 +142,12 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let body = body_of(&ev.pull_request.body);
     let claims = extract(body);
-    let all = all_configs(cx).unwrap_or_default();
+    let all = match all_configs(cx) {
+        Ok(all) => all,
+        // Without the head's configs, which models the body names is unknown: not N/A.
+        Err(reason) if !body.trim().is_empty() => return Outcome::warn("unverifiable").arg("reason", reason),
+        Err(_) => Vec::new(),
+    };
     let named_models = models_named(body, &all);
     if claims.is_empty() && named_models.is_empty() {
         return Outcome::na(if body.trim().is_empty() { "empty_body" } else { "no_claims" });

@@ -20,12 +20,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use super::affected::{affected_configs, changelog_keys, AffectedConfig};
+use super::affected::{affected_configs, all_configs, changelog_keys, AffectedConfig};
 use super::c01_in_pr_sweep::qualifying_run;
-use super::curves::{run_curves, Curve};
+use super::c06_upstream_image::canonical_image;
+use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::{Context, Outcome, Status};
-use crate::evidence::{Evidence, Fact};
+use crate::evidence::{Evidence, Fact, ALL_SERIES};
 use crate::matrix::Row;
 use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
@@ -50,10 +51,19 @@ struct Findings {
 
 impl Findings {
     fn fail(&mut self, sub: char, text: String) {
-        self.items.push(Finding { sub, fail: true, text });
+        self.items.push(Finding { sub, fail: true, text: sentence_body(text) });
     }
     fn missing(&mut self, sub: char, text: String) {
-        self.items.push(Finding { sub, fail: false, text });
+        self.items.push(Finding { sub, fail: false, text: sentence_body(text) });
+    }
+}
+
+/// A finding's text without its closing period: the catalog message ends the sentence (an
+/// error text that brings its own period would print "..").
+fn sentence_body(text: String) -> String {
+    match text.trim_end().strip_suffix('.') {
+        Some(body) => body.to_owned(),
+        None => text,
     }
 }
 
@@ -118,7 +128,7 @@ fn check_recipes(
         };
         out.assessed.extend(['b', 'c', 'd']);
         let container = found.selected.facts.container.as_deref().filter(|c| is_registry_image(c));
-        if let Some(container) = container.filter(|c| *c != image) {
+        if let Some(container) = container.filter(|c| canonical_image(c) != canonical_image(image)) {
             let at = with_selector(&found.path, &found.selected.variant.selector);
             out.fail('e', format!("{key} ({at}): recipe container {container} ≠ master image {image}"));
         }
@@ -160,7 +170,10 @@ fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
 
 fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
     out.assessed.insert('e');
-    match ev.upstream.image_digests.get(&config.image) {
+    // The lookup is keyed by the reference as written, or as a registry reads it (`#` → `/`).
+    let digests = &ev.upstream.image_digests;
+    let lookup = digests.get(&config.image).or_else(|| digests.get(&canonical_image(&config.image)));
+    match lookup {
         Some(Fact::Ok(digest)) => {
             let well_formed = digest
                 .strip_prefix("sha256:")
@@ -173,8 +186,12 @@ fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
                 );
             }
         }
-        Some(Fact::Unavailable(reason)) => {
+        Some(fact @ Fact::Unavailable(reason)) if fact.is_not_found() => {
             out.fail('e', format!("{}: image {} does not resolve by digest ({reason})", config.key, config.image))
+        }
+        // A transport error or an unreadable answer proves nothing about the image.
+        Some(Fact::Unavailable(reason)) => {
+            out.missing('e', format!("{}: the registry lookup of image {} failed ({reason})", config.key, config.image))
         }
         None => {
             out.missing('e', format!("{}: no registry lookup of image {} in the evidence", config.key, config.image))
@@ -189,54 +206,144 @@ fn same_series(a: &Curve, b: &Curve) -> bool {
         == (&b.key.model, &b.key.scenario, &b.key.hw_key, &b.key.precision, &b.key.percentile)
 }
 
-fn check_curves(ev: &Evidence, affected: &[AffectedConfig], out: &mut Findings) {
-    let existed = affected.iter().any(|c| has_config(&ev.base, &c.key));
-    let published_run = affected
-        .iter()
-        .map(|c| c.key.as_str())
-        .chain([crate::evidence::ALL_SERIES])
-        .find_map(|key| ev.upstream.published_runs.get(key).and_then(Fact::as_ok).cloned().flatten());
-    let Some(published) = published_run.map(|r| r.run_id) else {
-        if existed {
-            out.missing('g', "no published run of the affected series in the evidence (base curve unknown)".into());
+/// The published run each affected config's series is compared with (its own entry, else
+/// [`ALL_SERIES`]): `Ok(None)` for a new series. A lookup that is absent for a config that
+/// exists at base, or unavailable, leaves (g) unverified.
+fn published_runs(
+    ev: &Evidence,
+    affected: &[AffectedConfig],
+    out: &mut Findings,
+) -> BTreeMap<u64, Vec<AffectedConfig>> {
+    let mut by_run: BTreeMap<u64, Vec<AffectedConfig>> = BTreeMap::new();
+    for config in affected {
+        let runs = &ev.upstream.published_runs;
+        match runs.get(&config.key).or_else(|| runs.get(ALL_SERIES)) {
+            Some(Fact::Ok(Some(run))) => by_run.entry(run.run_id).or_default().push(config.clone()),
+            Some(Fact::Ok(None)) => {}
+            Some(Fact::Unavailable(reason)) => out.missing(
+                'g',
+                format!(
+                    "{}: its last published run could not be determined ({reason}); base curve unknown",
+                    config.key
+                ),
+            ),
+            None if has_config(&ev.base, &config.key) => out.missing(
+                'g',
+                format!("{}: no published run of its series in the evidence (base curve unknown)", config.key),
+            ),
+            None => {} // a config new at the head: nothing published to remove
         }
+    }
+    by_run
+}
+
+/// The points the head's master configs generate, as (scenario, recipe identity, conc); a
+/// multinode row's identity is its scenario and conc (its roles have no single tp).
+type GeneratedPoints = BTreeSet<(String, Option<String>, i64)>;
+
+fn generated_points(rows: &[Row]) -> GeneratedPoints {
+    let mut out = GeneratedPoints::new();
+    for row in rows {
+        let int = |k: &str| row.get(k).and_then(serde_json::Value::as_i64).unwrap_or(0);
+        let scenario = match row.get("scenario-type").and_then(serde_json::Value::as_str) {
+            Some(kind) => kind.to_owned(),
+            None => scenario_of(int("isl"), int("osl")),
+        };
+        match row.get("conc") {
+            Some(serde_json::Value::Array(concs)) => {
+                out.extend(concs.iter().filter_map(serde_json::Value::as_i64).map(|c| (scenario.clone(), None, c)));
+            }
+            conc => {
+                let get = |k: &str| text(row.get(k));
+                let recipe = recipe_of(&get("tp"), &get("ep"), &get("dp-attn"), &get("spec-decoding"));
+                let conc = conc.and_then(serde_json::Value::as_i64).unwrap_or(0);
+                out.insert((scenario, Some(recipe), conc));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the head still generates a published point (spec 40 §3.5: removed means no longer
+/// in the head's generated matrix; points the PR merely did not re-measure are not removed).
+fn still_generated(generated: &GeneratedPoints, scenario: &str, point: &MeasuredPoint) -> bool {
+    generated.contains(&(scenario.to_owned(), Some(point.recipe.clone()), point.conc))
+        || generated.contains(&(scenario.to_owned(), None, point.conc))
+}
+
+fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
+    let ev = cx.evidence;
+    let by_run = published_runs(ev, affected, out);
+    if by_run.is_empty() {
         return;
-    };
+    }
     let Some(run) = qualifying_run(ev) else {
         out.missing('g', "no passing in-PR run to take the head curve from".into());
         return;
     };
-    out.assessed.extend(['g', 'h']);
-    let base = run_curves(ev, published);
+    // Every head config of a published series generates its points, affected or not.
+    let head_configs = match all_configs(cx) {
+        Ok(all) => all,
+        Err(reason) => return out.missing('g', format!("the head's generated matrix is unknown: {reason}")),
+    };
     let head = run_curves(ev, run.run_id);
-    for reason in base.unreadable.iter().chain(&head.unreadable) {
+    for reason in &head.unreadable {
         out.missing('g', format!("unreadable artifact: {reason}"));
     }
-    for b in base.curves.iter().filter(|c| affected.iter().any(|a| c.belongs_to(a))) {
-        let h = head.curves.iter().find(|h| same_series(b, h));
-        let head_points: Vec<Point> = h.map(|h| h.points.iter().map(|p| p.interactivity).collect()).unwrap_or_default();
-        let identities: BTreeSet<(&str, i64)> =
-            h.map(|h| h.points.iter().map(|p| (p.recipe.as_str(), p.conc)).collect()).unwrap_or_default();
-        let removed: Vec<_> = b.points.iter().filter(|p| !identities.contains(&(p.recipe.as_str(), p.conc))).collect();
-        let removed_xy: Vec<Point> = removed.iter().map(|p| p.interactivity).collect();
-        for finding in removed_point_coverage(&removed_xy, &head_points).iter().filter(|f| !f.covered) {
-            let p = removed[finding.removed];
-            out.fail('g', format!(
-                "removed point {} c{} of run {published} ({:.1} tok/s/GPU at interactivity {:.1}) is not covered by the head curve of run {} ({}); keep a covering head point or add one",
-                p.recipe, p.conc, finding.point.y, finding.point.x, run.run_id,
-                match &finding.coverage {
-                    crate::results::pareto::RemovedCoverage::AboveSegment { head_y, .. } => format!("head frontier reaches only {head_y:.1} there"),
-                    crate::results::pareto::RemovedCoverage::InvalidEvidence => "its measurement is invalid".into(),
-                    _ => "no head segment brackets it; extrapolation is not allowed".into(),
-                }
-            ));
+    out.assessed.extend(['g', 'h']);
+    for (published, configs) in by_run {
+        let base = run_curves(ev, published);
+        for reason in &base.unreadable {
+            out.missing('g', format!("unreadable artifact: {reason}"));
         }
-        if let Some(h) = h {
-            let keyed =
-                |c: &Curve| -> Vec<(i64, Point)> { c.points.iter().map(|p| (p.conc, p.interactivity)).collect() };
-            for d in retune_deltas(&keyed(b), &keyed(h)) {
-                let pct = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:+.1}%"));
-                out.deltas.push(format!("c{} {} tput / {} interactivity", d.key, pct(d.tput_pct), pct(d.intvty_pct)));
+        for b in base.curves.iter().filter(|c| configs.iter().any(|a| c.belongs_to(a))) {
+            let series: Vec<AffectedConfig> = head_configs.iter().filter(|c| b.belongs_to(c)).cloned().collect();
+            let generated = match rows_by_config(&ev.head, &series) {
+                Ok(per_config) => {
+                    let mut rows = Vec::new();
+                    for (key, generated) in per_config {
+                        match generated {
+                            Ok(r) => rows.extend(r),
+                            Err(e) => out.missing('g', format!("{key}: the head search space does not generate ({e})")),
+                        }
+                    }
+                    generated_points(&rows)
+                }
+                Err(reason) => {
+                    out.missing('g', format!("the head's generated matrix is unknown: {reason}"));
+                    continue;
+                }
+            };
+            let h = head.curves.iter().find(|h| same_series(b, h));
+            let head_points: Vec<Point> =
+                h.map(|h| h.points.iter().map(|p| p.interactivity).collect()).unwrap_or_default();
+            let removed: Vec<&MeasuredPoint> =
+                b.points.iter().filter(|p| !still_generated(&generated, &b.key.scenario, p)).collect();
+            let removed_xy: Vec<Point> = removed.iter().map(|p| p.interactivity).collect();
+            for finding in removed_point_coverage(&removed_xy, &head_points).iter().filter(|f| !f.covered) {
+                let p = removed[finding.removed];
+                out.fail('g', format!(
+                    "removed point {} c{} of run {published} ({:.1} tok/s/GPU at interactivity {:.1}) is no longer generated by the head and not covered by the head curve of run {} ({}); keep a covering head point or add one",
+                    p.recipe, p.conc, finding.point.y, finding.point.x, run.run_id,
+                    match &finding.coverage {
+                        crate::results::pareto::RemovedCoverage::AboveSegment { head_y, .. } => format!("head frontier reaches only {head_y:.1} there"),
+                        crate::results::pareto::RemovedCoverage::InvalidEvidence => "its measurement is invalid".into(),
+                        _ => "no head segment brackets it; extrapolation is not allowed".into(),
+                    }
+                ));
+            }
+            if let Some(h) = h {
+                let keyed =
+                    |c: &Curve| -> Vec<(i64, Point)> { c.points.iter().map(|p| (p.conc, p.interactivity)).collect() };
+                for d in retune_deltas(&keyed(b), &keyed(h)) {
+                    let pct = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:+.1}%"));
+                    out.deltas.push(format!(
+                        "c{} {} tput / {} interactivity",
+                        d.key,
+                        pct(d.tput_pct),
+                        pct(d.intvty_pct)
+                    ));
+                }
             }
         }
     }
@@ -295,7 +402,7 @@ pub fn check(cx: &Context) -> Outcome {
     if !unnamed.is_empty() {
         out.fail('f', format!("no appended perf-changelog.yaml entry names {}", unnamed.join(", ")));
     }
-    check_curves(ev, &affected, &mut out);
+    check_curves(cx, &affected, &mut out);
     let render = |items: &[&Finding]| -> Vec<Value> {
         items.iter().map(|f| json!({"sub": f.sub.to_string(), "text": f.text})).collect()
     };
@@ -423,11 +530,35 @@ mod tests {
         e.files.retain(|f| f.filename != "perf-changelog.yaml");
         assert_eq!(sub_items(&check(&Context::new(&e)), "fails"), ["f"]);
         let mut e = pr(SINGLE, 14);
-        e.upstream.image_digests.insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("manifest unknown".into()));
+        e.upstream
+            .image_digests
+            .insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("not found: manifest unknown".into()));
         assert_eq!(sub_items(&check(&Context::new(&e)), "fails"), ["e"]);
+        e.upstream
+            .image_digests
+            .insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("timed out after 10 s".into()));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["e".to_owned()]), "{o:?}");
         e.upstream.image_digests.clear();
         let o = check(&Context::new(&e));
         assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["e".to_owned()]));
+    }
+
+    #[test]
+    fn registry_hash_path_images_are_looked_up_as_registries_read_them() {
+        let image = "nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc5";
+        let mut e = pr(&SINGLE.replace("lmsysorg/sglang:v0.5.9", image), 14);
+        e.upstream.image_digests.clear();
+        let digest = format!("sha256:{}", "c".repeat(64));
+        e.upstream.image_digests.insert("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc5".into(), Fact::Ok(digest));
+        let o = check(&Context::new(&e));
+        assert!(
+            !sub_items(&o, "fails").contains(&"e".to_owned()) && !sub_items(&o, "missing").contains(&"e".to_owned()),
+            "{o:?}"
+        );
+        let gone = Fact::Unavailable(format!("{} manifest unknown", crate::evidence::NOT_FOUND));
+        e.upstream.image_digests.insert(image.into(), gone);
+        assert!(sub_items(&check(&Context::new(&e)), "fails").contains(&"e".to_owned()));
     }
 
     fn with_curves(removed_intvty: f64, removed_tput: f64) -> Evidence {
@@ -458,6 +589,29 @@ mod tests {
         assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["g".to_owned()]));
         assert!(o.message.args["fails"][0]["text"].as_str().unwrap().contains("extrapolation is not allowed"));
         assert_eq!(o.message.args["deltas"][0], "c4 +20.0% tput / +8.3% interactivity");
+    }
+
+    #[test]
+    fn a_published_point_the_head_still_generates_is_not_removed() {
+        // The append-only shape: the head run re-measures only some points, but the head's
+        // master config still generates tp4 c64, so it is not removed (spec 40 §3.5).
+        let mut e = with_curves(76.3, 2600.0);
+        let head =
+            SINGLE.replace("conc-list: [4, 16] }\n", "conc-list: [4, 16] }\n      - { tp: 4, conc-list: [64] }\n");
+        e.head.insert("configs/nvidia-master.yaml", head);
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+    }
+
+    #[test]
+    fn an_unknown_published_run_is_not_a_pass_and_a_new_series_has_no_base() {
+        let mut e = with_curves(76.3, 2600.0);
+        e.upstream.published_runs.insert(crate::evidence::ALL_SERIES.into(), Fact::Unavailable("HTTP 502".into()));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["g".to_owned()]), "{o:?}");
+        assert!(o.message.args["missing"][0]["text"].as_str().is_some_and(|t| t.contains("HTTP 502")));
+        e.upstream.published_runs.insert("dsr1-fp4-b200-sglang".into(), Fact::Ok(None));
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass, "the config's own entry wins over *");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use crate::domain::checklist_template::ChecklistTemplate;
 use crate::domain::codeowners::Codeowners;
 use crate::domain::models_md::ModelsMd;
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, Fact};
 use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
 
@@ -37,6 +37,31 @@ impl<'e> Context<'e> {
     /// Where the logical files are looked up.
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// `Err(reason)` when the base tree could not be read.
+    pub fn base_available(&self) -> Result<(), String> {
+        match &self.evidence.trees.base {
+            Fact::Ok(()) => Ok(()),
+            Fact::Unavailable(reason) => Err(reason.clone()),
+        }
+    }
+
+    /// `Err(reason)` when the head tree could not be read, or lacks a file the PR added or
+    /// modified (the collector keeps every changed file, so an absent one was lost).
+    pub fn head_available(&self) -> Result<(), String> {
+        let ev = self.evidence;
+        if let Fact::Unavailable(reason) = &ev.trees.head {
+            return Err(reason.clone());
+        }
+        let lost = ev.files.iter().find(|f| {
+            matches!(f.status.as_str(), "added" | "modified" | "renamed" | "copied" | "changed")
+                && ev.head.get(&f.filename).is_none()
+        });
+        match lost {
+            Some(file) => Err(format!("{} is {} in the PR but not in the head tree", file.filename, file.status)),
+            None => Ok(()),
+        }
     }
 
     /// Where a logical file is in `tree`, and its text.

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::affected::{sku, AffectedConfig};
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, Fact};
 use crate::results::benchmark::{AgenticAggregate, FixedSeqAggregate};
 use crate::results::pareto::{hw_key, CurveKey, Plane, Point};
 
@@ -52,12 +52,14 @@ pub struct RunCurves {
     pub unreadable: Vec<String>,
 }
 
-fn scenario_of(isl: i64, osl: i64) -> String {
+/// The scenario part of a series key (`8k1k`, `1024_8192` style as upstream names it).
+pub fn scenario_of(isl: i64, osl: i64) -> String {
     let k = |n: i64| if n % 1024 == 0 { format!("{}k", n / 1024) } else { n.to_string() };
     format!("{}{}", k(isl), k(osl))
 }
 
-fn text(v: Option<&serde_json::Value>) -> String {
+/// A JSON value as the text the identities compare (`8`, `false`, `mtp`; empty when absent).
+pub fn text(v: Option<&serde_json::Value>) -> String {
     match v {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(other) if !other.is_null() => other.to_string(),
@@ -76,7 +78,8 @@ struct Identity {
     agentic: bool,
 }
 
-fn recipe_of(tp: &str, ep: &str, dpa: &str, spec: &str) -> String {
+/// A point's recipe identity without conc (`tp8 ep8 dpa:false spec:none`).
+pub fn recipe_of(tp: &str, ep: &str, dpa: &str, spec: &str) -> String {
     format!("tp{tp} ep{ep} dpa:{dpa} spec:{spec}")
 }
 
@@ -178,6 +181,15 @@ pub fn run_curves(evidence: &Evidence, run_id: u64) -> RunCurves {
     }
     for curve in by_key.values_mut() {
         curve.points.sort_by_key(|p| p.conc);
+    }
+    // A benchmark artifact (or an archive nested in one) the collector could not fetch is as
+    // unreadable as one that does not parse: its points are unknown, not absent.
+    if let Some(run) = evidence.runs.get(&run_id) {
+        for (name, fact) in run.artifacts.iter().chain(&run.archives) {
+            if let (true, Fact::Unavailable(reason)) = (name.starts_with("bmk_"), fact) {
+                unreadable.push(format!("{run_id}/{name}: {reason}"));
+            }
+        }
     }
     RunCurves { curves: by_key.into_values().collect(), unreadable }
 }

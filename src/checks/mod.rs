@@ -171,50 +171,84 @@ impl Verdict {
 
 type CheckFn = fn(&Context) -> Outcome;
 
-/// Checks 0..=18 in order.
-const CHECKS: [CheckFn; CHECK_COUNT] = [
-    c00_codeowner::check,
-    c01_in_pr_sweep::check,
-    c02_evals_pass::check,
-    c03_upstream_recipe::check,
-    c04_reuse_command::check,
-    c05_checklist_template::check,
-    c06_upstream_image::check,
-    c07_deprecated_models::check,
-    c08_architecture_hacks::check,
-    c09_chat_template::check,
-    c10_engine_patches::check,
-    c11_golden_al::check,
-    c12_append_only::check,
-    c13_draft_precision::check,
-    c14_pareto_coverage::check,
-    c15_pr_description::check,
-    c16_nvidia_overview::check,
-    c17_metrics_publication::check,
-    c18_consistency::check,
+/// Which file trees a check reads. A check that reads a tree the verifier could not read is
+/// never PASS or N/A: its row names the tree and why (ARCHITECTURE: fail closed).
+#[derive(Debug, Clone, Copy)]
+struct Reads {
+    base: bool,
+    head: bool,
+}
+
+const BASE: Reads = Reads { base: true, head: false };
+const HEAD: Reads = Reads { base: false, head: true };
+const BOTH: Reads = Reads { base: true, head: true };
+const NEITHER: Reads = Reads { base: false, head: false };
+
+/// Checks 0..=18 in order, with the trees each reads (directly, through the policy files of
+/// [`Context`], or through the affected configs and added lines, which fall back to the head).
+const CHECKS: [(CheckFn, Reads); CHECK_COUNT] = [
+    (c00_codeowner::check, BASE),
+    (c01_in_pr_sweep::check, NEITHER),
+    (c02_evals_pass::check, BASE),
+    (c03_upstream_recipe::check, HEAD),
+    (c04_reuse_command::check, NEITHER),
+    (c05_checklist_template::check, BASE),
+    (c06_upstream_image::check, HEAD),
+    (c07_deprecated_models::check, BOTH),
+    (c08_architecture_hacks::check, HEAD),
+    (c09_chat_template::check, HEAD),
+    (c10_engine_patches::check, HEAD),
+    (c11_golden_al::check, BOTH),
+    (c12_append_only::check, BOTH),
+    (c13_draft_precision::check, HEAD),
+    (c14_pareto_coverage::check, HEAD),
+    (c15_pr_description::check, HEAD),
+    (c16_nvidia_overview::check, HEAD),
+    (c17_metrics_publication::check, HEAD),
+    (c18_consistency::check, BOTH),
 ];
 
-/// Runs every check over the evidence and aggregates the verdict.
+/// Renders a row's message in one language (the report's renderer, or a test's).
+type RenderFn<'r> = &'r dyn Fn(&CheckResult, Lang) -> Result<String, String>;
+
+/// Runs every check over the evidence and aggregates the verdict. Always returns one: a check
+/// that panics, or whose message cannot be rendered, is a FAIL row naming the internal error.
 pub fn verify(evidence: &Evidence) -> Verdict {
     // Bounds what the checks' YAML parses of PR-sourced files may cost (issue 14, item 4).
     let _yaml_budget = crate::yaml::Budget::PER_VERIFICATION.enter();
+    let render = |result: &CheckResult, lang: Lang| {
+        crate::report::verdict::message_text(result, lang).map_err(|e| e.to_string())
+    };
+    decide(evidence, &CHECKS, &render)
+}
+
+fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render: RenderFn) -> Verdict {
     let catalog = Catalog::embedded();
     let cx = Context::new(evidence);
-    let results: Vec<CheckResult> = CHECKS
+    let results: Vec<CheckResult> = checks
         .iter()
         .enumerate()
-        .map(|(index, check)| {
+        .map(|(index, (check, reads))| {
             let id = u8::try_from(index).unwrap_or(u8::MAX);
-            let outcome = check(&cx);
             let allowed = &catalog.check(id).allowed;
+            let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&cx))) {
+                Ok(outcome) => fail_closed_on_trees(&cx, *reads, allowed, outcome),
+                Err(payload) => internal_error(&format!("the check panicked: {}", panic_text(payload.as_ref()))),
+            };
             // A status the catalog does not allow for this check would slip past the report's
             // rules; fail closed and say so.
-            let outcome = if allowed.contains(&outcome.status) {
+            let outcome = if allowed.contains(&outcome.status) || outcome.message.key == INTERNAL_ERROR {
                 outcome
             } else {
                 Outcome::fail("status_not_allowed").arg("status", outcome.status.word())
             };
-            CheckResult { id, outcome }
+            let result = CheckResult { id, outcome };
+            match [Lang::En, Lang::Zh].into_iter().try_for_each(|lang| render(&result, lang).map(drop)) {
+                Ok(()) => result,
+                Err(error) => {
+                    CheckResult { id, outcome: internal_error(&format!("its message cannot be rendered: {error}")) }
+                }
+            }
         })
         .collect();
     let word = if results.iter().any(|r| r.outcome.status == Status::Fail) {
@@ -223,4 +257,152 @@ pub fn verify(evidence: &Evidence) -> Verdict {
         VerdictWord::Approved
     };
     Verdict { word, results }
+}
+
+/// The catalog key (checks/common.toml) of a row that reports a sweepgate defect.
+pub const INTERNAL_ERROR: &str = "internal_error";
+
+fn internal_error(error: &str) -> Outcome {
+    Outcome::fail(INTERNAL_ERROR).arg("error", error)
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned())
+}
+
+/// A check that reads an unavailable tree cannot have decided: its row is FAIL (WARN for an
+/// advisory check, whose catalog entry does not allow FAIL) naming the tree and the reason,
+/// whatever it concluded from the empty tree.
+fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome: Outcome) -> Outcome {
+    let missing =
+        [(reads.base, "the base tree", cx.base_available()), (reads.head, "the head tree", cx.head_available())]
+            .into_iter()
+            .find_map(|(read, what, fact)| if read { fact.err().map(|reason| (what, reason)) } else { None });
+    let Some((what, reason)) = missing else { return outcome };
+    let status = if allowed.contains(&Status::Fail) { Status::Fail } else { Status::Warn };
+    Outcome::new(status, "unavailable").arg("what", what).arg("reason", reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::{evidence, with_change};
+    use crate::evidence::Fact;
+    use crate::report::verdict::{message_text, render_json, render_markdown, ReportOptions};
+
+    fn real_render(result: &CheckResult, lang: Lang) -> Result<String, String> {
+        message_text(result, lang).map_err(|e| e.to_string())
+    }
+
+    fn assert_internal_error(verdict: &Verdict, id: u8, needle: &str) {
+        let row = verdict.result(id).unwrap_or_else(|| panic!("check {id} has a row"));
+        assert_eq!(
+            (row.outcome.status, row.outcome.message.key.as_str()),
+            (Status::Fail, INTERNAL_ERROR),
+            "check {id}"
+        );
+        assert!(row.outcome.message.args["error"].as_str().is_some_and(|e| e.contains(needle)), "check {id}: {row:?}");
+        assert_eq!(verdict.word, VerdictWord::Rejected, "check {id}");
+    }
+
+    #[test]
+    fn every_checks_message_rendering_can_fail_and_a_verdict_still_comes_out() {
+        let e = evidence();
+        for id in 0..CHECK_COUNT {
+            let id = u8::try_from(id).unwrap_or(u8::MAX);
+            let render = |r: &CheckResult, lang: Lang| {
+                if r.id == id && r.outcome.message.key != INTERNAL_ERROR {
+                    Err(format!("check {id}: message '{}' ({lang:?}): undefined value", r.outcome.message.key))
+                } else {
+                    real_render(r, lang)
+                }
+            };
+            let verdict = decide(&e, &CHECKS, &render);
+            assert_internal_error(&verdict, id, "undefined value");
+            let report = render_markdown(&e, &verdict, &ReportOptions::default()).unwrap_or_else(|err| panic!("{err}"));
+            assert!(
+                report.contains(&format!("Check {id} (")) && report.contains("sweepgate could not decide"),
+                "{report}"
+            );
+            assert!(
+                render_json(&e, &verdict).is_ok_and(|j| j.contains("internal_error") || j.contains("could not decide"))
+            );
+        }
+    }
+
+    fn bypass_missing(_: &Context) -> Outcome {
+        // Today's crash: Check 14's `unverifiable` message reads `bypass`, which this omits.
+        Outcome::warn("unverifiable").arg("reason", "x")
+    }
+
+    fn panics(_: &Context) -> Outcome {
+        panic!("index out of bounds")
+    }
+
+    #[test]
+    fn a_real_template_error_and_a_panic_are_fail_rows() {
+        let e = evidence();
+        let mut checks = CHECKS;
+        checks[14].0 = bypass_missing;
+        checks[3].0 = panics;
+        let verdict = decide(&e, &checks, &real_render);
+        assert_internal_error(&verdict, 14, "undefined value");
+        assert_internal_error(&verdict, 3, "the check panicked: index out of bounds");
+        assert!(render_markdown(&e, &verdict, &ReportOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn an_unparsable_head_master_config_yields_a_verdict() {
+        let mut e = with_change(evidence(), "configs/nvidia-master.yaml", "@@ -1,1 +1,1 @@\n-a: 1\n+a: [\n");
+        e.head.insert("configs/nvidia-master.yaml", "a: [\n");
+        let verdict = verify(&e);
+        assert!(verdict.results.iter().all(|r| r.outcome.message.key != INTERNAL_ERROR), "{:?}", verdict.results);
+        assert_eq!(verdict.result(14).map(|r| r.outcome.status), Some(Status::Warn));
+        assert!(render_markdown(&e, &verdict, &ReportOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn checks_reading_an_unavailable_tree_fail_naming_it() {
+        for (tree, reads_it) in [("base", CHECKS.map(|c| c.1.base)), ("head", CHECKS.map(|c| c.1.head))] {
+            let mut e = evidence();
+            let reason = format!("{tree} tarball: HTTP 502");
+            match tree {
+                "base" => e.trees.base = Fact::Unavailable(reason.clone()),
+                _ => e.trees.head = Fact::Unavailable(reason.clone()),
+            }
+            let verdict = verify(&e);
+            assert_eq!(verdict.word, VerdictWord::Rejected, "{tree}");
+            for (id, reads) in reads_it.iter().enumerate() {
+                let row = &verdict.results[id];
+                if !reads {
+                    continue;
+                }
+                let advisory = !Catalog::embedded().check(row.id).allowed.contains(&Status::Fail);
+                let expected = if advisory { Status::Warn } else { Status::Fail };
+                assert_eq!(
+                    (row.outcome.status, row.outcome.message.key.as_str()),
+                    (expected, "unavailable"),
+                    "{tree}: {id}"
+                );
+                assert_eq!(row.outcome.message.args["reason"], reason.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn a_changed_file_missing_from_the_head_tree_is_unavailable() {
+        let mut e = with_change(evidence(), "perf-changelog.yaml", "@@ -1,0 +1,1 @@\n+- config-keys: [x]\n");
+        let verdict = verify(&e);
+        let row = verdict.result(12).map(|r| (r.outcome.status, r.outcome.message.args["reason"].clone()));
+        assert_eq!(
+            row,
+            Some((Status::Fail, "perf-changelog.yaml is modified in the PR but not in the head tree".into()))
+        );
+        e.head.insert("perf-changelog.yaml", "- config-keys: [x]\n");
+        assert_ne!(verify(&e).result(12).map(|r| r.outcome.message.key.as_str()), Some("unavailable"));
+    }
 }

@@ -37,6 +37,8 @@ pub enum VerdictFormat {
 /// Exit 0 on APPROVED, 1 on REJECTED (and on errors), like a gate.
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let evidence = read_bundle(&args.bundle)?;
+    // On stderr, so the report on stdout stays byte-identical for a bundle.
+    eprintln!("sweepgate verify: read bundle format {} from {}", evidence.format, args.bundle.display());
     let verdict = verify(&evidence);
     let text = match args.format {
         VerdictFormat::Markdown => {

@@ -84,20 +84,40 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
         let run = PublishedRun { run_id, pr: 0, source: "format1".into(), merged_at: None };
         evidence.upstream.published_runs.entry(ALL_SERIES.into()).or_insert(Fact::Ok(Some(run)));
     }
-    evidence.base = load_tree(&dir.join("base"), &mut evidence.trees.base)?;
-    evidence.head = load_tree(&dir.join("head"), &mut evidence.trees.head)?;
-    evidence.artifacts = load_tree(&dir.join("artifacts"), &mut Fact::Ok(()))?;
+    evidence.base = load_tree(dir, "base", &mut evidence.trees.base)?;
+    evidence.head = load_tree(dir, "head", &mut evidence.trees.head)?;
+    let mut artifacts_fact = Fact::Ok(());
+    evidence.artifacts = load_tree(dir, "artifacts", &mut artifacts_fact)?;
+    if let Fact::Unavailable(reason) = artifacts_fact {
+        mark_artifacts_unavailable(&mut evidence, &reason);
+    }
     Ok(evidence)
 }
 
-/// Loads a tree directory; one that is absent makes its fact unavailable (a recorded reason
-/// is kept).
-fn load_tree(dir: &Path, fact: &mut Fact<()>) -> Result<MemTree, BundleError> {
+/// Without `artifacts/`, no artifact, nested archive or job log the runs list is readable.
+fn mark_artifacts_unavailable(evidence: &mut Evidence, reason: &str) {
+    for run in evidence.runs.values_mut() {
+        let facts = run
+            .artifacts
+            .values_mut()
+            .chain(run.archives.values_mut())
+            .chain(run.jobs.values_mut().map(|j| &mut j.log));
+        for fact in facts.filter(|f| f.as_ok().is_some()) {
+            *fact = Fact::Unavailable(reason.to_owned());
+        }
+    }
+}
+
+/// Loads the tree directory `name` of a bundle; one that is absent makes its fact unavailable
+/// (a recorded reason is kept). The reason names the directory relative to the bundle, so the
+/// report does not depend on where the bundle is.
+fn load_tree(bundle: &Path, name: &str, fact: &mut Fact<()>) -> Result<MemTree, BundleError> {
+    let dir = bundle.join(name);
     let mut tree = MemTree::new();
     if dir.is_dir() {
-        tree.copy_from(&WorkTree::new(dir), "")?;
+        tree.copy_from(&WorkTree::new(&dir), "")?;
     } else if fact.as_ok().is_some() {
-        *fact = Fact::Unavailable(format!("{} is not in the bundle", dir.display()));
+        *fact = Fact::Unavailable(format!("the bundle has no {name}/ directory"));
     }
     Ok(tree)
 }

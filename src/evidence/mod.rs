@@ -15,6 +15,13 @@ use crate::repo::MemTree;
 pub use bundle::{read_bundle, write_bundle, BundleError, BUNDLE_FORMAT, OLDEST_BUNDLE_FORMAT};
 
 /// A fact that had to be fetched from outside and may not have been obtainable.
+///
+/// Two kinds of `Unavailable` (convention shared by the collectors and the checks): a reason
+/// that starts with [`NOT_FOUND`] (`"not found: …"`) is a *definite* answer from the source
+/// (HTTP 404 / `MANIFEST_UNKNOWN` for an image tag or digest, a PR that does not exist): the
+/// thing is absent. Every other reason (timeout, HTTP 5xx, rate limit, a body that did not
+/// parse, a bound hit) means the verifier could not tell. A check FAILs on a definite absence
+/// and treats the other kind as unverifiable (see docs/decisions.md F4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fact<T> {
@@ -23,12 +30,20 @@ pub enum Fact<T> {
     Unavailable(String),
 }
 
+/// The prefix of an [`Fact::Unavailable`] reason that is a definite "does not exist".
+pub const NOT_FOUND: &str = "not found:";
+
 impl<T> Fact<T> {
     pub fn as_ok(&self) -> Option<&T> {
         match self {
             Fact::Ok(v) => Some(v),
             Fact::Unavailable(_) => None,
         }
+    }
+
+    /// Whether the source answered definitely that the thing does not exist ([`NOT_FOUND`]).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Fact::Unavailable(reason) if reason.starts_with(NOT_FOUND))
     }
 }
 

@@ -73,42 +73,44 @@ pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderEr
 }
 
 /// `❌ Check 2 (Evals pass): FAIL — …` (English) or `❌ 检查 2（评测通过）：FAIL — …` (Chinese).
-pub fn row(result: &CheckResult, lang: Lang) -> Result<String, RenderError> {
+/// A message that cannot be rendered (which `verify` already turned into a FAIL row) gets a
+/// fixed text naming the error, so one row never withholds the whole verdict.
+pub fn row(result: &CheckResult, lang: Lang) -> String {
     let spec = Catalog::embedded().check(result.id);
     let status = result.outcome.status;
-    let text = message_text(result, lang)?;
-    Ok(match lang {
+    let text = message_text(result, lang)
+        .unwrap_or_else(|error| format!("sweepgate could not render this row: {}", escape::inline(&error.to_string())));
+    match lang {
         Lang::En => format!("{} Check {} ({}): {} — {}", status.emoji(), result.id, spec.name.en, status.word(), text),
         Lang::Zh => format!("{} 检查 {}（{}）：{} — {}", status.emoji(), result.id, spec.name.zh, status.word(), text),
-    })
+    }
 }
 
 /// A pre-rendered row for the layout template: its text is already escaped Markdown.
-fn row_view(result: &CheckResult) -> Result<minijinja::Value, RenderError> {
+fn row_view(result: &CheckResult) -> minijinja::Value {
     use minijinja::Value;
     let spec = Catalog::embedded().check(result.id);
-    Ok(minijinja::context! {
+    minijinja::context! {
         id => result.id,
         name_en => spec.name.en.clone(),
         name_zh => spec.name.zh.clone(),
-        en => Value::from_safe_string(row(result, Lang::En)?),
-        zh => Value::from_safe_string(row(result, Lang::Zh)?),
-    })
+        en => Value::from_safe_string(row(result, Lang::En)),
+        zh => Value::from_safe_string(row(result, Lang::Zh)),
+    }
 }
 
 /// Renders the whole verdict comment.
 pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportOptions) -> Result<String, RenderError> {
-    let by_status =
-        |s: Status| -> Result<Vec<minijinja::Value>, RenderError> { verdict.with_status(s).map(row_view).collect() };
-    let fail_rows = by_status(Status::Fail)?;
-    let mut open_rows = by_status(Status::Fail)?;
-    open_rows.extend(by_status(Status::Warn)?);
+    let by_status = |s: Status| -> Vec<minijinja::Value> { verdict.with_status(s).map(row_view).collect() };
+    let fail_rows = by_status(Status::Fail);
+    let mut open_rows = by_status(Status::Fail);
+    open_rows.extend(by_status(Status::Warn));
     let closed_rows: Vec<minijinja::Value> = verdict
         .results
         .iter()
         .filter(|r| matches!(r.outcome.status, Status::Pass | Status::NotApplicable))
         .map(row_view)
-        .collect::<Result<_, _>>()?;
+        .collect();
     let head_sha = &evidence.pull_request.head_sha;
     let reviewers: Vec<String> = options.reviewers.iter().map(|h| escape::mention(h)).collect();
     let reviewers = reviewers.iter().map(|h| format!("@{h}")).collect::<Vec<_>>().join(" ");
@@ -165,22 +167,25 @@ struct JsonVerdict {
 /// The machine-readable verdict (`sweepgate verify --format json`).
 pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, RenderError> {
     let catalog = Catalog::embedded();
+    let summary = |r: &CheckResult, lang| {
+        message_text(r, lang).unwrap_or_else(|error| format!("sweepgate could not render this row: {error}"))
+    };
     let checks = verdict
         .results
         .iter()
         .map(|r| {
             let spec = catalog.check(r.id);
-            Ok(JsonCheck {
+            JsonCheck {
                 id: r.id,
                 name: spec.name.en.clone(),
                 name_zh: spec.name.zh.clone(),
                 status: r.outcome.status,
-                summary: message_text(r, Lang::En)?,
-                summary_zh: message_text(r, Lang::Zh)?,
+                summary: summary(r, Lang::En),
+                summary_zh: summary(r, Lang::Zh),
                 evidence: r.outcome.evidence.clone(),
-            })
+            }
         })
-        .collect::<Result<Vec<_>, RenderError>>()?;
+        .collect();
     let out = JsonVerdict {
         verdict: verdict.word,
         head_sha: evidence.pull_request.head_sha.clone(),

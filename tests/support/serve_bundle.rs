@@ -73,6 +73,7 @@ pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
     let pull = w.pulls.get_mut(&(REPO.into(), pr)).unwrap();
     pull["base"]["sha"] = json!(ev.pull_request.base_sha);
     pull["title"] = json!(ev.pull_request.title);
+    pull["body"] = json!(ev.pull_request.body);
     pull["labels"] = json!(ev.pull_request.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>());
     w.commits.insert(
         (REPO.into(), pr),

@@ -35,8 +35,7 @@ const MAX_JSON_BYTES: usize = 4 * 1024 * 1024;
 /// Most pages of an upstream PR's file list (100 files each).
 const MAX_FILE_PAGES: u32 = 5;
 
-/// How a definite "does not exist" answer starts (see the module comment).
-pub const NOT_FOUND: &str = "not found: ";
+use crate::evidence::NOT_FOUND;
 
 /// Hosts the defaults reach: the GitHub API, Hugging Face, and the registries the spec names
 /// with their token realms (Docker Hub's `auth.docker.io`; nvcr.io and ghcr.io serve their own).
@@ -379,7 +378,7 @@ impl UpstreamClient {
         }
         let (status, _, body) = self.send(Method::GET, url, &headers).await?;
         if status == StatusCode::NOT_FOUND {
-            return Err(format!("{NOT_FOUND}{url}: HTTP 404"));
+            return Err(format!("{NOT_FOUND} {url}: HTTP 404"));
         }
         if !status.is_success() {
             return Err(format!("{url}: HTTP {}", status.as_u16()));
@@ -448,7 +447,7 @@ impl UpstreamClient {
             (status, headers, _) = self.send(Method::HEAD, &url, &[accept, auth]).await?;
         }
         if status == StatusCode::NOT_FOUND {
-            return Err(format!("{NOT_FOUND}{image}: manifest unknown to {} (HTTP 404)", parsed.registry));
+            return Err(format!("{NOT_FOUND} {image}: manifest unknown to {} (HTTP 404)", parsed.registry));
         }
         if !status.is_success() {
             return Err(format!("{url}: HTTP {}", status.as_u16()));

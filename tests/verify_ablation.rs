@@ -1,0 +1,118 @@
+//! Fail-closed property over every fixture bundle: removing one kind of evidence at a time
+//! (`head/`, `base/`, `artifacts/`, the check-runs, the upstream facts) never makes the verdict
+//! more favourable. Runs the real `sweepgate verify` binary on a mutated copy of each bundle.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn bundles() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fixtures/bundles exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("evidence.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+/// The verdict JSON and exit code; panics unless a verdict came out.
+fn verdict(bundle: &Path, what: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+        .args(["verify", "--format", "json", "--bundle"])
+        .arg(bundle)
+        .output()
+        .expect("run sweepgate");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{what}: no verdict ({e}): {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    let approved = json["verdict"] == "APPROVED";
+    assert_eq!(out.status.code(), Some(if approved { 0 } else { 1 }), "{what}: exit code follows the verdict");
+    json
+}
+
+fn status(verdict: &Value, id: usize) -> &str {
+    verdict["checks"][id]["status"].as_str().unwrap_or_default()
+}
+
+/// One ablation: a name and how it mutates the copied bundle.
+type Ablation = (&'static str, fn(&Path));
+
+fn remove_dir(dir: &Path) {
+    if dir.is_dir() {
+        std::fs::remove_dir_all(dir).expect("remove dir");
+    }
+}
+
+fn edit_evidence(bundle: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) {
+    let path = bundle.join("evidence.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+    edit(json.as_object_mut().expect("an object"));
+    std::fs::write(&path, serde_json::to_string_pretty(&json).expect("serialize")).expect("write");
+}
+
+const ABLATIONS: [Ablation; 5] = [
+    ("head/", |b| remove_dir(&b.join("head"))),
+    ("base/", |b| remove_dir(&b.join("base"))),
+    ("artifacts/", |b| remove_dir(&b.join("artifacts"))),
+    ("check-runs", |b| {
+        edit_evidence(b, |e| {
+            e.remove("check_runs");
+        })
+    }),
+    ("upstream", |b| {
+        edit_evidence(b, |e| {
+            e.remove("upstream");
+        })
+    }),
+];
+
+#[test]
+fn removing_evidence_never_makes_a_verdict_more_favourable() {
+    let all = bundles();
+    assert!(all.len() >= 20, "fixture bundles are missing");
+    let mut violations = Vec::new();
+    for bundle in &all {
+        let name = bundle.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let original = verdict(bundle, &name);
+        for (what, ablate) in ABLATIONS {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let copy = dir.path().join(&name);
+            copy_dir(bundle, &copy);
+            ablate(&copy);
+            let label = format!("{name} without {what}");
+            let ablated = verdict(&copy, &label);
+            if original["verdict"] == "REJECTED" && ablated["verdict"] == "APPROVED" {
+                violations.push(format!("{label}: REJECTED became APPROVED"));
+            }
+            if matches!(what, "head/" | "base/") && ablated["verdict"] != "REJECTED" {
+                violations.push(format!("{label}: not REJECTED"));
+            }
+            for id in 0..19 {
+                let (before, after) = (status(&original, id), status(&ablated, id));
+                // A FAIL may become a WARN only where the check routes missing evidence to human
+                // review (advisory checks, Check 18's "not verified" sub-items, decision V3).
+                let worse = matches!(before, "FAIL" | "WARN") && matches!(after, "PASS" | "NA");
+                if worse {
+                    let summary = &ablated["checks"][id]["summary"];
+                    violations.push(format!("{label}: check {id} {before} became {after}: {summary}"));
+                }
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{} violations:\n{}", violations.len(), violations.join("\n"));
+}
