@@ -3,6 +3,7 @@
 pub mod cancel;
 pub mod dispatch;
 pub mod dispatch_pool;
+pub mod engine;
 pub mod job_script;
 pub mod ledger;
 pub mod plan;
