@@ -1,6 +1,7 @@
 //! Sweep planning and dispatch: plan, SRT variant selection, pools, Slurm, ledger (spec 50).
 
 pub mod cancel;
+pub mod check_run;
 pub mod dispatch;
 pub mod dispatch_pool;
 pub mod engine;
