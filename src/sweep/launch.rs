@@ -102,6 +102,7 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
         };
         match dispatch_plan(&sweep, &defaults, &mut recipes) {
             Ok(mut pool_plan) => {
+                pin_head(&mut pool_plan.plan, target.repo, target.head_sha);
                 order_by_priority(&mut pool_plan.plan, target.labels, &mut launch.priorities);
                 keep_common(&mut skipped_by_all, pool_plan.skipped);
                 launch.plans.push((pool.profile.name.clone(), pool_plan.plan));
@@ -113,6 +114,15 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
     }
     launch.skipped = skipped_by_all.unwrap_or_else(|| all_rows(&sweep));
     Ok(launch)
+}
+
+/// Every job checks out the benchmark repository at the approved head, as upstream's runners do.
+fn pin_head(plan: &mut Plan, repo: &str, head_sha: &str) {
+    let canary = plan.canary.iter_mut().map(|c| &mut c.point);
+    for point in canary.chain(plan.families.iter_mut().flat_map(|f| f.points.iter_mut())) {
+        point.job.env.insert("BENCHMARK_REPO".into(), repo.to_owned());
+        point.job.env.insert("BENCHMARK_REPO_SHA".into(), head_sha.to_owned());
+    }
 }
 
 fn all_rows(sweep: &SweepPlan) -> Vec<SkippedRow> {

@@ -135,7 +135,7 @@ pub struct PoolProfile {
     #[serde(default)]
     pub runners: Vec<String>,
     /// The script each job of a server-dispatched sweep runs (what `dispatch --launcher` takes);
-    /// it gets the point and the approved head SHA (`SWEEPGATE_HEAD_SHA`). Relative paths are
+    /// it gets the point and the approved head SHA (`BENCHMARK_REPO_SHA`, with `BENCHMARK_REPO`). Relative paths are
     /// relative to the pool file.
     pub launcher: Option<String>,
 }

@@ -1,0 +1,227 @@
+//! The loop end to end on the real local Slurm (`scripts/slurm-up.sh`) with the fake GitHub: a
+//! `pull_request.labeled` webhook makes `sweepgate serve --pool …` plan the fixture PR's sweep,
+//! run the stand-in benchmark on Slurm, and complete the `sweepgate/sweep` check run with its
+//! per-point table; a server SIGKILLed mid-sweep resumes it after a restart with every point
+//! run exactly once. Skips (with a message) when `SWEEPGATE_SLURM` is unset.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sweepgate::sweep::ledger::{Ledger, PointState};
+use sweepgate::sweep::results_store::{export, ResultsStore};
+
+mod support;
+
+use support::fake_github::FakeGitHub;
+use support::fixture_repo::fixture_git_repo;
+use support::slurm_sweep::{slurm_enabled, Sweep, BENCH, BOUND};
+
+fn git(repo: &Path, rev: &str) -> String {
+    let out = Command::new("git").arg("-C").arg(repo).args(["rev-parse", rev]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The fixture repository, a local-cluster pool serving its b200 rows, and the PR in the fake.
+struct Loop {
+    s: Sweep,
+    base: String,
+    head: String,
+}
+
+impl Loop {
+    fn new(tag: &str, pr: u64, fake: &FakeGitHub) -> Loop {
+        let s = Sweep::new(tag, pr);
+        let repo = s.path("repo");
+        std::fs::create_dir(&repo).unwrap();
+        fixture_git_repo(&repo);
+        let profile = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pools/local.toml")).unwrap();
+        let profile = profile
+            .replace(
+                "output_root = \"/srv/slurm-scratch/outputs\"",
+                &format!("output_root = \"{}\"", s.path("outputs").display()),
+            )
+            .replace(
+                "kind = \"slurmrestd\"\nurl = \"http://127.0.0.1:6820\"\napi_version = \"v0.0.38\"",
+                "kind = \"cli\"",
+            );
+        let pool = format!("runners = [\"b200\"]\nlauncher = \"{BENCH}\"\nmax_concurrent_allocations = 4\n{profile}");
+        std::fs::write(s.path("local.toml"), pool).unwrap();
+        let (base, head) = (git(&repo, "HEAD~1"), git(&repo, "HEAD"));
+        fake.add_pull(&s.repo, pr, &head, &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 40)]);
+        fake.world().pulls.get_mut(&(s.repo.clone(), pr)).unwrap()["base"]["sha"] = json!(base);
+        Loop { s, base, head }
+    }
+
+    fn server_args(&self, fake: &FakeGitHub) -> Vec<String> {
+        let path = |p: &str| self.s.path(p).display().to_string();
+        [
+            "--github-token",
+            support::TOKEN,
+            "--github-api-url",
+            &fake.url,
+            "--bot-login",
+            support::BOT,
+            "--state",
+            &path("state.sqlite"),
+            "--pool",
+            &path("local.toml"),
+            "--sweep-repo",
+            &path("repo"),
+            "--sweep-state",
+            &path("sweeps"),
+            "--sweep-check-every-secs",
+            "1",
+            "--sweep-poll-ms",
+            "300",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    fn labeled(&self) -> Value {
+        let mut payload = support::pr_event(
+            "labeled",
+            self.s.pr,
+            &["full-sweep-fail-fast"],
+            Some("full-sweep-fail-fast"),
+            "vendor-dev",
+        );
+        for part in ["repository", "pull_request"] {
+            let target = if part == "repository" { &mut payload[part] } else { &mut payload[part]["head"]["repo"] };
+            target["full_name"] = json!(self.s.repo);
+        }
+        payload["pull_request"]["base"]["repo"]["full_name"] = json!(self.s.repo);
+        payload["pull_request"]["head"]["sha"] = json!(self.head);
+        payload["pull_request"]["base"]["sha"] = json!(self.base);
+        payload
+    }
+
+    /// The check runs of this PR's repository.
+    fn check_runs(&self, fake: &FakeGitHub) -> Vec<Value> {
+        fake.world().check_runs.iter().filter(|(r, _)| *r == self.s.repo).map(|(_, c)| c.clone()).collect()
+    }
+
+    fn wait_for(&self, fake: &FakeGitHub, what: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let runs = self.check_runs(fake);
+            if done(&runs) {
+                return runs;
+            }
+            assert!(start.elapsed() < BOUND, "timed out waiting for {what}: {runs:#?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn ledger(&self) -> Ledger {
+        Ledger::open(&self.s.path("sweeps/ledger.db")).unwrap()
+    }
+
+    fn sweep_ids(&self) -> Vec<String> {
+        let dir = self.s.path("sweeps/sweeps");
+        let mut ids: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_owned))
+            .collect();
+        ids.sort();
+        ids
+    }
+}
+
+fn completed(runs: &[Value]) -> bool {
+    runs.iter().any(|c| c["status"] == "completed")
+}
+
+#[test]
+fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
+    if !slurm_enabled("a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loop", 160, &fake);
+    let args = l.server_args(&fake);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let sent = Instant::now();
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+        // A redelivery of the same decision starts nothing new.
+        assert_eq!(server.deliver("pull_request", "d-label-2", &l.labeled()).await.0, 202);
+        server.wait_handled(2).await;
+    });
+    let runs = l.wait_for(&fake, "the in-progress check run", |r| !r.is_empty());
+    eprintln!("labeled webhook → check run created: {:?}", sent.elapsed());
+    assert_eq!(runs[0]["name"], "sweepgate/sweep");
+    assert_eq!(runs[0]["head_sha"], json!(l.head));
+    let runs = l.wait_for(&fake, "the completed check run", completed);
+    assert_eq!(runs.len(), 1, "one check run per sweep: {runs:#?}");
+    let run = &runs[0];
+    let text = run["output"]["text"].as_str().unwrap();
+    let summary = run["output"]["summary"].as_str().unwrap();
+    assert_eq!(run["conclusion"], "success", "{summary}\n{text}");
+    assert!(run["output"]["title"].as_str().unwrap().starts_with("Sweep succeeded: 29/29 points"), "{run:#?}");
+    assert!(summary.contains("Canary: **succeeded**") && summary.contains("runner `gb200`"), "{summary}");
+    assert!(text.contains("| canary | local | ") && text.contains("| succeeded | 1 result file | valid |"), "{text}");
+    assert_eq!(l.sweep_ids().len(), 1, "the redelivery started no second sweep");
+
+    // Every point ran once, and its results are in the store, exportable as evidence.
+    let id = &l.sweep_ids()[0];
+    let ledger = l.ledger();
+    let points = ledger.points(&format!("{id}-local")).unwrap();
+    assert_eq!(points.len(), 29);
+    for p in &points {
+        assert_eq!(p.state, PointState::Succeeded, "{p:?}");
+        assert_eq!(ledger.transitions_into(&format!("{id}-local"), &p.point_id, PointState::Submitted).unwrap(), 1);
+    }
+    let store = ResultsStore::open(&l.s.path("sweeps/results")).unwrap();
+    let exported = export(&store, id, "sweepgate/sweep").unwrap();
+    assert_eq!(exported.run.conclusion, "success");
+    assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/bmk_canary/results_concurrency_"))));
+    assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/power_canary/"))));
+}
+
+#[test]
+fn a_server_killed_mid_sweep_resumes_it_with_every_point_run_once() {
+    if !slurm_enabled("a_server_killed_mid_sweep_resumes_it_with_every_point_run_once") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loopkill", 161, &fake);
+    let args = l.server_args(&fake);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = runtime.block_on(support::ServerProcess::start(&args));
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+    });
+    // Kill once some points are running or done, well before the end.
+    let start = Instant::now();
+    loop {
+        let ids = l.sweep_ids();
+        let done = ids.first().map_or(0, |id| {
+            l.ledger().points(&format!("{id}-local")).unwrap().iter().filter(|p| p.state != PointState::Planned).count()
+        });
+        if done >= 4 {
+            break;
+        }
+        assert!(start.elapsed() < BOUND, "the sweep never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server); // SIGKILL
+    let _server = runtime.block_on(support::ServerProcess::start(&args));
+    let runs = l.wait_for(&fake, "the completed check run after the restart", completed);
+    let run = runs.iter().find(|c| c["status"] == "completed").unwrap();
+    assert_eq!(run["conclusion"], "success", "{run:#?}");
+    let id = &l.sweep_ids()[0];
+    let sweep = format!("{id}-local");
+    let ledger = l.ledger();
+    for p in ledger.points(&sweep).unwrap() {
+        assert_eq!(p.state, PointState::Succeeded, "{p:?}");
+        assert_eq!(ledger.transitions_into(&sweep, &p.point_id, PointState::Submitted).unwrap(), 1, "{p:?}");
+    }
+}
