@@ -225,3 +225,102 @@ fn a_server_killed_mid_sweep_resumes_it_with_every_point_run_once() {
         assert_eq!(ledger.transitions_into(&sweep, &p.point_id, PointState::Submitted).unwrap(), 1, "{p:?}");
     }
 }
+
+impl Loop {
+    /// A new commit on the PR (an unrelated file), still appending the same changelog entries.
+    fn push(&mut self, fake: &FakeGitHub) -> Value {
+        let repo = self.s.path("repo");
+        std::fs::write(repo.join("NOTES.md"), "a follow-up commit\n").unwrap();
+        let run =
+            |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+        run(&["add", "NOTES.md"]);
+        run(&["commit", "-q", "-m", "follow-up"]);
+        self.head = git(&repo, "HEAD");
+        fake.add_pull(&self.s.repo, self.s.pr, &self.head, &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 40)]);
+        fake.world().pulls.get_mut(&(self.s.repo.clone(), self.s.pr)).unwrap()["base"]["sha"] = json!(self.base);
+        let mut payload = self.labeled();
+        payload["action"] = json!("synchronize");
+        payload.as_object_mut().unwrap().remove("label");
+        payload
+    }
+
+    fn wait_started(&self, id: &str) {
+        let start = Instant::now();
+        while self.ledger().points(&format!("{id}-local")).unwrap().iter().all(|p| p.state == PointState::Planned) {
+            assert!(start.elapsed() < BOUND, "sweep {id} never started");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn a_push_mid_sweep_cancels_it_and_sweeps_the_new_head() {
+    if !slurm_enabled("a_push_mid_sweep_cancels_it_and_sweeps_the_new_head") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let mut l = Loop::new("looppush", 162, &fake);
+    let args = l.server_args(&fake);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let old_head = l.head.clone();
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+    });
+    let first = l.sweep_ids()[0].clone();
+    l.wait_started(&first);
+    let sync = l.push(&fake);
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-sync", &sync).await.0, 202);
+        server.wait_handled(2).await;
+    });
+    let new_head = l.head.clone();
+    let runs = l
+        .wait_for(&fake, "both check runs completed", |r| r.len() == 2 && r.iter().all(|c| c["status"] == "completed"));
+    let on = |sha: &str| {
+        runs.iter().find(|c| c["head_sha"] == sha).unwrap_or_else(|| panic!("no check run on {sha}: {runs:#?}"))
+    };
+    assert_eq!(on(&old_head)["conclusion"], "cancelled", "{:#?}", on(&old_head));
+    assert_eq!(on(&new_head)["conclusion"], "success", "{:#?}", on(&new_head));
+    let ids = l.sweep_ids();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let points = l.ledger().points(&format!("{first}-local")).unwrap();
+    assert!(points.iter().any(|p| p.state == PointState::Cancelled), "{points:?}");
+}
+
+#[test]
+fn labels_flipping_on_off_on_leave_exactly_one_live_sweep() {
+    if !slurm_enabled("labels_flipping_on_off_on_leave_exactly_one_live_sweep") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loopflip", 163, &fake);
+    let args = l.server_args(&fake);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let mut unlabeled = l.labeled();
+    unlabeled["action"] = json!("unlabeled");
+    unlabeled["pull_request"]["labels"] = json!([]);
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-on", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+        fake.world().pulls.get_mut(&(l.s.repo.clone(), l.s.pr)).unwrap()["labels"] = json!([]);
+        assert_eq!(server.deliver("pull_request", "d-off", &unlabeled).await.0, 202);
+        server.wait_handled(2).await;
+        fake.world().pulls.get_mut(&(l.s.repo.clone(), l.s.pr)).unwrap()["labels"] =
+            json!([{"name": "full-sweep-fail-fast"}]);
+        assert_eq!(server.deliver("pull_request", "d-on-again", &l.labeled()).await.0, 202);
+        server.wait_handled(3).await;
+    });
+    let runs = l
+        .wait_for(&fake, "both check runs completed", |r| r.len() == 2 && r.iter().all(|c| c["status"] == "completed"));
+    let conclusions: Vec<&str> = runs.iter().map(|c| c["conclusion"].as_str().unwrap()).collect();
+    assert_eq!(conclusions, ["cancelled", "success"], "{runs:#?}");
+    let ids = l.sweep_ids();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let ledger = l.ledger();
+    let live: Vec<&String> =
+        ids.iter().filter(|id| !ledger.cancel_requested(&format!("{id}-local")).unwrap()).collect();
+    assert_eq!(live.len(), 1, "exactly one sweep was never cancelled: {ids:?}");
+}
