@@ -146,6 +146,7 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     let args = l.server_args(&fake);
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     let sent = Instant::now();
+    let sent_at = chrono::Utc::now();
     runtime.block_on(async {
         assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
         server.wait_handled(1).await;
@@ -167,12 +168,21 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     assert!(summary.contains("Canary: **succeeded**") && summary.contains("runner `gb200`"), "{summary}");
     assert!(text.contains("| canary | local | ") && text.contains("| succeeded | 1 result file | valid |"), "{text}");
     assert_eq!(l.sweep_ids().len(), 1, "the redelivery started no second sweep");
+    eprintln!("server peak RSS: {}", server_peak_rss(&l.s.path("sweeps")));
 
     // Every point ran once, and its results are in the store, exportable as evidence.
     let id = &l.sweep_ids()[0];
     let ledger = l.ledger();
     let points = ledger.points(&format!("{id}-local")).unwrap();
     assert_eq!(points.len(), 29);
+    let canary = points.iter().find(|p| p.is_canary).unwrap();
+    let submitted = canary.submit_info.as_ref().unwrap()["submitted_at"].as_str().unwrap();
+    let submitted = chrono::DateTime::parse_from_rfc3339(submitted).unwrap();
+    // Reported, not asserted (timing targets are measured, never test conditions).
+    eprintln!(
+        "labeled webhook → first sbatch: {} ms",
+        (submitted.with_timezone(&chrono::Utc) - sent_at).num_milliseconds()
+    );
     for p in &points {
         assert_eq!(p.state, PointState::Succeeded, "{p:?}");
         assert_eq!(ledger.transitions_into(&format!("{id}-local"), &p.point_id, PointState::Submitted).unwrap(), 1);
@@ -323,4 +333,12 @@ fn labels_flipping_on_off_on_leave_exactly_one_live_sweep() {
     let live: Vec<&String> =
         ids.iter().filter(|id| !ledger.cancel_requested(&format!("{id}-local")).unwrap()).collect();
     assert_eq!(live.len(), 1, "exactly one sweep was never cancelled: {ids:?}");
+}
+
+/// VmHWM of the server whose command line names `state` (reported, not asserted).
+fn server_peak_rss(state: &Path) -> String {
+    let pids = Command::new("pgrep").arg("-f").arg(state).output().unwrap();
+    let pid = String::from_utf8_lossy(&pids.stdout).lines().next().unwrap_or_default().to_owned();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or("VmHWM unknown").to_owned()
 }
