@@ -496,3 +496,37 @@ fn ensure_commits(repo_dir: &Path, pr: u64, shas: &[&str]) {
         tracing::warn!(repo = %repo_dir.display(), pr, "git fetch of the PR's commits failed");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool_file(dir: &Path, name: &str, transform: impl Fn(String) -> String) -> PathBuf {
+        let local = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pools/local.toml")).unwrap();
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, transform(local)).unwrap();
+        path
+    }
+
+    const CLI: (&str, &str) =
+        ("kind = \"slurmrestd\"\nurl = \"http://127.0.0.1:6820\"\napi_version = \"v0.0.38\"", "kind = \"cli\"");
+
+    #[test]
+    fn pools_need_a_launcher_and_a_transport_the_server_implements() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bench.sh"), "#!/bin/sh\n").unwrap();
+        let err = load_pool(&pool_file(dir.path(), "rest", |t| format!("launcher = \"bench.sh\"\n{t}"))).err().unwrap();
+        assert!(err.to_string().contains("is not implemented by `serve` yet"), "{err}");
+        let ssh =
+            |t: String| format!("launcher = \"bench.sh\"\n{}", t.replace(CLI.0, "kind = \"cli\"\nssh_host = \"c\""));
+        assert!(load_pool(&pool_file(dir.path(), "ssh", ssh)).is_err());
+        let err = load_pool(&pool_file(dir.path(), "nolauncher", |t| t.replace(CLI.0, CLI.1))).err().unwrap();
+        assert!(err.to_string().contains("no `launcher`"), "{err}");
+        let missing = |t: String| format!("launcher = \"gone.sh\"\n{}", t.replace(CLI.0, CLI.1));
+        assert!(load_pool(&pool_file(dir.path(), "missing", missing)).err().unwrap().to_string().contains("gone.sh"));
+        let ok = |t: String| format!("launcher = \"bench.sh\"\n{}", t.replace(CLI.0, CLI.1));
+        let (launch, engine) = load_pool(&pool_file(dir.path(), "good", ok)).unwrap();
+        assert_eq!(launch.launcher, dir.path().join("bench.sh").canonicalize().unwrap().display().to_string());
+        assert_eq!((launch.profile.name.as_str(), engine.pool.name.as_str()), ("good", "good"));
+    }
+}
