@@ -37,7 +37,8 @@ enum Command {
     Pareto(cli::pareto::ParetoArgs),
     Labels(cli::labels::LabelsArgs),
     Plan(cli::plan::PlanArgs),
-    Serve(cli::serve::ServeArgs),
+    // Boxed: the serve flags are the largest variant by far.
+    Serve(Box<cli::serve::ServeArgs>),
     Replay(cli::replay::ReplayArgs),
     Action(cli::action::ActionArgs),
     Dispatch(cli::dispatch::DispatchArgs),

@@ -15,6 +15,7 @@ use sweepgate::github::ApiMetrics;
 use sweepgate::server::config::ServeFile;
 use sweepgate::server::handlers::{BotConfig, SlurmCancel};
 use sweepgate::server::metrics::Metrics;
+use sweepgate::server::sweeps::{ClientCheckRuns, SweepService, SweepSettings};
 use sweepgate::server::{build, Clients, ServerConfig, Single};
 
 /// Run the GitHub App webhook server. Without App credentials or a token it runs in dry-run
@@ -85,6 +86,25 @@ pub struct ServeArgs {
     pub dispatch_ledger: Option<PathBuf>,
     #[command(flatten)]
     pub verifier: super::collect::VerifierArgs,
+    /// Pool profile the server runs sweeps on (repeatable); a "sweep" label decision starts the
+    /// PR head's sweep on these pools. Each needs `launcher` and a `cli` transport.
+    #[arg(long = "pool", env = "SWEEPGATE_POOLS", value_delimiter = ',')]
+    pub pools: Vec<PathBuf>,
+    /// Local clone of the benchmark repository holding the PRs' commits (with --pool).
+    #[arg(long, env = "SWEEPGATE_SWEEP_REPO")]
+    pub sweep_repo: Option<PathBuf>,
+    /// Ledger, sweep records and results store of the server's sweeps.
+    #[arg(long, env = "SWEEPGATE_SWEEP_STATE", default_value = ".sweepgate/sweeps")]
+    pub sweep_state: PathBuf,
+    /// Name of the per-sweep check run.
+    #[arg(long, env = "SWEEPGATE_SWEEP_CHECK_NAME", default_value = "sweepgate/sweep")]
+    pub sweep_check_name: String,
+    /// The check run of a running sweep is edited at most this often.
+    #[arg(long, env = "SWEEPGATE_SWEEP_CHECK_EVERY_SECS", default_value_t = 10)]
+    pub sweep_check_every_secs: u64,
+    /// How often the sweeps poll Slurm.
+    #[arg(long, env = "SWEEPGATE_SWEEP_POLL_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..))]
+    pub sweep_poll_ms: u64,
 }
 
 /// Where a setting's value came from.
@@ -185,6 +205,12 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("reconcile_max_prs", &mut a.reconcile_max_prs, file.reconcile_max_prs);
     l.set("cancel_slurm_jobs", &mut a.cancel_slurm_jobs, file.cancel_slurm_jobs);
     l.set("dispatch_ledger", &mut a.dispatch_ledger, file.dispatch_ledger.map(Some));
+    l.set("pools", &mut a.pools, file.pools);
+    l.set("sweep_repo", &mut a.sweep_repo, file.sweep_repo.map(Some));
+    l.set("sweep_state", &mut a.sweep_state, file.sweep_state);
+    l.set("sweep_check_name", &mut a.sweep_check_name, file.sweep_check_name);
+    l.set("sweep_check_every_secs", &mut a.sweep_check_every_secs, file.sweep_check_every_secs);
+    l.set("sweep_poll_ms", &mut a.sweep_poll_ms, file.sweep_poll_ms);
     let v = &mut a.verifier;
     l.set("signoff_status_context", &mut v.signoff_status_context, file.signoff_status_context);
     l.set("advisory", &mut v.advisory, file.advisory);
@@ -206,6 +232,10 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
          webhook_secrets_file in the --config file"
     );
     anyhow::ensure!(a.app_id.is_some() == a.private_key_file.is_some(), "app_id and private_key_file go together");
+    anyhow::ensure!(
+        a.pools.is_empty() || a.sweep_repo.is_some(),
+        "--pool needs --sweep-repo (a local clone of the benchmark repository) to plan the sweeps"
+    );
     anyhow::ensure!(
         a.app_id.is_none() || a.github_token.is_none(),
         "both GitHub App credentials (app_id) and a github_token are set; keep one"
@@ -252,16 +282,18 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         (Some(app_id), Some(key_file), _) => {
             let pem = std::fs::read(key_file).with_context(|| format!("reading {}", key_file.display()))?;
             let clients = AppClients::new(&args.github_api_url, *app_id, &pem, retry, api)?;
-            run_server(listener, addr, "GitHub App", config, Arc::new(clients), metrics).await
+            run_server(listener, addr, "GitHub App", config, Arc::new(clients), metrics, sweep_settings(args)).await
         }
         (_, _, Some(token)) => {
             let gh = OctoGitHub::with_token(&args.github_api_url, SecretString::from(token.clone()), retry, api)?;
-            run_server(listener, addr, "token", config, Arc::new(Single(Arc::new(gh))), metrics).await
+            let clients = Arc::new(Single(Arc::new(gh)));
+            run_server(listener, addr, "token", config, clients, metrics, sweep_settings(args)).await
         }
         _ => {
             let outbox = OutboxGitHub::open(&args.outbox, &args.bot_login)?;
             let mode = format!("dry-run (outbox {})", args.outbox.display());
-            run_server(listener, addr, &mode, config, Arc::new(Single(Arc::new(outbox))), metrics).await
+            let clients = Arc::new(Single(Arc::new(outbox)));
+            run_server(listener, addr, &mode, config, clients, metrics, sweep_settings(args)).await
         }
     }
 }
@@ -270,10 +302,15 @@ async fn run_server<C: Clients>(
     listener: tokio::net::TcpListener,
     addr: SocketAddr,
     mode: &str,
-    config: ServerConfig,
+    mut config: ServerConfig,
     clients: Arc<C>,
     metrics: Arc<Metrics>,
+    sweeps: Option<SweepSettings>,
 ) -> anyhow::Result<()> {
+    if let Some(settings) = sweeps {
+        let checks = Arc::new(ClientCheckRuns(clients.clone()));
+        config.bot.sweeps = Some(SweepService::open(settings, checks, tokio::runtime::Handle::current())?);
+    }
     let server = build(config, clients, metrics)?;
     // The first stdout line is machine-readable: tests and scripts read the bound port from it.
     println!("listening on http://{addr}");
@@ -282,6 +319,20 @@ async fn run_server<C: Clients>(
     axum::serve(listener, server.router).with_graceful_shutdown(shutdown_signal()).await?;
     tracing::info!("sweepgate serve stopped");
     Ok(())
+}
+
+/// The sweep settings when pools are configured.
+fn sweep_settings(args: &ServeArgs) -> Option<SweepSettings> {
+    let repo_dir = args.sweep_repo.clone().filter(|_| !args.pools.is_empty())?;
+    Some(SweepSettings {
+        pools: args.pools.clone(),
+        repo_dir,
+        state_dir: args.sweep_state.clone(),
+        check_name: args.sweep_check_name.clone(),
+        check_every: Duration::from_secs(args.sweep_check_every_secs),
+        poll_interval: Duration::from_millis(args.sweep_poll_ms),
+        unreachable_limit: Duration::from_secs(600),
+    })
 }
 
 async fn shutdown_signal() {

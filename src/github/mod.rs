@@ -239,6 +239,19 @@ pub trait GitHub: Send + Sync {
         job_id: u64,
         max_bytes: u64,
     ) -> impl Future<Output = Result<Vec<u8>, GitHubError>> + Send;
+    /// Creates a check run on `input.head_sha`; returns its id (`checks: write`).
+    fn create_check_run(
+        &self,
+        repo: &RepoRef,
+        input: &CheckRunInput,
+    ) -> impl Future<Output = Result<u64, GitHubError>> + Send;
+    /// Edits a check run this App created (`checks: write`).
+    fn update_check_run(
+        &self,
+        repo: &RepoRef,
+        check_run_id: u64,
+        input: &CheckRunInput,
+    ) -> impl Future<Output = Result<(), GitHubError>> + Send;
 }
 
 #[cfg(test)]

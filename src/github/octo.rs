@@ -573,6 +573,31 @@ impl GitHub for OctoGitHub {
     async fn download_job_log(&self, repo: &RepoRef, job_id: u64, max_bytes: u64) -> Result<Vec<u8>, GitHubError> {
         self.download(&format!("/repos/{repo}/actions/jobs/{job_id}/logs"), max_bytes).await
     }
+
+    async fn create_check_run(&self, repo: &RepoRef, input: &CheckRunInput) -> Result<u64, GitHubError> {
+        if input.head_sha.len() != 40 || !input.head_sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(GitHubError::Setup(format!(
+                "refusing to create a check run on {:?}: not a 40-hex commit SHA",
+                input.head_sha
+            )));
+        }
+        let path = format!("/repos/{repo}/check-runs");
+        let body = serde_json::to_value(input).map_err(setup_err)?;
+        // Not idempotent: a retried create would leave a second check run.
+        let text = self.call(Method::POST, &path, Some(&body), false).await?;
+        let created: CheckRun = decode(&path, &text)?;
+        Ok(created.id)
+    }
+
+    async fn update_check_run(
+        &self,
+        repo: &RepoRef,
+        check_run_id: u64,
+        input: &CheckRunInput,
+    ) -> Result<(), GitHubError> {
+        let body = serde_json::to_value(input).map_err(setup_err)?;
+        self.call(Method::PATCH, &format!("/repos/{repo}/check-runs/{check_run_id}"), Some(&body), true).await.map(drop)
+    }
 }
 
 /// GitHub App credentials → one client per installation (from each webhook's

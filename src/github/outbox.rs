@@ -280,6 +280,22 @@ impl GitHub for OutboxGitHub {
     async fn download_job_log(&self, _: &RepoRef, _: u64, _: u64) -> Result<Vec<u8>, GitHubError> {
         Err(GitHubError::DryRun("downloading job logs"))
     }
+
+    /// Recorded; the dry run has no check run, so its id is 0 (updates record against it).
+    async fn create_check_run(&self, repo: &RepoRef, input: &CheckRunInput) -> Result<u64, GitHubError> {
+        self.record("create_check_run", repo, &input.head_sha, serde_json::to_value(input).unwrap_or_default())?;
+        Ok(0)
+    }
+
+    async fn update_check_run(
+        &self,
+        repo: &RepoRef,
+        check_run_id: u64,
+        input: &CheckRunInput,
+    ) -> Result<(), GitHubError> {
+        let target = check_run_id.to_string();
+        self.record("update_check_run", repo, &target, serde_json::to_value(input).unwrap_or_default())
+    }
 }
 
 #[cfg(test)]

@@ -288,3 +288,25 @@ pub struct RunJob {
     #[serde(default)]
     pub conclusion: Option<String>,
 }
+
+/// A check run to create or edit (`POST /repos/{o}/{r}/check-runs`, `PATCH …/check-runs/{id}`);
+/// needs the App's `checks: write` permission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRunInput {
+    pub name: String,
+    pub head_sha: String,
+    /// `queued`, `in_progress` or `completed`.
+    pub status: String,
+    /// With `completed`: `success`, `failure`, `cancelled`, …
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub conclusion: Option<String>,
+    pub output: CheckRunOutput,
+}
+
+/// A check run's output; GitHub refuses a `summary` or `text` above 65535 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRunOutput {
+    pub title: String,
+    pub summary: String,
+    pub text: String,
+}

@@ -24,6 +24,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("reuse.zh.md.j2", include_str!("../../templates/reuse.zh.md.j2")),
     ("dispatch_status.en.md.j2", include_str!("../../templates/dispatch_status.en.md.j2")),
     ("dispatch_status.zh.md.j2", include_str!("../../templates/dispatch_status.zh.md.j2")),
+    ("sweep_check_title.en.md.j2", include_str!("../../templates/sweep_check_title.en.md.j2")),
+    ("sweep_check_title.zh.md.j2", include_str!("../../templates/sweep_check_title.zh.md.j2")),
+    ("sweep_check.en.md.j2", include_str!("../../templates/sweep_check.en.md.j2")),
+    ("sweep_check.zh.md.j2", include_str!("../../templates/sweep_check.zh.md.j2")),
+    ("sweep_check_points.en.md.j2", include_str!("../../templates/sweep_check_points.en.md.j2")),
+    ("sweep_check_points.zh.md.j2", include_str!("../../templates/sweep_check_points.zh.md.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]

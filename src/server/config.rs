@@ -44,6 +44,13 @@ pub struct ServeFile {
     pub huggingface_url: Option<String>,
     /// Registry base URL overrides, `name = "url"`.
     pub registries: Option<BTreeMap<String, String>>,
+    /// Pool profiles the server runs sweeps on (`--pool`).
+    pub pools: Option<Vec<PathBuf>>,
+    pub sweep_repo: Option<PathBuf>,
+    pub sweep_state: Option<PathBuf>,
+    pub sweep_check_name: Option<String>,
+    pub sweep_check_every_secs: Option<u64>,
+    pub sweep_poll_ms: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,10 +96,15 @@ impl ServeFile {
             &mut file.github_token_file,
             &mut file.outbox,
             &mut file.state,
+            &mut file.sweep_repo,
+            &mut file.sweep_state,
         ] {
             if let Some(relative) = slot.as_mut().filter(|p| p.is_relative()) {
                 *relative = folder.join(&*relative);
             }
+        }
+        for pool in file.pools.iter_mut().flatten().filter(|p| p.is_relative()) {
+            *pool = folder.join(&*pool);
         }
         if let Some(secrets) = &file.webhook_secrets_file {
             file.webhook_secrets = Some(secret_lines(&read_secret(secrets)?));

@@ -20,6 +20,7 @@ use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
 use crate::repo::Logical;
 use crate::report::marker::{with_marker, Marker};
 use crate::report::{render_bilingual, RenderError};
+use crate::server::sweeps::SweepRequest;
 use crate::sweep::cancel::cancel_pull_request;
 use crate::sweep::slurm::SlurmCli;
 pub use signoff::{is_human, verify_signoff, SignoffTarget, VerifyConfig};
@@ -37,6 +38,8 @@ pub struct BotConfig {
     pub verify: VerifyConfig,
     /// Cancel a PR's Slurm jobs when it stops qualifying for its sweep; None: never.
     pub slurm_cancel: Option<SlurmCancel>,
+    /// Start (and cancel) the PR head's sweep on the configured pools; None: never.
+    pub sweeps: Option<std::sync::Arc<crate::server::sweeps::SweepService>>,
 }
 
 /// Where the bot cancels: this host's Slurm, and the dispatcher's ledger when known.
@@ -53,6 +56,7 @@ impl Default for BotConfig {
             sweep_workflow: "run-sweep.yml".into(),
             verify: VerifyConfig::default(),
             slurm_cancel: None,
+            sweeps: None,
         }
     }
 }
@@ -172,7 +176,11 @@ async fn pull_request<G: GitHub>(
     if WELCOME_ACTIONS.contains(&e.action.as_str()) {
         welcome(gh, cfg, &e.repo, &live, files.as_deref(), &comments, out).await?;
     }
-    let sweep = label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await?;
+    let decision = label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await?;
+    let sweep = decision.sweep;
+    if sweep {
+        start_sweep(cfg, e, &live, decision, out).await;
+    }
     if !sweep && e.action != "synchronize" {
         cancel_jobs(cfg, &e.repo, number, "the PR no longer qualifies for a sweep", out).await;
     }
@@ -182,6 +190,7 @@ async fn pull_request<G: GitHub>(
 /// Ends the PR's Slurm jobs when the bot is configured to; a failure is logged and noted, never
 /// an error of the event (the label decision is already published).
 async fn cancel_jobs(cfg: &BotConfig, repo: &RepoRef, pr: u64, why: &str, out: &mut Outcome) {
+    cancel_sweeps(cfg, repo, pr, why, out).await;
     let Some(cancel) = cfg.slurm_cancel.clone() else { return };
     let full_name = repo.to_string();
     let job = tokio::task::spawn_blocking(move || {
@@ -204,6 +213,42 @@ async fn cancel_jobs(cfg: &BotConfig, repo: &RepoRef, pr: u64, why: &str, out: &
 }
 
 /// `Ok(None)` for data that dry-run mode cannot read.
+/// Starts the sweep of the PR's head on the server's pools (when configured).
+async fn start_sweep(
+    cfg: &BotConfig,
+    e: &PullRequestEvent,
+    pull: &PullRequest,
+    decision: labels::LabelDecision,
+    out: &mut Outcome,
+) {
+    let Some(service) = cfg.sweeps.clone() else { return };
+    let (repo, installation, pr) = (e.repo.clone(), e.installation_id, pull.number);
+    let (base, head) = (pull.base.sha.clone(), pull.head.sha.clone());
+    let labels: Vec<String> = pull.label_names().into_iter().map(str::to_owned).collect();
+    let job = tokio::task::spawn_blocking(move || {
+        let (base_sha, head_sha, labels, decision) = (&base, &head, &labels, &decision);
+        service.start(&SweepRequest { repo: &repo, installation, pr, base_sha, head_sha, labels, decision })
+    });
+    match job.await {
+        Ok(line) => out.note(line),
+        Err(e) => out.note(format!("the sweep start task failed: {e}")),
+    }
+}
+
+/// Cancels the PR's server-run sweeps (when configured), the same way as `cancel_jobs`.
+async fn cancel_sweeps(cfg: &BotConfig, repo: &RepoRef, pr: u64, why: &str, out: &mut Outcome) {
+    let Some(service) = cfg.sweeps.clone() else { return };
+    let repo = repo.clone();
+    match tokio::task::spawn_blocking(move || service.cancel(&repo, pr)).await {
+        Ok(Ok(done)) if done.jobs.is_empty() && done.sweeps.is_empty() => {}
+        Ok(Ok(done)) => {
+            out.note(format!("{why}: cancelled {} sweep(s), {} Slurm job(s)", done.sweeps.len(), done.jobs.len()))
+        }
+        Ok(Err(e)) => out.note(format!("{why}: cancelling the sweeps of #{pr} failed: {e}")),
+        Err(e) => out.note(format!("{why}: the sweep cancel task failed: {e}")),
+    }
+}
+
 fn available<T>(result: Result<T, GitHubError>) -> Result<Option<T>, GitHubError> {
     match result {
         Ok(value) => Ok(Some(value)),
@@ -311,7 +356,7 @@ async fn label_policy<G: GitHub>(
     files: Option<&[PullFile]>,
     comments: &[Comment],
     out: &mut Outcome,
-) -> Result<bool, HandlerError> {
+) -> Result<labels::LabelDecision, HandlerError> {
     let number = pull.number;
     let head_sha = pull.head.sha.clone();
     let commits = available(gh.list_pull_commits(&e.repo, number).await)?;
@@ -368,7 +413,7 @@ async fn label_policy<G: GitHub>(
     gh.create_status(&e.repo, &head_sha, &status).await?;
     out.note(format!("status {} {:?}: {}", short(&head_sha), status.state, status.description));
     out.decision = Some(if decision.sweep { "sweep" } else { "no-sweep" });
-    Ok(decision.sweep)
+    Ok(decision)
 }
 
 fn short(sha: &str) -> &str {

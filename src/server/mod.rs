@@ -8,6 +8,7 @@ pub mod handlers;
 pub mod metrics;
 mod reconcile;
 pub mod state;
+pub mod sweeps;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

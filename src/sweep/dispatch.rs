@@ -664,35 +664,50 @@ impl<'a> Dispatcher<'a> {
 
     /// Runs until every point is final. Returns the ledger's view of the sweep.
     pub fn run(&mut self, emit: &mut dyn FnMut(Event)) -> Result<Vec<PointRecord>, DispatchError> {
-        let sweep = self.plan.sweep_id.clone();
         let max_active = self.pool.max_concurrent_allocations;
         let mut last_answer = Instant::now();
         loop {
-            // Each step reads the ledger afresh; only one copy of the records is alive at a time.
-            self.reconcile(&self.ledger.points(&sweep)?, emit)?;
-            match self.poll(&self.ledger.points(&sweep)?, emit)? {
-                Ok(()) => last_answer = Instant::now(),
-                Err(last) if last_answer.elapsed() > self.config.unreachable_limit => {
-                    return Err(DispatchError::Unreachable { seconds: self.config.unreachable_limit.as_secs(), last });
-                }
-                Err(_) => {}
-            }
-            {
-                let records = self.ledger.points(&sweep)?;
-                let cancel = self.ledger.cancel_requested(&sweep)?;
-                let fail_fast: HashSet<&str> = self.fail_fast.iter().map(String::as_str).collect();
-                let actions = decide(&records, cancel, &fail_fast, max_active);
-                self.apply(actions, &records, emit)?;
-            }
-            let records = self.ledger.points(&sweep)?;
-            let counts = Counts::of(&records);
-            emit(Event::Tick(counts));
-            if counts.done() == counts.total {
-                self.cancel_strays(&records, emit);
+            if let Some(records) = self.round(max_active, &mut last_answer, emit)? {
                 return Ok(records);
             }
             std::thread::sleep(self.config.poll_interval);
         }
+    }
+
+    /// One round: reconcile interrupted submissions, poll Slurm, then submit or cancel with at
+    /// most `max_active` of this sweep's jobs active. `last_answer` is when Slurm last answered
+    /// (kept by the caller across rounds). Returns the final records once every point is final.
+    pub fn round(
+        &mut self,
+        max_active: Option<u32>,
+        last_answer: &mut Instant,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Option<Vec<PointRecord>>, DispatchError> {
+        let sweep = self.plan.sweep_id.clone();
+        // Each step reads the ledger afresh; only one copy of the records is alive at a time.
+        self.reconcile(&self.ledger.points(&sweep)?, emit)?;
+        match self.poll(&self.ledger.points(&sweep)?, emit)? {
+            Ok(()) => *last_answer = Instant::now(),
+            Err(last) if last_answer.elapsed() > self.config.unreachable_limit => {
+                return Err(DispatchError::Unreachable { seconds: self.config.unreachable_limit.as_secs(), last });
+            }
+            Err(_) => {}
+        }
+        {
+            let records = self.ledger.points(&sweep)?;
+            let cancel = self.ledger.cancel_requested(&sweep)?;
+            let fail_fast: HashSet<&str> = self.fail_fast.iter().map(String::as_str).collect();
+            let actions = decide(&records, cancel, &fail_fast, max_active);
+            self.apply(actions, &records, emit)?;
+        }
+        let records = self.ledger.points(&sweep)?;
+        let counts = Counts::of(&records);
+        emit(Event::Tick(counts));
+        if counts.done() == counts.total {
+            self.cancel_strays(&records, emit);
+            return Ok(Some(records));
+        }
+        Ok(None)
     }
 }
 

@@ -45,7 +45,7 @@ pub enum PlanJobError {
 }
 
 /// A row of the sweep that another pool runs.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SkippedRow {
     pub family: String,
     pub exp_name: String,

@@ -134,6 +134,10 @@ pub struct PoolProfile {
     /// Matrix `runner` values whose rows this pool runs; empty = its `sku` and `cluster:<name>`.
     #[serde(default)]
     pub runners: Vec<String>,
+    /// The script each job of a server-dispatched sweep runs (what `dispatch --launcher` takes);
+    /// it gets the point and the approved head SHA (`BENCHMARK_REPO_SHA`, with `BENCHMARK_REPO`). Relative paths are
+    /// relative to the pool file.
+    pub launcher: Option<String>,
 }
 
 fn yes() -> bool {

@@ -13,7 +13,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, patch, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -201,6 +201,8 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
             .route("/repos/{o}/{r}/commits/{sha}/statuses", get(list_statuses))
             .route("/repos/{o}/{r}/commits/{sha}/check-runs", get(list_check_runs))
+            .route("/repos/{o}/{r}/check-runs", post(create_check_run))
+            .route("/repos/{o}/{r}/check-runs/{id}", patch(update_check_run))
             .route("/repos/{o}/{r}/actions/runs/{id}", get(get_run))
             .route("/repos/{o}/{r}/actions/runs/{id}/artifacts", get(list_artifacts))
             .route("/repos/{o}/{r}/actions/workflows/{file}/runs", get(list_runs))
@@ -825,4 +827,54 @@ async fn job_log_blob(State(world): State<Shared>, Path(id): Path<u64>) -> Respo
         Some(bytes) => bytes.clone().into_response(),
         None => not_found(),
     }
+}
+
+/// `POST /repos/{o}/{r}/check-runs`: stored with an id and the creating App's login.
+async fn create_check_run(
+    State(world): State<Shared>,
+    axum::Extension(Caller(login)): axum::Extension<Caller>,
+    Path((o, r)): Path<(String, String)>,
+    Json(body): Json<Value>,
+) -> Response {
+    if !check_run_is_valid(&body) || body["name"].as_str().is_none_or(str::is_empty) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+    }
+    let mut w = lock(&world);
+    let mut stored = body;
+    stored["id"] = json!(w.next_id());
+    stored["app"] = json!({"slug": login.trim_end_matches("[bot]")});
+    w.check_runs.push((format!("{o}/{r}"), stored.clone()));
+    (StatusCode::CREATED, Json(stored)).into_response()
+}
+
+/// `PATCH /repos/{o}/{r}/check-runs/{id}`: the given fields replace the stored ones.
+async fn update_check_run(
+    State(world): State<Shared>,
+    Path((o, r, id)): Path<(String, String, u64)>,
+    Json(body): Json<Value>,
+) -> Response {
+    if !check_run_is_valid(&body) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+    }
+    let repo = format!("{o}/{r}");
+    let mut w = lock(&world);
+    let Some((_, stored)) = w.check_runs.iter_mut().find(|(r, c)| *r == repo && c["id"] == id) else {
+        return not_found();
+    };
+    for (key, value) in body.as_object().into_iter().flatten() {
+        stored[key] = value.clone();
+    }
+    Json(stored.clone()).into_response()
+}
+
+/// GitHub's rules the bot must respect: a known status, a conclusion exactly when completed,
+/// output fields within 65535 characters.
+fn check_run_is_valid(body: &Value) -> bool {
+    let status = body["status"].as_str().unwrap_or("queued");
+    let known = ["queued", "in_progress", "completed"].contains(&status);
+    let concluded = body["conclusion"].is_string() == (status == "completed");
+    let bounded = ["summary", "text", "title"]
+        .iter()
+        .all(|k| body["output"][k].as_str().is_none_or(|t| t.chars().count() <= 65535));
+    known && concluded && bounded
 }

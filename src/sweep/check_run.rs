@@ -1,0 +1,287 @@
+//! The `sweepgate/sweep` check run of one sweep (all its pools): bilingual title, summary
+//! (counts, canary, skipped rows) and per-point table (point, pool, job, state, result
+//! summary, power validation), failures first, rendered from `templates/sweep_check*`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::dispatch::Counts;
+use super::ledger::{PointRecord, PointState};
+use super::plan_jobs::SkippedRow;
+use crate::github::types::{CheckRunInput, CheckRunOutput};
+use crate::report::{render, render_bilingual, RenderError};
+
+/// GitHub refuses output fields above 65535 characters; the table stops well before.
+const MAX_TABLE_ROWS: usize = 200;
+
+/// One sweep as the check run shows it.
+pub struct SweepView<'a> {
+    pub check_name: &'a str,
+    pub sweep_id: &'a str,
+    pub head_sha: &'a str,
+    /// (pool, its points as the ledger knows them).
+    pub pools: Vec<(&'a str, Vec<PointRecord>)>,
+    pub skipped: &'a [SkippedRow],
+    /// The sweep could not be planned or run at all.
+    pub error: Option<&'a str>,
+    pub cancelled: bool,
+    pub notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Row {
+    point: String,
+    pool: String,
+    job: Option<String>,
+    state: &'static str,
+    summary: String,
+    power: String,
+}
+
+#[derive(Serialize)]
+struct CountsView {
+    #[serde(flatten)]
+    counts: Counts,
+    done: usize,
+    not_succeeded: usize,
+}
+
+impl SweepView<'_> {
+    fn records(&self) -> impl Iterator<Item = (&str, &PointRecord)> {
+        self.pools.iter().flat_map(|(pool, records)| records.iter().map(move |r| (*pool, r)))
+    }
+
+    /// Every point final (or nothing could run).
+    pub fn finished(&self) -> bool {
+        self.error.is_some() || self.records().all(|(_, r)| r.state.is_terminal())
+    }
+
+    /// `success` only when there was something to run and every point of it succeeded.
+    pub fn conclusion(&self) -> Option<&'static str> {
+        if !self.finished() {
+            return None;
+        }
+        let all = self.records().count();
+        let succeeded = self.records().filter(|(_, r)| r.state == PointState::Succeeded).count();
+        Some(if self.error.is_none() && all > 0 && succeeded == all {
+            "success"
+        } else if self.cancelled {
+            "cancelled"
+        } else {
+            "failure"
+        })
+    }
+
+    pub fn render(&self) -> Result<CheckRunInput, RenderError> {
+        let records: Vec<PointRecord> = self.records().map(|(_, r)| r.clone()).collect();
+        let counts = Counts::of(&records);
+        let conclusion = self.conclusion();
+        let canary = self.records().find(|(_, r)| r.is_canary).map(|(_, r)| r.state.as_str());
+        let mut rows: Vec<Row> = self.records().map(|(pool, r)| row(pool, r)).collect();
+        // Failures first, then what is still running or waiting, then successes.
+        let rank = |state: &str| match state {
+            "succeeded" => 3,
+            "planned" | "submitting" | "submitted" | "running" => 2,
+            "skipped" => 1,
+            _ => 0,
+        };
+        rows.sort_by_key(|r| rank(r.state));
+        let more = rows.len().saturating_sub(MAX_TABLE_ROWS);
+        rows.truncate(MAX_TABLE_ROWS);
+        let context = serde_json::json!({
+            "sweep_id": self.sweep_id,
+            "head_sha": self.head_sha,
+            "finished": conclusion.is_some(),
+            "conclusion": conclusion.unwrap_or(""),
+            "counts": CountsView { counts, done: counts.done(), not_succeeded: counts.total - counts.succeeded },
+            "canary": canary,
+            "error": self.error,
+            "skipped": self.skipped,
+            "notes": self.notes,
+            "points": rows,
+            "more": more,
+        });
+        let title = format!(
+            "{} · {}",
+            render("sweep_check_title.en.md.j2", &context)?.trim(),
+            render("sweep_check_title.zh.md.j2", &context)?.trim()
+        );
+        Ok(CheckRunInput {
+            name: self.check_name.to_owned(),
+            head_sha: self.head_sha.to_owned(),
+            status: if conclusion.is_some() { "completed" } else { "in_progress" }.to_owned(),
+            conclusion: conclusion.map(str::to_owned),
+            output: CheckRunOutput {
+                title,
+                summary: render_bilingual("sweep_check", &context)?,
+                text: render_bilingual("sweep_check_points", &context)?,
+            },
+        })
+    }
+}
+
+fn row(pool: &str, r: &PointRecord) -> Row {
+    let provenance = r.provenance.as_ref().and_then(|p| p.value().ok());
+    let results = provenance
+        .as_ref()
+        .and_then(|p| p["files"].as_array().map(|f| f.iter().filter(|f| f["kind"] == "result").count()))
+        .unwrap_or(0);
+    let summary = match (&r.reason, r.state) {
+        (Some(reason), _) => reason.clone(),
+        (None, PointState::Succeeded) => format!("{results} result file{}", if results == 1 { "" } else { "s" }),
+        (None, _) => String::new(),
+    };
+    let power = provenance.as_ref().and_then(|p| p["power"].as_array().cloned()).unwrap_or_default();
+    let power = match power.as_slice() {
+        [] => "—".to_owned(),
+        checks if checks.iter().all(|c| c["power_valid"] == Value::Bool(true)) => "valid".to_owned(),
+        checks => {
+            let reasons: Vec<&str> = checks
+                .iter()
+                .flat_map(|c| c["reasons"].as_array().into_iter().flatten())
+                .filter_map(Value::as_str)
+                .collect();
+            format!("invalid: {}", reasons.join(", "))
+        }
+    };
+    Row {
+        point: r.point_id.clone(),
+        pool: pool.to_owned(),
+        job: r.job_id.as_ref().map(|j| j.0.clone()),
+        state: r.state.as_str(),
+        summary,
+        power,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::ledger::StoredJson;
+    use crate::sweep::scheduler::JobId;
+
+    fn rec(id: &str, state: PointState, reason: Option<&str>, power_valid: Option<bool>) -> PointRecord {
+        let provenance = power_valid.map(|v| {
+            StoredJson::from_value(&serde_json::json!({
+                "files": [{"kind": "result"}],
+                "power": [{"power_valid": v, "reasons": if v { vec![] } else { vec!["sampling_gap_exceeded"] }}]
+            }))
+            .unwrap()
+        });
+        PointRecord {
+            point_id: id.into(),
+            ord: 0,
+            family: "f".into(),
+            is_canary: id == "canary",
+            state,
+            job_name: format!("sg-{id}"),
+            job_id: Some(JobId(format!("{}", 10 + id.len()))),
+            sbatch_calls: 1,
+            submit_info: None,
+            cancel_reason: None,
+            reason: reason.map(str::to_owned),
+            exit_code: None,
+            state_source: None,
+            provenance,
+        }
+    }
+
+    fn view(records: Vec<PointRecord>, cancelled: bool) -> CheckRunInput {
+        let skipped = [SkippedRow { family: "multi-node".into(), exp_name: "dsr1 | x".into(), runner: "gb200".into() }];
+        SweepView {
+            check_name: "sweepgate/sweep",
+            sweep_id: "pr7-abc-a1",
+            head_sha: &"a".repeat(40),
+            pools: vec![("local", records)],
+            skipped: &skipped,
+            error: None,
+            cancelled,
+            notes: &[],
+        }
+        .render()
+        .unwrap()
+    }
+
+    #[test]
+    fn running_then_success_with_the_per_point_table() {
+        let running = view(
+            vec![rec("canary", PointState::Succeeded, None, Some(true)), rec("p1", PointState::Running, None, None)],
+            false,
+        );
+        assert_eq!((running.status.as_str(), running.conclusion.as_deref()), ("in_progress", None));
+        assert!(
+            running.output.title.starts_with("Sweep running: 1/2 points done · 扫描运行中"),
+            "{}",
+            running.output.title
+        );
+        let done = view(
+            vec![
+                rec("canary", PointState::Succeeded, None, Some(true)),
+                rec("p1", PointState::Succeeded, None, Some(true)),
+            ],
+            false,
+        );
+        assert_eq!((done.status.as_str(), done.conclusion.as_deref()), ("completed", Some("success")));
+        assert!(
+            done.output.summary.contains("Canary: **succeeded**")
+                && done.output.summary.contains("金丝雀：**succeeded**")
+        );
+        assert!(done.output.summary.contains("runner `gb200`"), "{}", done.output.summary);
+        assert!(
+            done.output.text.contains("| p1 | local | 12 | succeeded | 1 result file | valid |"),
+            "{}",
+            done.output.text
+        );
+    }
+
+    #[test]
+    fn failures_come_first_and_decide_the_conclusion() {
+        let out = view(
+            vec![
+                rec("canary", PointState::Succeeded, None, Some(true)),
+                rec("ok", PointState::Succeeded, None, Some(false)),
+                rec("bad", PointState::Failed, Some("exit code 3"), None),
+            ],
+            false,
+        );
+        assert_eq!(out.conclusion.as_deref(), Some("failure"));
+        let text = &out.output.text;
+        let bad = text.find("| bad |").unwrap();
+        assert!(bad < text.find("| canary |").unwrap(), "{text}");
+        assert!(text.contains("exit code 3") && text.contains("invalid: sampling_gap_exceeded"), "{text}");
+        let cancelled = view(vec![rec("p", PointState::Cancelled, Some("cancel requested"), None)], true);
+        assert_eq!(cancelled.conclusion.as_deref(), Some("cancelled"));
+    }
+
+    #[test]
+    fn a_sweep_that_could_not_run_fails_naming_why() {
+        let out = SweepView {
+            check_name: "sweepgate/sweep",
+            sweep_id: "s",
+            head_sha: "h",
+            pools: vec![],
+            skipped: &[],
+            error: Some("pool local: recipe x has two matching variants"),
+            cancelled: false,
+            notes: &[],
+        }
+        .render()
+        .unwrap();
+        assert_eq!(out.conclusion.as_deref(), Some("failure"));
+        assert!(out.output.summary.contains("two matching variants"));
+        let empty = SweepView {
+            error: None,
+            ..SweepView {
+                check_name: "n",
+                sweep_id: "s",
+                head_sha: "h",
+                pools: vec![],
+                skipped: &[],
+                error: None,
+                cancelled: false,
+                notes: &[],
+            }
+        };
+        assert_eq!(empty.conclusion(), Some("failure"), "nothing ran is never a success");
+    }
+}

@@ -1,0 +1,344 @@
+//! The loop end to end on the real local Slurm (`scripts/slurm-up.sh`) with the fake GitHub: a
+//! `pull_request.labeled` webhook makes `sweepgate serve --pool …` plan the fixture PR's sweep,
+//! run the stand-in benchmark on Slurm, and complete the `sweepgate/sweep` check run with its
+//! per-point table; a server SIGKILLed mid-sweep resumes it after a restart with every point
+//! run exactly once. Skips (with a message) when `SWEEPGATE_SLURM` is unset.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sweepgate::sweep::ledger::{Ledger, PointState};
+use sweepgate::sweep::results_store::{export, ResultsStore};
+
+mod support;
+
+use support::fake_github::FakeGitHub;
+use support::fixture_repo::fixture_git_repo;
+use support::slurm_sweep::{slurm_enabled, Sweep, BENCH, BOUND};
+
+fn git(repo: &Path, rev: &str) -> String {
+    let out = Command::new("git").arg("-C").arg(repo).args(["rev-parse", rev]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The fixture repository, a local-cluster pool serving its b200 rows, and the PR in the fake.
+struct Loop {
+    s: Sweep,
+    base: String,
+    head: String,
+}
+
+impl Loop {
+    fn new(tag: &str, pr: u64, fake: &FakeGitHub) -> Loop {
+        let s = Sweep::new(tag, pr);
+        let repo = s.path("repo");
+        std::fs::create_dir(&repo).unwrap();
+        fixture_git_repo(&repo);
+        let profile = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pools/local.toml")).unwrap();
+        let profile = profile
+            .replace(
+                "output_root = \"/srv/slurm-scratch/outputs\"",
+                &format!("output_root = \"{}\"", s.path("outputs").display()),
+            )
+            .replace(
+                "kind = \"slurmrestd\"\nurl = \"http://127.0.0.1:6820\"\napi_version = \"v0.0.38\"",
+                "kind = \"cli\"",
+            );
+        let pool = format!("runners = [\"b200\"]\nlauncher = \"{BENCH}\"\nmax_concurrent_allocations = 4\n{profile}");
+        std::fs::write(s.path("local.toml"), pool).unwrap();
+        let (base, head) = (git(&repo, "HEAD~1"), git(&repo, "HEAD"));
+        fake.add_pull(&s.repo, pr, &head, &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 40)]);
+        fake.world().pulls.get_mut(&(s.repo.clone(), pr)).unwrap()["base"]["sha"] = json!(base);
+        Loop { s, base, head }
+    }
+
+    fn server_args(&self, fake: &FakeGitHub) -> Vec<String> {
+        let path = |p: &str| self.s.path(p).display().to_string();
+        [
+            "--github-token",
+            support::TOKEN,
+            "--github-api-url",
+            &fake.url,
+            "--bot-login",
+            support::BOT,
+            "--state",
+            &path("state.sqlite"),
+            "--pool",
+            &path("local.toml"),
+            "--sweep-repo",
+            &path("repo"),
+            "--sweep-state",
+            &path("sweeps"),
+            "--sweep-check-every-secs",
+            "1",
+            "--sweep-poll-ms",
+            "300",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    fn labeled(&self) -> Value {
+        let mut payload = support::pr_event(
+            "labeled",
+            self.s.pr,
+            &["full-sweep-fail-fast"],
+            Some("full-sweep-fail-fast"),
+            "vendor-dev",
+        );
+        for part in ["repository", "pull_request"] {
+            let target = if part == "repository" { &mut payload[part] } else { &mut payload[part]["head"]["repo"] };
+            target["full_name"] = json!(self.s.repo);
+        }
+        payload["pull_request"]["base"]["repo"]["full_name"] = json!(self.s.repo);
+        payload["pull_request"]["head"]["sha"] = json!(self.head);
+        payload["pull_request"]["base"]["sha"] = json!(self.base);
+        payload
+    }
+
+    /// The check runs of this PR's repository.
+    fn check_runs(&self, fake: &FakeGitHub) -> Vec<Value> {
+        fake.world().check_runs.iter().filter(|(r, _)| *r == self.s.repo).map(|(_, c)| c.clone()).collect()
+    }
+
+    fn wait_for(&self, fake: &FakeGitHub, what: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let runs = self.check_runs(fake);
+            if done(&runs) {
+                return runs;
+            }
+            assert!(start.elapsed() < BOUND, "timed out waiting for {what}: {runs:#?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn ledger(&self) -> Ledger {
+        Ledger::open(&self.s.path("sweeps/ledger.db")).unwrap()
+    }
+
+    fn sweep_ids(&self) -> Vec<String> {
+        let dir = self.s.path("sweeps/sweeps");
+        let mut ids: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_owned))
+            .collect();
+        ids.sort();
+        ids
+    }
+}
+
+fn completed(runs: &[Value]) -> bool {
+    runs.iter().any(|c| c["status"] == "completed")
+}
+
+#[test]
+fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
+    if !slurm_enabled("a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loop", 160, &fake);
+    let args = l.server_args(&fake);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let sent = Instant::now();
+    let sent_at = chrono::Utc::now();
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+        // A redelivery of the same decision starts nothing new.
+        assert_eq!(server.deliver("pull_request", "d-label-2", &l.labeled()).await.0, 202);
+        server.wait_handled(2).await;
+    });
+    let runs = l.wait_for(&fake, "the in-progress check run", |r| !r.is_empty());
+    eprintln!("labeled webhook → check run created: {:?}", sent.elapsed());
+    assert_eq!(runs[0]["name"], "sweepgate/sweep");
+    assert_eq!(runs[0]["head_sha"], json!(l.head));
+    let runs = l.wait_for(&fake, "the completed check run", completed);
+    assert_eq!(runs.len(), 1, "one check run per sweep: {runs:#?}");
+    let run = &runs[0];
+    let text = run["output"]["text"].as_str().unwrap();
+    let summary = run["output"]["summary"].as_str().unwrap();
+    assert_eq!(run["conclusion"], "success", "{summary}\n{text}");
+    assert!(run["output"]["title"].as_str().unwrap().starts_with("Sweep succeeded: 29/29 points"), "{run:#?}");
+    assert!(summary.contains("Canary: **succeeded**") && summary.contains("runner `gb200`"), "{summary}");
+    assert!(text.contains("| canary | local | ") && text.contains("| succeeded | 1 result file | valid |"), "{text}");
+    assert_eq!(l.sweep_ids().len(), 1, "the redelivery started no second sweep");
+    eprintln!("server peak RSS: {}", server_peak_rss(&l.s.path("sweeps")));
+
+    // Every point ran once, and its results are in the store, exportable as evidence.
+    let id = &l.sweep_ids()[0];
+    let ledger = l.ledger();
+    let points = ledger.points(&format!("{id}-local")).unwrap();
+    assert_eq!(points.len(), 29);
+    let canary = points.iter().find(|p| p.is_canary).unwrap();
+    let submitted = canary.submit_info.as_ref().unwrap()["submitted_at"].as_str().unwrap();
+    let submitted = chrono::DateTime::parse_from_rfc3339(submitted).unwrap();
+    // Reported, not asserted (timing targets are measured, never test conditions).
+    eprintln!(
+        "labeled webhook → first sbatch: {} ms",
+        (submitted.with_timezone(&chrono::Utc) - sent_at).num_milliseconds()
+    );
+    for p in &points {
+        assert_eq!(p.state, PointState::Succeeded, "{p:?}");
+        assert_eq!(ledger.transitions_into(&format!("{id}-local"), &p.point_id, PointState::Submitted).unwrap(), 1);
+    }
+    let store = ResultsStore::open(&l.s.path("sweeps/results")).unwrap();
+    let exported = export(&store, id, "sweepgate/sweep").unwrap();
+    assert_eq!(exported.run.conclusion, "success");
+    assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/bmk_canary/results_concurrency_"))));
+    assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/power_canary/"))));
+}
+
+#[test]
+fn a_server_killed_mid_sweep_resumes_it_with_every_point_run_once() {
+    if !slurm_enabled("a_server_killed_mid_sweep_resumes_it_with_every_point_run_once") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loopkill", 161, &fake);
+    let args = l.server_args(&fake);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = runtime.block_on(support::ServerProcess::start(&args));
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+    });
+    // Kill once some points are running or done, well before the end.
+    let start = Instant::now();
+    loop {
+        let ids = l.sweep_ids();
+        let done = ids.first().map_or(0, |id| {
+            l.ledger().points(&format!("{id}-local")).unwrap().iter().filter(|p| p.state != PointState::Planned).count()
+        });
+        if done >= 4 {
+            break;
+        }
+        assert!(start.elapsed() < BOUND, "the sweep never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server); // SIGKILL
+    let _server = runtime.block_on(support::ServerProcess::start(&args));
+    let runs = l.wait_for(&fake, "the completed check run after the restart", completed);
+    let run = runs.iter().find(|c| c["status"] == "completed").unwrap();
+    assert_eq!(run["conclusion"], "success", "{run:#?}");
+    let id = &l.sweep_ids()[0];
+    let sweep = format!("{id}-local");
+    let ledger = l.ledger();
+    for p in ledger.points(&sweep).unwrap() {
+        assert_eq!(p.state, PointState::Succeeded, "{p:?}");
+        assert_eq!(ledger.transitions_into(&sweep, &p.point_id, PointState::Submitted).unwrap(), 1, "{p:?}");
+    }
+}
+
+impl Loop {
+    /// A new commit on the PR (an unrelated file), still appending the same changelog entries.
+    fn push(&mut self, fake: &FakeGitHub) -> Value {
+        let repo = self.s.path("repo");
+        std::fs::write(repo.join("NOTES.md"), "a follow-up commit\n").unwrap();
+        let run =
+            |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+        run(&["add", "NOTES.md"]);
+        run(&["commit", "-q", "-m", "follow-up"]);
+        self.head = git(&repo, "HEAD");
+        fake.add_pull(&self.s.repo, self.s.pr, &self.head, &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 40)]);
+        fake.world().pulls.get_mut(&(self.s.repo.clone(), self.s.pr)).unwrap()["base"]["sha"] = json!(self.base);
+        let mut payload = self.labeled();
+        payload["action"] = json!("synchronize");
+        payload.as_object_mut().unwrap().remove("label");
+        payload
+    }
+
+    fn wait_started(&self, id: &str) {
+        let start = Instant::now();
+        while self.ledger().points(&format!("{id}-local")).unwrap().iter().all(|p| p.state == PointState::Planned) {
+            assert!(start.elapsed() < BOUND, "sweep {id} never started");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn a_push_mid_sweep_cancels_it_and_sweeps_the_new_head() {
+    if !slurm_enabled("a_push_mid_sweep_cancels_it_and_sweeps_the_new_head") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let mut l = Loop::new("looppush", 162, &fake);
+    let args = l.server_args(&fake);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let old_head = l.head.clone();
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+    });
+    let first = l.sweep_ids()[0].clone();
+    l.wait_started(&first);
+    let sync = l.push(&fake);
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-sync", &sync).await.0, 202);
+        server.wait_handled(2).await;
+    });
+    let new_head = l.head.clone();
+    let runs = l
+        .wait_for(&fake, "both check runs completed", |r| r.len() == 2 && r.iter().all(|c| c["status"] == "completed"));
+    let on = |sha: &str| {
+        runs.iter().find(|c| c["head_sha"] == sha).unwrap_or_else(|| panic!("no check run on {sha}: {runs:#?}"))
+    };
+    assert_eq!(on(&old_head)["conclusion"], "cancelled", "{:#?}", on(&old_head));
+    assert_eq!(on(&new_head)["conclusion"], "success", "{:#?}", on(&new_head));
+    let ids = l.sweep_ids();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let points = l.ledger().points(&format!("{first}-local")).unwrap();
+    assert!(points.iter().any(|p| p.state == PointState::Cancelled), "{points:?}");
+}
+
+#[test]
+fn labels_flipping_on_off_on_leave_exactly_one_live_sweep() {
+    if !slurm_enabled("labels_flipping_on_off_on_leave_exactly_one_live_sweep") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loopflip", 163, &fake);
+    let args = l.server_args(&fake);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let mut unlabeled = l.labeled();
+    unlabeled["action"] = json!("unlabeled");
+    unlabeled["pull_request"]["labels"] = json!([]);
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-on", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+        fake.world().pulls.get_mut(&(l.s.repo.clone(), l.s.pr)).unwrap()["labels"] = json!([]);
+        assert_eq!(server.deliver("pull_request", "d-off", &unlabeled).await.0, 202);
+        server.wait_handled(2).await;
+        fake.world().pulls.get_mut(&(l.s.repo.clone(), l.s.pr)).unwrap()["labels"] =
+            json!([{"name": "full-sweep-fail-fast"}]);
+        assert_eq!(server.deliver("pull_request", "d-on-again", &l.labeled()).await.0, 202);
+        server.wait_handled(3).await;
+    });
+    let runs = l
+        .wait_for(&fake, "both check runs completed", |r| r.len() == 2 && r.iter().all(|c| c["status"] == "completed"));
+    let conclusions: Vec<&str> = runs.iter().map(|c| c["conclusion"].as_str().unwrap()).collect();
+    assert_eq!(conclusions, ["cancelled", "success"], "{runs:#?}");
+    let ids = l.sweep_ids();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let ledger = l.ledger();
+    let live: Vec<&String> =
+        ids.iter().filter(|id| !ledger.cancel_requested(&format!("{id}-local")).unwrap()).collect();
+    assert_eq!(live.len(), 1, "exactly one sweep was never cancelled: {ids:?}");
+}
+
+/// VmHWM of the server whose command line names `state` (reported, not asserted).
+fn server_peak_rss(state: &Path) -> String {
+    let pids = Command::new("pgrep").arg("-f").arg(state).output().unwrap();
+    let pid = String::from_utf8_lossy(&pids.stdout).lines().next().unwrap_or_default().to_owned();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or("VmHWM unknown").to_owned()
+}
