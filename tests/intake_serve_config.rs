@@ -61,7 +61,7 @@ fn the_config_file_beats_the_defaults() {
     // Relative paths are relative to the config file's folder.
     let state = dir.path().join("run/state.sqlite");
     assert_eq!(setting(&out, "state").0, format!("{:?}", state.to_str().unwrap()));
-    assert_eq!(setting(&out, "queue_capacity"), ("1024".into(), "default".into()));
+    assert_eq!(setting(&out, "queue_capacity"), ("4096".into(), "default".into()));
     // The file may also come from SWEEPGATE_CONFIG.
     let out = serve(&["--print-config"], &[("SWEEPGATE_CONFIG", &config)]);
     assert_eq!(setting(&out, "workers"), ("8".into(), "config".into()));
@@ -108,7 +108,12 @@ fn webhook_secrets_must_come_from_somewhere_and_are_never_printed() {
     let out = serve(&["--print-config"], &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no webhook secret: pass --webhook-secret, set SWEEPGATE_WEBHOOK_SECRETS"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no webhook secret: pass --webhook-secret-file (or --webhook-secret), set SWEEPGATE_WEBHOOK_SECRETS"
+        ),
+        "{stderr}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secrets"), "canary-secret-one\ncanary-secret-two\n").unwrap();
