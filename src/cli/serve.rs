@@ -305,7 +305,8 @@ fn webhook_secrets(
             Some(ValueSource::EnvVariable) => Source::Env,
             _ => Source::Flag,
         };
-        return Ok((read_secret_file(path)?.lines().map(str::trim).map(str::to_string).collect(), source));
+        let text = read_secret_file(path)?;
+        return Ok((text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(), source));
     }
     if let Some(value) = std::env::var_os("SWEEPGATE_WEBHOOK_SECRETS") {
         let value = value.into_string().map_err(|_| anyhow::anyhow!("SWEEPGATE_WEBHOOK_SECRETS is not UTF-8"))?;

@@ -421,8 +421,9 @@ async fn receive(State(state): State<Arc<AppState>>, request: Request) -> (Statu
             let reason = format!("body not received within {} s", state.body_timeout.as_secs());
             return delivery.answer("timeout", StatusCode::REQUEST_TIMEOUT, &reason);
         }
+        // The client went away or its connection timed out mid-body: nobody reads an answer.
         Err(BodyRefused::Broken(err)) => {
-            return delivery.answer("bad_request", StatusCode::BAD_REQUEST, &format!("reading the body: {err}"))
+            return delivery.answer("incomplete_body", StatusCode::BAD_REQUEST, &format!("reading the body: {err}"))
         }
     };
     if let Err(err) = verifier.finish() {

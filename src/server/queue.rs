@@ -324,7 +324,7 @@ impl QueueStore {
                 "DELETE FROM events WHERE state != 'queued' AND (finished_ms <= ?1 OR rowid IN
                      (SELECT rowid FROM events WHERE state != 'queued'
                       ORDER BY finished_ms DESC, rowid DESC LIMIT -1 OFFSET ?2))",
-                params![now_ms.saturating_sub(self.ttl_ms), self.finished_capacity as i64],
+                params![now_ms.saturating_sub(self.ttl_ms), i64::try_from(self.finished_capacity).unwrap_or(i64::MAX)],
             )
             .map(drop)
         })
