@@ -189,7 +189,7 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
     let state = Arc::new(StateDb::open(&config.state_file)?);
     let store = Arc::new(QueueStore::open(&config.state_file, config.dedupe_capacity, config.dedupe_ttl)?);
     let lanes = Arc::new(Lanes::new(config.queue_capacity));
-    let resumed = resume(&store, &lanes, &metrics)?;
+    let resumed = resume(&store, &lanes, &metrics, Duration::ZERO)?;
     if resumed > 0 {
         tracing::info!(events = resumed, "resuming events left queued");
     }
@@ -247,11 +247,13 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
 }
 
 /// Loads the stored queued deliveries `lanes` does not hold yet, in their order; returns how
-/// many. A stored body that no longer parses is marked failed with the reason.
-fn resume(store: &QueueStore, lanes: &Lanes, metrics: &Metrics) -> Result<usize, StateError> {
+/// many. A stored body that no longer parses is marked failed with the reason. Rows received
+/// less than `min_age` ago are left to `receive`, which may be between storing and queuing them.
+fn resume(store: &QueueStore, lanes: &Lanes, metrics: &Metrics, min_age: Duration) -> Result<usize, StateError> {
     let mut loaded = 0;
+    let newest = now_ms() - i64::try_from(min_age.as_millis()).unwrap_or(i64::MAX);
     for row in store.unfinished()? {
-        if lanes.is_present(&row.delivery) {
+        if lanes.is_present(&row.delivery) || row.received_ms > newest {
             continue;
         }
         let event = match event::parse(&row.event, &row.body) {
@@ -286,7 +288,7 @@ async fn poll_requeued(store: Arc<QueueStore>, lanes: Arc<Lanes>, metrics: Arc<M
     ticker.tick().await;
     loop {
         ticker.tick().await;
-        match resume(&store, &lanes, &metrics) {
+        match resume(&store, &lanes, &metrics, Duration::from_secs(1)) {
             Ok(0) => {}
             Ok(n) => tracing::info!(events = n, "queued again by an operator"),
             Err(err) => {
@@ -330,6 +332,17 @@ struct Delivery<'a> {
 
 impl Delivery<'_> {
     fn answer(&self, outcome: &'static str, status: StatusCode, reason: &str) -> (StatusCode, String) {
+        self.log(outcome, status, reason);
+        (status, format!("{reason}\n"))
+    }
+
+    /// An event the bot does not act on: the reason is logged, the answer stays "nothing to do".
+    fn ignored(&self, reason: &str) -> (StatusCode, String) {
+        self.log("ignored", StatusCode::ACCEPTED, reason);
+        (StatusCode::ACCEPTED, "nothing to do\n".into())
+    }
+
+    fn log(&self, outcome: &'static str, status: StatusCode, reason: &str) {
         self.metrics.delivery(self.event, outcome);
         let (event, action, delivery) = (self.event, self.action, self.id);
         if status.is_server_error() {
@@ -339,7 +352,6 @@ impl Delivery<'_> {
         } else {
             tracing::info!(event, action, delivery, outcome, reason, "webhook delivery");
         }
-        (status, format!("{reason}\n"))
     }
 }
 
@@ -361,7 +373,9 @@ enum BodyRefused {
 }
 
 /// Reads the body into the signature check as it arrives, bounded in size, time, and the
-/// server-wide budget of unauthenticated bytes (held until the delivery is answered).
+/// server-wide budget of unauthenticated bytes (held until the delivery is answered). A body
+/// over the bound is read on without being kept, up to twice the bound, so that the client
+/// (which is still sending) gets its 413 instead of a reset connection.
 async fn read_signed_body(
     state: &AppState,
     body: Body,
@@ -371,16 +385,23 @@ async fn read_signed_body(
     let deadline = tokio::time::Instant::now() + state.body_timeout;
     let mut body = body;
     let mut bytes = Vec::new();
+    let mut discarded: usize = 0;
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_) => return Err(BodyRefused::Slow),
+            Ok(None) if discarded > 0 => return Err(BodyRefused::TooLarge),
             Ok(None) => return Ok((bytes, held)),
             Ok(Some(Err(err))) => return Err(BodyRefused::Broken(err.to_string())),
             Ok(Some(Ok(frame))) => frame,
         };
         let Ok(chunk) = frame.into_data() else { continue };
-        if bytes.len() + chunk.len() > state.max_body_bytes {
-            return Err(BodyRefused::TooLarge);
+        if discarded > 0 || bytes.len() + chunk.len() > state.max_body_bytes {
+            discarded += chunk.len();
+            bytes = Vec::new();
+            if discarded > state.max_body_bytes {
+                return Err(BodyRefused::TooLarge);
+            }
+            continue;
         }
         let want = (bytes.len() + chunk.len()).div_ceil(1024) as u32;
         if let Some(more) = want.checked_sub(held.num_permits() as u32).filter(|n| *n > 0) {
@@ -403,7 +424,9 @@ async fn receive(State(state): State<Arc<AppState>>, request: Request) -> (Statu
         Err(err) => return delivery.answer("unauthorized", StatusCode::UNAUTHORIZED, &err.to_string()),
     };
     let declared = header(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > state.max_body_bytes as u64) {
+    // Far over the bound: refused before reading (the connection closes); a little over: the
+    // body is read and dropped, so the client sees the 413.
+    if declared.is_some_and(|n| n > 2 * state.max_body_bytes as u64) {
         let reason = format!("body larger than {} bytes", state.max_body_bytes);
         return delivery.answer("too_large", StatusCode::PAYLOAD_TOO_LARGE, &reason);
     }
@@ -446,7 +469,7 @@ async fn receive(State(state): State<Arc<AppState>>, request: Request) -> (Statu
             Event::Ignored { reason, .. } => reason,
             _ => "nothing to do",
         };
-        return delivery.answer("ignored", StatusCode::ACCEPTED, reason);
+        return delivery.ignored(reason);
     };
     // Stored (committed) before the 202: a crash after the answer loses nothing.
     let received = now_ms();
