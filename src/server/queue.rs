@@ -161,6 +161,25 @@ impl QueueStore {
         StateError::Sqlite { path: self.path.clone(), source }
     }
 
+    /// The server's checkpointer: WAL checkpoints (which fsync) run on their own connection and
+    /// thread every `every`, not inside a commit on the acknowledging path. Returns false for an
+    /// in-memory store (nothing to checkpoint).
+    pub fn checkpoint_in_background(&self, every: Duration) -> Result<bool, StateError> {
+        if self.path == ":memory:" {
+            return Ok(false);
+        }
+        self.with(|conn| conn.execute_batch("PRAGMA wal_autocheckpoint=0;"))?;
+        let conn = Connection::open(&self.path).map_err(|e| self.err(e))?;
+        let path = self.path.clone();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(every);
+            if let Err(err) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE);") {
+                tracing::warn!(path, "WAL checkpoint failed: {err}");
+            }
+        });
+        Ok(true)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
