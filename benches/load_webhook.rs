@@ -7,6 +7,10 @@
 //! 2. Burst: 200 label events on one PR, all in flight at once; checks that exactly one sticky
 //!    label comment exists afterwards and that it shows the PR's final labels.
 //!
+//! 3. Stalled connections: 400 clients that go silent (before their first byte, inside their
+//!    headers, inside a body); reports server RSS while they are open, the ack time of a signed
+//!    delivery sent meanwhile, and when the server closed the last of them (default timeouts).
+//!
 //! Prints Markdown table rows (`| metric | value |`) that `scripts/bench.sh` collects.
 
 #[path = "../tests/support/mod.rs"]
@@ -186,6 +190,61 @@ async fn burst(server: &ServerProcess, fake: &FakeGitHub, client: &reqwest::Clie
     single && correct && handled && accepted == BURST as u64
 }
 
+/// Returns whether every stalled connection was closed within 30 s and the delivery got 202.
+async fn stalled(server: &ServerProcess, client: &reqwest::Client) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const STALLED: usize = 400;
+    let addr = server.url.trim_start_matches("http://").to_string();
+    let opened = Instant::now();
+    let mut readers = Vec::with_capacity(STALLED);
+    for i in 0..STALLED {
+        let Ok(mut stream) = tokio::net::TcpStream::connect(&addr).await else { continue };
+        let partial: &[u8] = match i % 3 {
+            0 => b"",
+            1 => b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Ev",
+            _ => b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=0000000000000000000000000000000000000000000000000000000000000000\r\nContent-Length: 1000000\r\n\r\n{\"act",
+        };
+        let _ = stream.write_all(partial).await;
+        readers.push(tokio::spawn(async move {
+            let mut sink = Vec::new();
+            // EOF or reset: closed by the server; the bound only ends a run that would hang.
+            match tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut sink)).await {
+                Ok(_) => Some(opened.elapsed()),
+                Err(_) => None,
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss = server_rss_kib();
+    let body =
+        serde_json::to_vec(&pr_event("opened", 1, &["full-sweep-fail-fast"], None, "maint-a")).unwrap_or_default();
+    let (status, ack) = send(client, &server.url, "stalled-signed".into(), body).await;
+    let mut closed = Vec::new();
+    for reader in readers {
+        if let Ok(Some(at)) = reader.await {
+            closed.push(at);
+        }
+    }
+    closed.sort();
+    println!("| stalled: connections opened | {STALLED} |");
+    if let Some((rss, peak)) = rss {
+        println!(
+            "| stalled: server RSS with them open / peak | {:.1} MiB / {:.1} MiB |",
+            rss as f64 / 1024.0,
+            peak as f64 / 1024.0
+        );
+    }
+    println!("| stalled: signed delivery meanwhile | HTTP {status} in {} |", ms(ack));
+    let last = closed.last().copied().unwrap_or_default();
+    println!(
+        "| stalled: closed by the server | {} / {STALLED}, first after {:.1} s, last after {:.1} s |",
+        closed.len(),
+        closed.first().copied().unwrap_or_default().as_secs_f64(),
+        last.as_secs_f64()
+    );
+    status == 202 && closed.len() == STALLED && last <= Duration::from_secs(30)
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     // `cargo test --all-targets` runs bench binaries too; only `cargo bench` passes --bench.
@@ -207,6 +266,10 @@ async fn main() {
     let ok = burst(&server, &fake, &client, accepted).await;
     if !ok {
         eprintln!("load_webhook: the burst did not end in one correct sticky comment");
+        std::process::exit(1);
+    }
+    if !stalled(&server, &client).await {
+        eprintln!("load_webhook: stalled connections were not all closed within 30 s, or blocked the delivery");
         std::process::exit(1);
     }
 }

@@ -43,12 +43,16 @@ enum Command {
     Action(cli::action::ActionArgs),
     Dispatch(cli::dispatch::DispatchArgs),
     Recipe(cli::recipe::RecipeArgs),
+    /// Operate the server's durable event queue (list, retry, drop deliveries).
+    Queue(cli::queue::QueueArgs),
 }
 
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWEEPGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour codes only for a person at a terminal, never into files or journals.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     match format {
         LogFormat::Human => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -79,12 +83,55 @@ fn main() -> ExitCode {
         Command::Action(args) => cli::action::run(args),
         Command::Dispatch(args) => cli::dispatch::run(args),
         Command::Recipe(args) => cli::recipe::run(args),
+        Command::Queue(args) => cli::queue::run(args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_chain(&err));
             ExitCode::from(1)
         }
+    }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text the message before
+/// it already contains (errors that embed their source would otherwise repeat it).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    let mut previous = String::new();
+    for cause in err.chain() {
+        let message = cause.to_string();
+        if !previous.contains(&message) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&message);
+        }
+        previous = message;
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading {path}: {source}")]
+    struct Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_already_shows_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(2);
+        let err = anyhow::Error::new(Read { path: "/x".into(), source: io }).context("loading the config");
+        let text = error_chain(&err);
+        assert_eq!(text.matches("(os error 2)").count(), 1, "{text}");
+        assert!(text.starts_with("loading the config: reading /x: "), "{text}");
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_chain(&plain), "outer: inner");
     }
 }

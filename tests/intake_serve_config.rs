@@ -61,7 +61,7 @@ fn the_config_file_beats_the_defaults() {
     // Relative paths are relative to the config file's folder.
     let state = dir.path().join("run/state.sqlite");
     assert_eq!(setting(&out, "state").0, format!("{:?}", state.to_str().unwrap()));
-    assert_eq!(setting(&out, "queue_capacity"), ("1024".into(), "default".into()));
+    assert_eq!(setting(&out, "queue_capacity"), ("4096".into(), "default".into()));
     // The file may also come from SWEEPGATE_CONFIG.
     let out = serve(&["--print-config"], &[("SWEEPGATE_CONFIG", &config)]);
     assert_eq!(setting(&out, "workers"), ("8".into(), "config".into()));
@@ -108,7 +108,12 @@ fn webhook_secrets_must_come_from_somewhere_and_are_never_printed() {
     let out = serve(&["--print-config"], &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no webhook secret: pass --webhook-secret, set SWEEPGATE_WEBHOOK_SECRETS"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no webhook secret: pass --webhook-secret-file (or --webhook-secret), set SWEEPGATE_WEBHOOK_SECRETS"
+        ),
+        "{stderr}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secrets"), "canary-secret-one\ncanary-secret-two\n").unwrap();
@@ -138,4 +143,41 @@ async fn a_server_configured_by_its_file_alone_verifies_with_the_files_secret() 
     assert_eq!(server.post("pull_request", "cfg-2", Some(&wrong), body).await.0, 401);
     server.wait_handled(1).await;
     assert!(dir.path().join("state.sqlite").exists() && dir.path().join("outbox.sqlite").exists());
+}
+
+#[test]
+fn secret_files_on_the_command_line_and_a_whole_flag_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = dir.path().join("secrets");
+    let token = dir.path().join("token");
+    std::fs::write(&secrets, "canary-one\n\ncanary-two,with-comma\n").unwrap();
+    std::fs::write(&token, "ghs_canaryToken\n").unwrap();
+    let args = ["--webhook-secret-file", secrets.to_str().unwrap(), "--github-token-file", token.to_str().unwrap()];
+    let out = serve(&[&args[..], &["--print-config"]].concat(), &[]);
+    assert_eq!(setting(&out, "webhook_secrets"), ("\"<2 redacted>\"".into(), "flag".into()));
+    assert_eq!(setting(&out, "github_token"), ("\"<redacted>\"".into(), "flag".into()));
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!all.contains("canary"), "{all}");
+    // A flag's commas belong to the secret; the env var is the one place they separate.
+    let out = serve(&["--webhook-secret", "Str0ng,x", "--print-config"], &[]);
+    assert_eq!(setting(&out, "webhook_secrets"), ("\"<1 redacted>\"".into(), "flag".into()));
+    let out = serve(&["--print-config"], &[("SWEEPGATE_WEBHOOK_SECRETS", "Str0ng,x")]);
+    assert_eq!(setting(&out, "webhook_secrets"), ("\"<2 redacted>\"".into(), "env".into()));
+    // A missing file is named; nothing else is shown.
+    let out = serve(&["--webhook-secret-file", "/nonexistent/secrets", "--print-config"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("reading /nonexistent/secrets"), "{stderr}");
+    assert_eq!(stderr.matches("(os error 2)").count(), 1, "the cause is not repeated: {stderr}");
+}
+
+#[test]
+fn a_mistyped_secret_in_the_config_file_is_not_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "webhook_secrets = \"Str0ngCanary,x\"\n");
+    let out = serve(&["--config", &config, "--print-config"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("{config}:1:19: webhook_secrets must be a list of strings")), "{stderr}");
+    assert!(!stderr.contains("Str0ngCanary"), "{stderr}");
 }

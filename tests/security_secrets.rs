@@ -40,17 +40,26 @@ impl Served {
 }
 
 fn serve(outbox: &std::path::Path) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+    serve_with(outbox, &[], Some(&format!("{SECRET},{OLD_SECRET}")))
+}
+
+/// The server with extra `args`, and the secrets env var when given.
+fn serve_with(outbox: &std::path::Path, args: &[&str], secrets_env: Option<&str>) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sweepgate"));
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1", "--outbox"])
         .arg(outbox)
         .arg("--state")
         .arg(outbox.with_file_name("state.sqlite"))
-        .env("SWEEPGATE_WEBHOOK_SECRETS", format!("{SECRET},{OLD_SECRET}"))
+        .args(args)
+        .env_remove("SWEEPGATE_WEBHOOK_SECRETS")
         .env("SWEEPGATE_LOG", "trace")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sweepgate serve");
+        .stderr(Stdio::piped());
+    if let Some(secrets) = secrets_env {
+        command.env("SWEEPGATE_WEBHOOK_SECRETS", secrets);
+    }
+    let mut child = command.spawn().expect("spawn sweepgate serve");
     let stdout = child.stdout.take().expect("stdout");
     let mut reader = BufReader::new(stdout);
     let mut line = String::new();
@@ -94,7 +103,10 @@ async fn secrets_never_appear_in_output_answers_or_metrics() {
     let metrics = client.get(format!("{}/metrics", server.url)).send().await.expect("metrics");
     seen.push_str(&metrics.text().await.unwrap_or_default());
     let output = server.finish();
-    assert!(output.contains("webhook refused"), "the refusal is logged (the test sees the logs): {output}");
+    assert!(
+        output.contains("webhook delivery") && output.contains("unauthorized"),
+        "the refusal is logged (the test sees the logs): {output}"
+    );
     seen.push_str(&output);
     for secret in [SECRET, OLD_SECRET] {
         assert!(!seen.contains(secret), "secret leaked:\n{seen}");
@@ -128,4 +140,22 @@ fn a_bad_token_setup_error_does_not_echo_the_token() {
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!all.is_empty(), "the failure is reported");
     assert!(!all.contains(TOKEN) && !all.contains(SECRET), "{all}");
+}
+
+#[tokio::test]
+async fn a_flag_secret_with_a_comma_is_one_secret_and_logs_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = serve_with(&dir.path().join("outbox.sqlite"), &["--webhook-secret", "Str0ng,x"], None);
+    let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/events/pull_request.opened.json"))
+        .expect("fixture event");
+    let client = reqwest::Client::new();
+    for part in ["x", "Str0ng"] {
+        let (status, _) = post(&client, &server.url, "c-1", &sign(part.as_bytes(), &body), &body).await;
+        assert_eq!(status, 401, "{part:?} alone must not authenticate");
+    }
+    let (status, text) = post(&client, &server.url, "c-2", &sign(b"Str0ng,x", &body), &body).await;
+    assert_eq!(status, 202, "{text}");
+    let output = server.finish();
+    assert!(output.contains("webhook delivery"), "{output}");
+    assert!(!output.contains('\u{1b}'), "stderr is a pipe: no ANSI escapes\n{output}");
 }

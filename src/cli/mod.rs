@@ -9,6 +9,7 @@ pub mod lint;
 pub mod matrix;
 pub mod pareto;
 pub mod plan;
+pub mod queue;
 pub mod recipe;
 pub mod replay;
 pub mod serve;

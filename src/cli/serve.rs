@@ -13,6 +13,7 @@ use sweepgate::github::octo::{AppClients, OctoGitHub, RetryPolicy};
 use sweepgate::github::outbox::OutboxGitHub;
 use sweepgate::github::ApiMetrics;
 use sweepgate::server::config::ServeFile;
+use sweepgate::server::conn::{self, ConnLimits};
 use sweepgate::server::handlers::{BotConfig, SlurmCancel};
 use sweepgate::server::metrics::Metrics;
 use sweepgate::server::sweeps::{ClientCheckRuns, SweepService, SweepSettings};
@@ -33,19 +34,27 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "SWEEPGATE_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Webhook secret; repeat (or comma-separate in the env var) to accept several during
-    /// rotation. Required here, in the env var, or in the config file.
-    #[arg(long = "webhook-secret", env = "SWEEPGATE_WEBHOOK_SECRETS", value_delimiter = ',', hide_env_values = true)]
+    /// Webhook secret, taken whole (commas included); repeat to accept several during
+    /// rotation. A flag shows in `ps`: prefer --webhook-secret-file, or the env var
+    /// SWEEPGATE_WEBHOOK_SECRETS (comma-separated there), or the config file.
+    #[arg(long = "webhook-secret")]
     pub webhook_secrets: Vec<String>,
+    /// File with one webhook secret per line (blank lines ignored).
+    #[arg(long, env = "SWEEPGATE_WEBHOOK_SECRET_FILE")]
+    pub webhook_secret_file: Option<PathBuf>,
     /// GitHub App id (with --private-key-file).
     #[arg(long, env = "SWEEPGATE_APP_ID")]
     pub app_id: Option<u64>,
     /// GitHub App private key (PEM).
     #[arg(long, env = "SWEEPGATE_PRIVATE_KEY_FILE")]
     pub private_key_file: Option<PathBuf>,
-    /// A token instead of App credentials (one installation, e.g. for trials).
+    /// A token instead of App credentials (one installation, e.g. for trials). A flag shows
+    /// in `ps`: prefer --github-token-file or the env var.
     #[arg(long, env = "SWEEPGATE_GITHUB_TOKEN", hide_env_values = true)]
     pub github_token: Option<String>,
+    /// File holding the token (surrounding whitespace ignored).
+    #[arg(long, env = "SWEEPGATE_GITHUB_TOKEN_FILE")]
+    pub github_token_file: Option<PathBuf>,
     #[arg(long, env = "SWEEPGATE_GITHUB_API_URL", default_value = "https://api.github.com")]
     pub github_api_url: String,
     /// Seconds one GitHub API call may take before it counts as failed (and is retried when
@@ -61,14 +70,32 @@ pub struct ServeArgs {
     /// Dry-run outbox (SQLite).
     #[arg(long, env = "SWEEPGATE_OUTBOX", default_value = ".sweepgate/outbox.sqlite")]
     pub outbox: PathBuf,
-    /// Durable server state (SQLite): accepted delivery ids survive restarts.
+    /// Durable server state (SQLite, WAL): the event queue (accepted deliveries are stored
+    /// before they are acknowledged, and resumed after a restart) and the repositories seen.
     #[arg(long, env = "SWEEPGATE_STATE", default_value = ".sweepgate/state.sqlite")]
     pub state: PathBuf,
-    #[arg(long, env = "SWEEPGATE_WORKERS", default_value_t = 4)]
+    /// Events processed at once (different PRs; one PR's events run one at a time).
+    #[arg(long, env = "SWEEPGATE_WORKERS", default_value_t = 4, value_parser = in_range::<usize>(WORKERS))]
     pub workers: usize,
-    /// Events waiting per worker before deliveries get 503.
-    #[arg(long, env = "SWEEPGATE_QUEUE_CAPACITY", default_value_t = 1024)]
+    /// Events waiting in the queue before deliveries get 503.
+    #[arg(long, env = "SWEEPGATE_QUEUE_CAPACITY", default_value_t = 4096, value_parser = in_range::<usize>(QUEUE_CAPACITY))]
     pub queue_capacity: usize,
+    /// Connections served at once; more wait in the listen backlog.
+    #[arg(long, env = "SWEEPGATE_MAX_CONNECTIONS", default_value_t = 1024, value_parser = in_range::<usize>(MAX_CONNECTIONS))]
+    pub max_connections: usize,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, env = "SWEEPGATE_HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = in_range::<u64>(TIMEOUT_SECS))]
+    pub header_timeout_secs: u64,
+    /// Seconds a client may take to send a whole request body.
+    #[arg(long, env = "SWEEPGATE_BODY_TIMEOUT_SECS", default_value_t = 30, value_parser = in_range::<u64>(TIMEOUT_SECS))]
+    pub body_timeout_secs: u64,
+    /// Seconds a connection may stay without any byte read or written before it is closed.
+    #[arg(long, env = "SWEEPGATE_IDLE_TIMEOUT_SECS", default_value_t = 20, value_parser = in_range::<u64>(TIMEOUT_SECS))]
+    pub idle_timeout_secs: u64,
+    /// On SIGTERM/Ctrl-C: seconds to go on processing queued events before exiting (the rest
+    /// stays queued for the next start).
+    #[arg(long, env = "SWEEPGATE_DRAIN_SECS", default_value_t = 10, value_parser = in_range::<u64>(DRAIN_SECS))]
+    pub drain_secs: u64,
     /// Every N seconds, re-run the label handler on the open PRs of every repository seen, so
     /// a missed delivery is repaired (0: off).
     #[arg(long, env = "SWEEPGATE_RECONCILE_SECS", default_value_t = 0)]
@@ -105,6 +132,27 @@ pub struct ServeArgs {
     /// How often the sweeps poll Slurm.
     #[arg(long, env = "SWEEPGATE_SWEEP_POLL_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..))]
     pub sweep_poll_ms: u64,
+}
+
+const WORKERS: (u64, u64) = (1, 256);
+const QUEUE_CAPACITY: (u64, u64) = (1, 1_000_000);
+const MAX_CONNECTIONS: (u64, u64) = (1, 65_536);
+const TIMEOUT_SECS: (u64, u64) = (1, 3600);
+const DRAIN_SECS: (u64, u64) = (0, 3600);
+
+/// A flag's parser refusing values outside `bounds` (inclusive) with a clear error.
+fn in_range<T>((low, high): (u64, u64)) -> clap::builder::RangedU64ValueParser<T>
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+    <T as TryFrom<u64>>::Error: std::fmt::Display + Send + Sync + 'static,
+{
+    clap::builder::RangedU64ValueParser::<T>::new().range(low..=high)
+}
+
+/// The same bound for a value from the config file.
+fn check_range(name: &str, value: u64, (low, high): (u64, u64)) -> anyhow::Result<()> {
+    anyhow::ensure!((low..=high).contains(&value), "{name} = {value} is out of range: it must be {low}..={high}");
+    Ok(())
 }
 
 /// Where a setting's value came from.
@@ -189,10 +237,22 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     let mut a = args.clone();
     let mut l = Layers { matches, shown: Vec::new() };
     l.set("listen", &mut a.listen, file.listen);
-    l.set_secret("webhook_secrets", &mut a.webhook_secrets, file.webhook_secrets);
+    let (secrets, source) = webhook_secrets(args, matches, file.webhook_secrets)?;
+    a.webhook_secrets = secrets;
+    l.shown.push(("webhook_secrets", a.webhook_secrets.redacted().map(toml::Value::String), source));
     l.set("app_id", &mut a.app_id, file.app_id.map(Some));
     l.set("private_key_file", &mut a.private_key_file, file.private_key_file.map(Some));
-    l.set_secret("github_token", &mut a.github_token, file.github_token.map(Some));
+    if let Some(path) = &args.github_token_file {
+        anyhow::ensure!(args.github_token.is_none(), "set --github-token or --github-token-file, not both");
+        a.github_token = Some(read_secret_file(path)?.trim().to_string());
+        l.shown.push((
+            "github_token",
+            a.github_token.redacted().map(toml::Value::String),
+            l.source("github_token_file", false),
+        ));
+    } else {
+        l.set_secret("github_token", &mut a.github_token, file.github_token.map(Some));
+    }
     l.set("github_api_url", &mut a.github_api_url, file.github_api_url);
     l.set("github_timeout_secs", &mut a.github_timeout_secs, file.github_timeout_secs);
     l.set("bot_login", &mut a.bot_login, file.bot_login);
@@ -201,6 +261,11 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("state", &mut a.state, file.state);
     l.set("workers", &mut a.workers, file.workers);
     l.set("queue_capacity", &mut a.queue_capacity, file.queue_capacity);
+    l.set("max_connections", &mut a.max_connections, file.max_connections);
+    l.set("header_timeout_secs", &mut a.header_timeout_secs, file.header_timeout_secs);
+    l.set("body_timeout_secs", &mut a.body_timeout_secs, file.body_timeout_secs);
+    l.set("idle_timeout_secs", &mut a.idle_timeout_secs, file.idle_timeout_secs);
+    l.set("drain_secs", &mut a.drain_secs, file.drain_secs);
     l.set("reconcile_secs", &mut a.reconcile_secs, file.reconcile_secs);
     l.set("reconcile_max_prs", &mut a.reconcile_max_prs, file.reconcile_max_prs);
     l.set("cancel_slurm_jobs", &mut a.cancel_slurm_jobs, file.cancel_slurm_jobs);
@@ -225,11 +290,22 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
             None => shown.push_str(&format!("# {id} is not set\n")),
         }
     }
+    for (name, value, bounds) in [
+        ("workers", a.workers as u64, WORKERS),
+        ("queue_capacity", a.queue_capacity as u64, QUEUE_CAPACITY),
+        ("max_connections", a.max_connections as u64, MAX_CONNECTIONS),
+        ("header_timeout_secs", a.header_timeout_secs, TIMEOUT_SECS),
+        ("body_timeout_secs", a.body_timeout_secs, TIMEOUT_SECS),
+        ("idle_timeout_secs", a.idle_timeout_secs, TIMEOUT_SECS),
+        ("drain_secs", a.drain_secs, DRAIN_SECS),
+    ] {
+        check_range(name, value, bounds)?;
+    }
     a.webhook_secrets.retain(|s| !s.is_empty());
     anyhow::ensure!(
         !a.webhook_secrets.is_empty(),
-        "no webhook secret: pass --webhook-secret, set SWEEPGATE_WEBHOOK_SECRETS, or set webhook_secrets or \
-         webhook_secrets_file in the --config file"
+        "no webhook secret: pass --webhook-secret-file (or --webhook-secret), set SWEEPGATE_WEBHOOK_SECRETS, or \
+         set webhook_secrets or webhook_secrets_file in the --config file"
     );
     anyhow::ensure!(a.app_id.is_some() == a.private_key_file.is_some(), "app_id and private_key_file go together");
     anyhow::ensure!(
@@ -241,6 +317,40 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
         "both GitHub App credentials (app_id) and a github_token are set; keep one"
     );
     Ok((a, shown))
+}
+
+/// The webhook secrets and where they came from: `--webhook-secret` flags (each taken whole),
+/// else `--webhook-secret-file`, else `SWEEPGATE_WEBHOOK_SECRETS` (the one place commas
+/// separate secrets), else the config file.
+fn webhook_secrets(
+    args: &ServeArgs,
+    matches: &ArgMatches,
+    from_file: Option<Vec<String>>,
+) -> anyhow::Result<(Vec<String>, Source)> {
+    if !args.webhook_secrets.is_empty() {
+        return Ok((args.webhook_secrets.clone(), Source::Flag));
+    }
+    if let Some(path) = &args.webhook_secret_file {
+        let source = match matches.value_source("webhook_secret_file") {
+            Some(ValueSource::EnvVariable) => Source::Env,
+            _ => Source::Flag,
+        };
+        let text = read_secret_file(path)?;
+        return Ok((text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(), source));
+    }
+    if let Some(value) = std::env::var_os("SWEEPGATE_WEBHOOK_SECRETS") {
+        let value = value.into_string().map_err(|_| anyhow::anyhow!("SWEEPGATE_WEBHOOK_SECRETS is not UTF-8"))?;
+        return Ok((value.split(',').map(str::to_string).collect(), Source::Env));
+    }
+    Ok(match from_file {
+        Some(secrets) => (secrets, Source::ConfigFile),
+        None => (Vec::new(), Source::Default),
+    })
+}
+
+/// Reads a file holding a secret; the error names the file, never its content.
+fn read_secret_file(path: &std::path::Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
 pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
@@ -267,6 +377,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         workers: args.workers,
         queue_capacity: args.queue_capacity,
         state_file: args.state.clone(),
+        body_timeout: Duration::from_secs(args.body_timeout_secs),
         reconcile_every: Some(Duration::from_secs(args.reconcile_secs)),
         reconcile_max_prs: args.reconcile_max_prs,
         ..ServerConfig::default()
@@ -277,36 +388,50 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::new(api.clone()));
     let listener =
         tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-    let addr = listener.local_addr()?;
+    let limits = Limits {
+        conn: ConnLimits {
+            max_connections: args.max_connections,
+            header_timeout: Duration::from_secs(args.header_timeout_secs),
+            idle_timeout: Duration::from_secs(args.idle_timeout_secs),
+        },
+        drain: Duration::from_secs(args.drain_secs),
+    };
     match (&args.app_id, &args.private_key_file, &args.github_token) {
         (Some(app_id), Some(key_file), _) => {
             let pem = std::fs::read(key_file).with_context(|| format!("reading {}", key_file.display()))?;
             let clients = AppClients::new(&args.github_api_url, *app_id, &pem, retry, api)?;
-            run_server(listener, addr, "GitHub App", config, Arc::new(clients), metrics, sweep_settings(args)).await
+            run_server(listener, "GitHub App", config, limits, Arc::new(clients), metrics, sweep_settings(args)).await
         }
         (_, _, Some(token)) => {
             let gh = OctoGitHub::with_token(&args.github_api_url, SecretString::from(token.clone()), retry, api)?;
             let clients = Arc::new(Single(Arc::new(gh)));
-            run_server(listener, addr, "token", config, clients, metrics, sweep_settings(args)).await
+            run_server(listener, "token", config, limits, clients, metrics, sweep_settings(args)).await
         }
         _ => {
             let outbox = OutboxGitHub::open(&args.outbox, &args.bot_login)?;
             let mode = format!("dry-run (outbox {})", args.outbox.display());
             let clients = Arc::new(Single(Arc::new(outbox)));
-            run_server(listener, addr, &mode, config, clients, metrics, sweep_settings(args)).await
+            run_server(listener, &mode, config, limits, clients, metrics, sweep_settings(args)).await
         }
     }
 }
 
+/// The connection limits and the drain bound of one run.
+struct Limits {
+    conn: ConnLimits,
+    drain: Duration,
+}
+
 async fn run_server<C: Clients>(
     listener: tokio::net::TcpListener,
-    addr: SocketAddr,
     mode: &str,
     mut config: ServerConfig,
+    limits: Limits,
     clients: Arc<C>,
     metrics: Arc<Metrics>,
     sweeps: Option<SweepSettings>,
 ) -> anyhow::Result<()> {
+    let addr = listener.local_addr()?;
     if let Some(settings) = sweeps {
         let checks = Arc::new(ClientCheckRuns(clients.clone()));
         config.bot.sweeps = Some(SweepService::open(settings, checks, tokio::runtime::Handle::current())?);
@@ -316,8 +441,17 @@ async fn run_server<C: Clients>(
     println!("listening on http://{addr}");
     std::io::stdout().flush()?;
     tracing::info!(%addr, mode, "sweepgate serve started");
-    axum::serve(listener, server.router).with_graceful_shutdown(shutdown_signal()).await?;
-    tracing::info!("sweepgate serve stopped");
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let serving = tokio::spawn(conn::serve(listener, server.router.clone(), limits.conn, stopped));
+    shutdown_signal().await;
+    tracing::info!(drain_secs = limits.drain.as_secs(), "stopping: no new connections; draining the queue");
+    let _ = stop.send(true);
+    let drained = server.drain(limits.drain).await;
+    // Requests still being answered had the drain to finish; the rest of their connections go.
+    if tokio::time::timeout(Duration::from_secs(1), serving).await.is_err() {
+        tracing::warn!("connections still open at exit were closed");
+    }
+    tracing::info!(left_queued = drained.left, interrupted = drained.interrupted, "sweepgate serve stopped");
     Ok(())
 }
 

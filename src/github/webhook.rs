@@ -20,26 +20,52 @@ pub enum SignatureError {
 
 /// Verifies `header` (the raw header value) for `body` against any of `secrets`.
 pub fn verify<S: AsRef<[u8]>>(secrets: &[S], header: Option<&str>, body: &[u8]) -> Result<(), SignatureError> {
-    if secrets.is_empty() {
-        return Err(SignatureError::NoSecret);
+    let mut verifier = Verifier::new(secrets, header)?;
+    verifier.update(body);
+    verifier.finish()
+}
+
+/// A signature check fed the body as it arrives, so the server never holds more than the
+/// size bound of a body it has not authenticated. The header is checked first: a delivery
+/// without a well-formed signature is refused before its body is read.
+pub struct Verifier {
+    macs: Vec<HmacSha256>,
+    expected: [u8; 32],
+}
+
+impl Verifier {
+    pub fn new<S: AsRef<[u8]>>(secrets: &[S], header: Option<&str>) -> Result<Verifier, SignatureError> {
+        if secrets.is_empty() {
+            return Err(SignatureError::NoSecret);
+        }
+        let header = header.ok_or(SignatureError::Missing)?;
+        let hex_sig = header.strip_prefix("sha256=").ok_or(SignatureError::Malformed)?;
+        let mut expected = [0u8; 32];
+        hex::decode_to_slice(hex_sig, &mut expected).map_err(|_| SignatureError::Malformed)?;
+        let macs = secrets
+            .iter()
+            .map(|secret| HmacSha256::new_from_slice(secret.as_ref()).map_err(|_| SignatureError::NoSecret))
+            .collect::<Result<_, _>>()?;
+        Ok(Verifier { macs, expected })
     }
-    let header = header.ok_or(SignatureError::Missing)?;
-    let hex_sig = header.strip_prefix("sha256=").ok_or(SignatureError::Malformed)?;
-    if hex_sig.len() != 64 {
-        return Err(SignatureError::Malformed);
+
+    pub fn update(&mut self, chunk: &[u8]) {
+        for mac in &mut self.macs {
+            mac.update(chunk);
+        }
     }
-    let expected = hex::decode(hex_sig).map_err(|_| SignatureError::Malformed)?;
-    // Check every secret (no early exit) so timing does not reveal which one matched.
-    let mut matched = false;
-    for secret in secrets {
-        let mut mac = HmacSha256::new_from_slice(secret.as_ref()).map_err(|_| SignatureError::NoSecret)?;
-        mac.update(body);
-        matched |= mac.verify_slice(&expected).is_ok();
-    }
-    if matched {
-        Ok(())
-    } else {
-        Err(SignatureError::Mismatch)
+
+    pub fn finish(self) -> Result<(), SignatureError> {
+        // Check every secret (no early exit) so timing does not reveal which one matched.
+        let mut matched = false;
+        for mac in self.macs {
+            matched |= mac.verify_slice(&self.expected).is_ok();
+        }
+        if matched {
+            Ok(())
+        } else {
+            Err(SignatureError::Mismatch)
+        }
     }
 }
 
@@ -82,5 +108,20 @@ mod tests {
             Err(SignatureError::Malformed)
         );
         assert_eq!(verify::<&str>(&[], Some(&sig), b"body"), Err(SignatureError::NoSecret));
+    }
+
+    #[test]
+    fn a_body_fed_in_chunks_verifies_like_a_whole_one() {
+        let body = b"{\"action\":\"opened\"}";
+        let sig = sign(b"s", body);
+        let mut verifier = Verifier::new(&["other", "s"], Some(&sig)).unwrap();
+        for chunk in body.chunks(3) {
+            verifier.update(chunk);
+        }
+        assert_eq!(verifier.finish(), Ok(()));
+        let mut verifier = Verifier::new(&["s"], Some(&sig)).unwrap();
+        verifier.update(&body[..5]);
+        assert_eq!(verifier.finish(), Err(SignatureError::Mismatch), "a truncated body does not verify");
+        assert!(matches!(Verifier::new(&["s"], Some("sha256=abc")), Err(SignatureError::Malformed)));
     }
 }

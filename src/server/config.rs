@@ -16,6 +16,7 @@ use crate::yaml::Pos;
 #[serde(deny_unknown_fields)]
 pub struct ServeFile {
     pub listen: Option<SocketAddr>,
+    #[serde(default, deserialize_with = "secret_list")]
     pub webhook_secrets: Option<Vec<String>>,
     /// One webhook secret per line (blank lines ignored); read into `webhook_secrets`.
     webhook_secrets_file: Option<PathBuf>,
@@ -33,6 +34,11 @@ pub struct ServeFile {
     pub state: Option<PathBuf>,
     pub workers: Option<usize>,
     pub queue_capacity: Option<usize>,
+    pub max_connections: Option<usize>,
+    pub header_timeout_secs: Option<u64>,
+    pub body_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub drain_secs: Option<u64>,
     pub reconcile_secs: Option<u64>,
     pub reconcile_max_prs: Option<usize>,
     pub cancel_slurm_jobs: Option<bool>,
@@ -116,6 +122,39 @@ impl ServeFile {
     }
 }
 
+/// `webhook_secrets`: a list of strings. A value of another shape is refused without showing
+/// it (serde's own message would quote the secret).
+fn secret_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct Secrets;
+    const EXPECTED: &str = "a list of strings, e.g. webhook_secrets = [\"...\"] (the value is not shown)";
+    impl<'de> serde::de::Visitor<'de> for Secrets {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(EXPECTED)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(item) = seq.next_element::<toml::Value>()? {
+                match item {
+                    toml::Value::String(secret) => out.push(secret),
+                    _ => return Err(serde::de::Error::custom(format!("webhook_secrets must be {EXPECTED}"))),
+                }
+            }
+            Ok(out)
+        }
+    }
+    // Every other shape: one message naming the key and the expected shape, no value.
+    struct Hidden(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Hidden {
+        fn deserialize<D2: serde::Deserializer<'de>>(d: D2) -> Result<Hidden, D2::Error> {
+            d.deserialize_any(Secrets)
+                .map(Hidden)
+                .map_err(|_| serde::de::Error::custom(format!("webhook_secrets must be {EXPECTED}")))
+        }
+    }
+    Hidden::deserialize(deserializer).map(|h| Some(h.0))
+}
+
 fn read_secret(path: &Path) -> Result<String, ConfigError> {
     std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: path.display().to_string(), source })
 }
@@ -137,6 +176,15 @@ mod tests {
         let err = ServeFile::parse("workers = \"4\"", "s.toml").unwrap_err().to_string();
         assert!(err.starts_with("s.toml:1:11: invalid type"), "{err}");
         let both = "webhook_secrets = [\"a\"]\nwebhook_secrets_file = \"s\"\n";
+        for mistyped in
+            ["webhook_secrets = \"Str0ng,x\"", "webhook_secrets = [\"ok\", 42]", "webhook_secrets = { Str0ng = 1 }"]
+        {
+            let err = ServeFile::parse(mistyped, "s.toml").unwrap_err().to_string();
+            assert!(err.contains("webhook_secrets must be a list of strings"), "{err}");
+            assert!(!err.contains("Str0ng") && !err.contains("42"), "the value is not echoed: {err}");
+        }
+        let listed = ServeFile::parse("webhook_secrets = [\"Str0ng,x\"]", "s.toml").unwrap();
+        assert_eq!(listed.webhook_secrets.unwrap(), ["Str0ng,x"], "a comma inside a listed secret is kept");
         assert!(ServeFile::parse(both, "s.toml").unwrap_err().to_string().contains("not both"));
     }
 

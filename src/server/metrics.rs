@@ -1,9 +1,10 @@
-//! Prometheus text metrics: deliveries by event and outcome, queue depth, handler latency and
-//! failures, GitHub API calls, retries and errors, state-file errors, reconcile passes.
+//! Prometheus text metrics: deliveries by event and outcome, queue depth and the age of its
+//! oldest event, handler latency, failures and event retries, GitHub API calls, retries and
+//! errors, state-file errors, reconcile passes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,8 +16,9 @@ const BUCKETS: [f64; 10] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 
 #[derive(Default)]
 pub struct Metrics {
     deliveries: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
-    pub queue_depth: AtomicI64,
     handled: AtomicU64,
+    /// Attempts that failed transiently and were queued again with backoff.
+    event_retries: AtomicU64,
     failed: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_micros: AtomicU64,
@@ -24,6 +26,15 @@ pub struct Metrics {
     /// One lock for all reconcile totals, so a scrape sees whole passes.
     reconcile: Mutex<ReconcileTotals>,
     pub api: Arc<ApiMetrics>,
+}
+
+/// The queue as a scrape sees it (read from the lanes at that moment).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct QueueGauges {
+    /// Events waiting (not being processed).
+    pub depth: usize,
+    /// Age of the oldest waiting event.
+    pub oldest_age: Option<Duration>,
 }
 
 /// What one reconcile pass did.
@@ -81,6 +92,10 @@ impl Metrics {
         self.latency_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
     }
 
+    pub fn event_retry(&self) {
+        self.event_retries.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// A write to the state file failed (a delivery id or a repository).
     pub fn state_error(&self) {
         self.state_errors.fetch_add(1, Ordering::Relaxed);
@@ -95,7 +110,7 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition.
-    pub fn render(&self) -> String {
+    pub fn render(&self, queue: &QueueGauges) -> String {
         let mut out = String::new();
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         out.push_str("# HELP sweepgate_webhook_deliveries_total Webhook deliveries by event and outcome.\n");
@@ -104,7 +119,13 @@ impl Metrics {
             let _ = writeln!(out, "sweepgate_webhook_deliveries_total{{event=\"{event}\",outcome=\"{outcome}\"}} {n}");
         }
         out.push_str("# HELP sweepgate_queue_depth Events waiting for a worker.\n# TYPE sweepgate_queue_depth gauge\n");
-        let _ = writeln!(out, "sweepgate_queue_depth {}", self.queue_depth.load(Ordering::Relaxed));
+        let _ = writeln!(out, "sweepgate_queue_depth {}", queue.depth);
+        out.push_str("# HELP sweepgate_queue_oldest_age_seconds Age of the oldest waiting event (0: none).\n");
+        let _ = writeln!(
+            out,
+            "# TYPE sweepgate_queue_oldest_age_seconds gauge\nsweepgate_queue_oldest_age_seconds {:.3}",
+            queue.oldest_age.unwrap_or_default().as_secs_f64()
+        );
         out.push_str("# HELP sweepgate_events_handled_total Events processed, by result.\n");
         out.push_str("# TYPE sweepgate_events_handled_total counter\n");
         let _ = writeln!(out, "sweepgate_events_handled_total{{result=\"ok\"}} {}", load(&self.handled));
@@ -119,12 +140,17 @@ impl Metrics {
         let _ = writeln!(out, "sweepgate_handler_seconds_sum {}", load(&self.latency_micros) as f64 / 1e6);
         let _ = writeln!(out, "sweepgate_handler_seconds_count {count}");
         for (name, help, value) in [
+            (
+                "sweepgate_event_retries_total",
+                "Event attempts that failed transiently and were queued again with backoff.",
+                &self.event_retries,
+            ),
             ("sweepgate_github_api_calls_total", "GitHub API requests sent (retries included).", &self.api.calls),
             ("sweepgate_github_api_retries_total", "GitHub API requests retried.", &self.api.retries),
             ("sweepgate_github_api_errors_total", "GitHub API calls that failed after retries.", &self.api.errors),
             (
                 "sweepgate_state_errors_total",
-                "Writes to the state file that failed (delivery ids, repositories).",
+                "Reads and writes of the state file that failed (event queue, repositories).",
                 &self.state_errors,
             ),
         ] {
@@ -165,7 +191,12 @@ mod tests {
         m.delivery(event_label("evil\"}"), "unauthorized");
         m.handled(Duration::from_millis(3), true);
         m.handled(Duration::from_secs(2), false);
-        let text = m.render();
+        m.event_retry();
+        let gauges = QueueGauges { depth: 3, oldest_age: Some(Duration::from_millis(1500)) };
+        let text = m.render(&gauges);
+        assert!(text.contains("sweepgate_queue_depth 3\n"));
+        assert!(text.contains("sweepgate_queue_oldest_age_seconds 1.500\n"));
+        assert!(text.contains("sweepgate_event_retries_total 1\n"));
         assert!(text.contains("sweepgate_webhook_deliveries_total{event=\"pull_request\",outcome=\"queued\"} 2"));
         assert!(text.contains("sweepgate_webhook_deliveries_total{event=\"other\",outcome=\"unauthorized\"} 1"));
         assert!(text.contains("sweepgate_handler_seconds_bucket{le=\"0.005\"} 1"));
@@ -173,7 +204,8 @@ mod tests {
         assert!(text.contains("sweepgate_events_handled_total{result=\"failed\"} 1"));
         assert!(text.contains("sweepgate_github_api_calls_total 0"));
         m.reconciled(&ReconcilePass { repos: 1, queued: 3, skipped: 1, errors: 0 });
-        let text = m.render();
+        let text = m.render(&QueueGauges::default());
+        assert!(text.contains("sweepgate_queue_oldest_age_seconds 0.000\n"));
         assert!(text.contains("sweepgate_reconcile_passes_total 1"));
         assert!(text.contains("sweepgate_reconcile_prs_total{result=\"queued\"} 3"));
     }

@@ -108,6 +108,21 @@ impl ServerProcess {
         let _ = self.child.wait();
     }
 
+    /// Sends SIGTERM and waits (bounded by `limit`) for the exit: (exit code, time taken);
+    /// a server still running at the limit is killed and reported as `None`.
+    pub fn terminate(mut self, limit: Duration) -> (Option<i32>, Duration) {
+        let started = std::time::Instant::now();
+        let sent = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "SIGTERM sent");
+        while started.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return (status.code(), started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (None, started.elapsed())
+    }
+
     pub async fn metrics(&self) -> String {
         reqwest::get(format!("{}/metrics", self.url)).await.unwrap().text().await.unwrap()
     }
