@@ -104,8 +104,7 @@ fn hostile_command_and_author_are_inert_in_the_reuse_comment() {
     let reasons = json!([{"code": "trailing-text", "blocking": true,
         "en": sweepgate::intake::command::CommandError::TrailingText { line: 1, extra: hostile_text() }.en(),
         "zh": sweepgate::intake::command::CommandError::TrailingText { line: 1, extra: hostile_text() }.zh()}]);
-    let ctx =
-        json!({"accepted": false, "command": command, "author": hostile_text(), "reasons": reasons, "hint": true});
+    let ctx = json!({"accepted": false, "command": command, "author": hostile_text(), "reasons": reasons, "hint": true, "in_force": null});
     let text = render_bilingual("reuse", &ctx).expect("render reuse");
     assert!(text.contains("@\u{200B}SemiAnalysisAI/core"), "{text}");
     assert_no_html_or_ping_outside_code(&text);

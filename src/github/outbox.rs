@@ -155,7 +155,7 @@ impl OutboxGitHub {
         Ok(Comment {
             id: row.get::<_, i64>(0)? as u64,
             body: row.get(1)?,
-            user: User { login: self.bot_login.clone(), kind: "Bot".into() },
+            user: Some(User { login: self.bot_login.clone(), kind: "Bot".into() }),
             author_association: "NONE".into(),
             created_at: parse(row.get(2)?),
             updated_at: parse(row.get(3)?),
@@ -264,6 +264,10 @@ impl GitHub for OutboxGitHub {
     async fn download_artifact(&self, _: &RepoRef, _: u64, _: u64) -> Result<Vec<u8>, GitHubError> {
         Err(GitHubError::DryRun("downloading artifacts"))
     }
+
+    async fn get_file_text(&self, _: &RepoRef, _: &str, _: &str, _: u64) -> Result<Option<String>, GitHubError> {
+        Err(GitHubError::DryRun("reading repository files"))
+    }
 }
 
 #[cfg(test)]
@@ -280,7 +284,7 @@ mod tests {
         outbox.add_reaction(&repo, 99, Reaction::ThumbsUp).await.unwrap();
         let listed = outbox.list_issue_comments(&repo, 7).await.unwrap();
         assert_eq!(listed.len(), 1);
-        assert_eq!((listed[0].body.as_str(), listed[0].user.login.as_str()), ("edited", "sweepgate[bot]"));
+        assert_eq!((listed[0].body.as_str(), User::login_of(listed[0].user.as_ref())), ("edited", "sweepgate[bot]"));
         assert!(outbox.list_issue_comments(&repo, 8).await.unwrap().is_empty());
         let actions: Vec<String> = outbox.entries().unwrap().into_iter().map(|e| e.action).collect();
         assert_eq!(actions, ["create_comment", "update_comment", "add_reaction"]);

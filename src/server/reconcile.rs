@@ -83,7 +83,7 @@ impl<C: Clients> Reconciler<C> {
                     installation_id: *installation,
                     pull,
                     label: None,
-                    sender: User { login: self.bot_login.clone(), kind: "Bot".into() },
+                    sender: Some(User { login: self.bot_login.clone(), kind: "Bot".into() }),
                 });
                 let job = Job { delivery: format!("reconcile-{pass}-{repo}#{number}"), event };
                 if self.queues.enqueue(repo, number, job) {
