@@ -280,3 +280,43 @@ async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_
     assert!(status["description"].as_str().unwrap().contains("fresh sign-off"), "{status}");
     assert!(w.statuses.iter().all(|(_, sha, _)| *sha != pushed));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_repairs_a_signoff_left_pending() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    // A verification that died after its `pending` (the event itself was lost).
+    fake.add_status(
+        REPO,
+        &head,
+        BOT,
+        "pending",
+        "codeowner-signoff-verify",
+        &format!("verifying sign-off issuecomment-{id}"),
+    );
+    let server = start_server(&fake, &upstream, &["--reconcile-secs", "1"]).await;
+    // Any delivery from the repository makes it known to the reconcile pass.
+    let chat = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", "thanks");
+    server.deliver("issue_comment", "rc-1", &signoff_event(pr, chat, "random-dev", "thanks", None)).await;
+    server.wait_handled(1).await;
+    for _ in 0..200 {
+        if !verdicts(&fake, pr).is_empty() && statuses(&fake).last().unwrap().2 != "pending" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1, "the pending sign-off was verified again");
+    assert!(all[0].1.contains(&format!("signoff=issuecomment-{id} ")), "{}", all[0].1);
+    assert_eq!(statuses(&fake).last().unwrap(), &(head.clone(), "codeowner-signoff-verify".into(), "success".into()));
+    // The next passes leave it alone: the status is no longer pending.
+    let verified = statuses(&fake).len();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(statuses(&fake).len(), verified);
+    assert_eq!(verdicts(&fake, pr).len(), 1);
+}

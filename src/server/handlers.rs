@@ -180,6 +180,9 @@ async fn pull_request<G: GitHub>(
         welcome(gh, cfg, &e.repo, &live, files.as_deref(), &comments, out).await?;
     }
     let sweep = label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await?;
+    if e.action == RECONCILE_ACTION {
+        signoff::repair(gh, cfg, &e.repo, &live, &comments, out).await?;
+    }
     if !sweep && e.action != "synchronize" {
         cancel_jobs(cfg, &e.repo, number, "the PR no longer qualifies for a sweep", out).await;
     }

@@ -254,6 +254,52 @@ pub async fn verify_signoff<G: GitHub>(
     set_status(gh, cfg, repo, &pinned, state, description, out).await
 }
 
+/// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
+/// required status on the head is `pending` (a verification that never finished), or missing
+/// while the newest eligible sign-off has no verdict comment (a delivery that never arrived),
+/// that sign-off is verified again. Conversation comments only: they are what the PR's comment
+/// list shows (reviews are not listed here). Pushes alone never trigger one (spec 30 §1.2).
+pub(super) async fn repair<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    comments: &[crate::github::types::Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
+    if pull.state != "open" || pull.draft {
+        return Ok(());
+    }
+    let current = match gh.list_commit_statuses(repo, &pull.head.sha).await {
+        Ok(list) => list.into_iter().find(|s| &s.context == context).map(|s| s.state),
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    if !matches!(current, None | Some(StatusState::Pending)) {
+        return Ok(());
+    }
+    let signoffs = comments
+        .iter()
+        .rev()
+        .filter(|c| crate::intake::signoff::has_signoff_phrase(&c.body) && User::is_person(c.user.as_ref()));
+    for c in signoffs {
+        let Some(author) = c.user.as_ref() else { continue };
+        if !eligibility_of(gh, repo, pull, &author.login).await?.is_eligible() {
+            continue;
+        }
+        let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: c.id };
+        let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
+        if current.is_none() && has_verdict {
+            return Ok(()); // verified at an earlier head: a push needs a fresh sign-off, not a repair
+        }
+        out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
+        let target = SignoffTarget { repo, pr: pull.number, key, trigger: Trigger::Event { author } };
+        return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use crate::github::types::User;
