@@ -256,22 +256,13 @@ struct ActionField {
     action: Option<String>,
 }
 
+/// The `pull_request` actions the bot reads: the label policy's, and `closed` (cancels jobs).
+pub const PULL_REQUEST_ACTIONS: [&str; 8] =
+    ["opened", "reopened", "ready_for_review", "synchronize", "labeled", "unlabeled", "converted_to_draft", "closed"];
+
 /// The actions each event is read for; any other action is ignored before the payload is parsed.
 const HANDLED_ACTIONS: [(&str, &[&str], &str); 5] = [
-    (
-        "pull_request",
-        &[
-            "opened",
-            "reopened",
-            "ready_for_review",
-            "synchronize",
-            "labeled",
-            "unlabeled",
-            "converted_to_draft",
-            "closed",
-        ],
-        "pull_request action not handled",
-    ),
+    ("pull_request", &PULL_REQUEST_ACTIONS, "pull_request action not handled"),
     ("issue_comment", &["created", "edited"], "only created and edited comments are read"),
     ("pull_request_review", &["submitted", "edited"], "only new and edited reviews are read"),
     ("pull_request_review_comment", &["created", "edited"], "only new and edited reviews are read"),

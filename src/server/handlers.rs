@@ -16,7 +16,7 @@ use crate::github::types::{
 };
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Ack, CommandName, CommentView, ReuseCommand, Scan};
-use crate::intake::event::{CommentEvent, Event, PullRequestEvent};
+use crate::intake::event::{CommentEvent, Event, PullRequestEvent, PULL_REQUEST_ACTIONS};
 use crate::intake::labels::{self, Modifier, Permission, PrFacts, Primary, Reason};
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
 use crate::repo::Logical;
@@ -123,16 +123,6 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
 /// The action of the label-policy events the periodic reconcile queues (GitHub never sends it).
 pub const RECONCILE_ACTION: &str = "sweepgate-reconcile";
 
-const LABEL_ACTIONS: [&str; 8] = [
-    "opened",
-    "reopened",
-    "ready_for_review",
-    "synchronize",
-    "labeled",
-    "unlabeled",
-    "converted_to_draft",
-    RECONCILE_ACTION,
-];
 const WELCOME_ACTIONS: [&str; 3] = ["opened", "reopened", "ready_for_review"];
 
 async fn pull_request<G: GitHub>(
@@ -146,7 +136,9 @@ async fn pull_request<G: GitHub>(
         cancel_jobs(cfg, &e.repo, e.pull.number, "the PR was closed", out).await;
         return Ok(());
     }
-    if !LABEL_ACTIONS.contains(&e.action.as_str()) {
+    // Every parsed action but `closed` (handled above) runs the label policy, and so does reconcile.
+    let label_action = e.action == RECONCILE_ACTION || PULL_REQUEST_ACTIONS.contains(&e.action.as_str());
+    if !label_action {
         out.note(format!("pull_request.{}: nothing to do", e.action));
         return Ok(());
     }
