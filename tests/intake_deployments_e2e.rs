@@ -279,3 +279,80 @@ async fn fork_label_approves_exactly_one_head_sha() {
     assert!(labels_comment().starts_with(&format!("<!-- sweepgate:labels pr=42 approved={new_sha} -->")));
     assert_eq!(last_status()["state"], "success");
 }
+
+/// Statuses of `sha` as (state, description), oldest first.
+fn statuses_of(fake: &FakeGitHub, sha: &str) -> Vec<(String, String)> {
+    let w = fake.world();
+    w.statuses
+        .iter()
+        .filter(|(_, s, _)| s == sha)
+        .map(|(_, _, b)| (b["state"].as_str().unwrap_or("").into(), b["description"].as_str().unwrap_or("").into()))
+        .collect()
+}
+
+fn labels_comment(fake: &FakeGitHub) -> String {
+    let w = fake.world();
+    let mine: Vec<String> = w
+        .comments_on(REPO, 42)
+        .iter()
+        .filter(|c| c.login == BOT && c.body.starts_with("<!-- sweepgate:labels "))
+        .map(|c| c.body.clone())
+        .collect();
+    assert_eq!(mine.len(), 1, "{mine:#?}");
+    mine[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_between_the_label_and_its_processing_is_not_approved() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 3)]);
+    fake.world().permissions.insert((REPO.into(), "maintainer".into()), "maintain".into());
+    let mut labeled = pr_event("labeled", 42, &["full-sweep-fail-fast"], Some("full-sweep-fail-fast"), "maintainer");
+    make_fork(&fake, &mut labeled);
+    // The maintainer reviewed head_sha() and labeled; the fork pushes before the bot reads the PR.
+    let pushed = "e".repeat(40);
+    push_new_head(&fake, &pushed);
+    let server = ServerProcess::with_token(&fake.url).await;
+    server.deliver("pull_request", "race-1", &labeled).await;
+    server.wait_handled(1).await;
+    let body = labels_comment(&fake);
+    assert!(body.starts_with(&format!("<!-- sweepgate:labels pr=42 approved={} -->", head_sha())), "{body}");
+    assert!(body.contains(&format!("re-label after reviewing `{}`", &pushed[..12])), "{body}");
+    assert_eq!(statuses_of(&fake, &pushed), [("failure".into(), "no sweep: fork-approval-stale".into())]);
+    assert!(fake.world().statuses.iter().all(|(_, _, s)| s["state"] != "success"), "nothing approved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_label_body_under_a_new_delivery_id_grants_nothing() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 3)]);
+    fake.world().permissions.insert((REPO.into(), "maintainer".into()), "maintain".into());
+    let server = ServerProcess::with_token(&fake.url).await;
+    let mut labeled = pr_event("labeled", 42, &["full-sweep-fail-fast"], Some("full-sweep-fail-fast"), "maintainer");
+    make_fork(&fake, &mut labeled);
+    server.deliver("pull_request", "rp-1", &labeled).await;
+    server.wait_handled(1).await;
+    assert_eq!(statuses_of(&fake, &head_sha()).last().unwrap().0, "success");
+
+    // The fork pushes unreviewed code; a captured copy of the signed label body is replayed.
+    let pushed = "f".repeat(40);
+    push_new_head(&fake, &pushed);
+    let (status, _) = server.deliver("pull_request", "rp-replay-1", &labeled).await;
+    assert_eq!(status, 202);
+    server.wait_handled(2).await;
+    assert_eq!(statuses_of(&fake, &pushed), [("failure".into(), "no sweep: fork-approval-stale".into())]);
+    assert!(!labels_comment(&fake).contains(&format!("approved={pushed}")));
+
+    // After a real review and re-label of the new head, replaying the old body revokes nothing
+    // and writes no status again.
+    let mut relabeled = labeled.clone();
+    relabeled["pull_request"]["head"]["sha"] = pushed.clone().into();
+    server.deliver("pull_request", "rp-2", &relabeled).await;
+    server.wait_handled(3).await;
+    let approved = statuses_of(&fake, &pushed);
+    assert_eq!(approved.last().unwrap().0, "success");
+    server.deliver("pull_request", "rp-replay-2", &labeled).await;
+    server.wait_handled(4).await;
+    assert_eq!(statuses_of(&fake, &pushed), approved, "unchanged status not re-posted");
+    assert!(labels_comment(&fake).starts_with(&format!("<!-- sweepgate:labels pr=42 approved={pushed} -->")));
+}

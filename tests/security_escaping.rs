@@ -106,8 +106,7 @@ fn hostile_command_and_author_are_inert_in_the_reuse_comment() {
     let reasons = json!([{"code": "trailing-text", "blocking": true,
         "en": sweepgate::intake::command::CommandError::TrailingText { line: 1, extra: hostile_text() }.en(),
         "zh": sweepgate::intake::command::CommandError::TrailingText { line: 1, extra: hostile_text() }.zh()}]);
-    let ctx =
-        json!({"accepted": false, "command": command, "author": hostile_text(), "reasons": reasons, "hint": true});
+    let ctx = json!({"accepted": false, "command": command, "author": hostile_text(), "reasons": reasons, "hint": true, "in_force": null});
     let text = render_bilingual("reuse", &ctx).expect("render reuse");
     assert!(text.contains("@\u{200B}SemiAnalysisAI/core"), "{text}");
     assert_no_html_or_ping_outside_code(&text);
@@ -145,4 +144,48 @@ fn assert_no_html_or_ping_outside_code(text: &str) {
     assert!(!outside.contains("@SemiAnalysisAI"), "ping outside code:\n{text}");
     assert!(!outside.contains('<'), "HTML outside code:\n{text}");
     assert!(!text.contains('\n') || text.lines().all(|l| !l.starts_with('|')), "table row:\n{text}");
+}
+
+/// Autolinks, issue references and invisible characters in user text (issue 14 item 8): the
+/// reuse comment quotes the author outside a code span, the verdict quotes the Signed name.
+const AUTOLINKS: &str = "see https://evil.example/x www.evil.example #12 GH-34 a@b.example";
+const TROJAN: &str = "ok\u{202E}gnp.exe\u{2066}x\u{200B}y\u{200D}z\u{FEFF}";
+
+fn assert_no_autolink_or_invisible(text: &str) {
+    for live in ["https://evil", "www.evil", " #12", "\\#12", "GH-34", "a@b.example"] {
+        assert!(!text.contains(live), "{live:?} survived:\n{text}");
+    }
+    for c in ['\u{202E}', '\u{2066}', '\u{200D}', '\u{FEFF}'] {
+        assert!(!text.contains(c), "invisible {c:?} survived:\n{text}");
+    }
+    // The only zero-width spaces are the ones the escaper put in front of a link or reference.
+    for (i, _) in text.match_indices('\u{200B}') {
+        let before = text[..i].chars().last();
+        let after = text[i + '\u{200B}'.len_utf8()..].chars().next();
+        assert!(
+            matches!((before, after), (Some('#' | ':' | '@' | 'H'), _) | (_, Some('.' | '-'))),
+            "stray ZWSP at {i}"
+        );
+    }
+}
+
+#[test]
+fn autolinks_references_and_invisible_characters_are_inert_in_the_reuse_comment() {
+    let author = format!("{AUTOLINKS} {TROJAN}");
+    let reasons = json!([{"code": "unauthorized", "blocking": true, "en": "x", "zh": "x"}]);
+    let ctx = json!({"accepted": false, "command": "/use 1", "author": author, "reasons": reasons, "hint": false, "in_force": null});
+    let text = render_bilingual("reuse", &ctx).expect("render reuse");
+    assert!(text.contains("https:\u{200B}//evil.example/x") && text.contains("\\#\u{200B}12"), "{text}");
+    assert!(text.contains("ok\u{FFFD}gnp.exe\u{FFFD}x"), "reordering characters are shown:\n{text}");
+    assert_no_autolink_or_invisible(&text);
+}
+
+#[test]
+fn autolinks_references_and_invisible_characters_are_inert_in_the_verdict() {
+    let (report, _) = verify_edited(|e| {
+        let body = e["signoff"]["body"].as_str().expect("body").to_owned();
+        e["signoff"]["body"] = json!(body.replace("Signed: `nv-owner`", &format!("Signed: {AUTOLINKS} {TROJAN}")));
+    });
+    assert!(report.contains("GH\u{200B}-34"), "the Signed text is quoted:\n{report}");
+    assert_no_autolink_or_invisible(&report);
 }

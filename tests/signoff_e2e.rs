@@ -101,19 +101,69 @@ async fn signoff_posted_edited_and_by_a_non_owner() {
     server.wait_handled(3).await;
     assert_eq!(fake.world().count(&format!("PATCH /repos/{REPO}/issues/comments/{verdict_id}")), 1);
 
-    // 4. A sign-off by someone who owns nothing: its own verdict, REJECTED with Check 0 FAIL.
+    // 4. A sign-off by a reader who owns no changed path is not eligible: no verdict, no
+    //    collection, the status as it was, and one short bilingual reply.
     let stranger = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", &original.signoff.body);
     fake.world().permissions.insert((REPO.into(), "random-dev".into()), "read".into());
+    let before = statuses(&fake);
     server
         .deliver("issue_comment", "d-4", &signoff_event(pr, stranger, "random-dev", &original.signoff.body, None))
         .await;
     server.wait_handled(4).await;
-    let all = verdicts(&fake, pr);
-    assert_eq!(all.len(), 2, "one verdict per sign-off resource");
-    let theirs = &all.iter().find(|(_, b)| b.contains(&format!("signoff=issuecomment-{stranger} "))).unwrap().1;
-    assert!(theirs.contains("**REJECTED**") && theirs.contains("❌ Check 0"), "{theirs}");
+    assert_eq!(verdicts(&fake, pr).len(), 1, "an ineligible sign-off gets no verdict");
+    assert_eq!(statuses(&fake), before, "and never changes the status");
+    let replies = refusals(&fake, pr);
+    assert_eq!(replies.len(), 1);
+    assert!(replies[0].contains("random-dev") && replies[0].contains("签核未计入"), "{}", replies[0]);
     assert_eq!(statuses(&fake).last().unwrap(), &(head.clone(), context, "failure".into()));
     assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+
+/// The bot's replies to sign-offs that do not count.
+fn refusals(fake: &FakeGitHub, pr: u64) -> Vec<String> {
+    let w = fake.world();
+    w.comments_on(REPO, pr)
+        .into_iter()
+        .filter(|c| c.login == BOT && c.body.starts_with("<!-- sweepgate:signoff-refused "))
+        .map(|c| c.body.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_none_association_signoff_leaves_the_status_as_it_was() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    // The signer only reads the repository, but owns configs/nvidia-master.yaml at the base:
+    // a CODEOWNER of a changed path is eligible without write access.
+    fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "read".into());
+    let server = start_server(&fake, &upstream, &[]).await;
+    server.deliver("issue_comment", "n-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    server.wait_handled(1).await;
+    assert_eq!(verdicts(&fake, pr).len(), 1);
+    let approved = statuses(&fake);
+    assert_eq!(approved.last().unwrap(), &(head.clone(), "codeowner-signoff-verify".into(), "success".into()));
+    let tarballs = fake.world().count(&format!("GET /repos/{REPO}/tarball/"));
+
+    // Two pasted checklists by a user with no association at all (not a collaborator: 404).
+    for (n, delivery) in [(2, "n-2"), (3, "n-3")] {
+        let pasted = fake.add_comment(REPO, pr, "mallory", "NONE", &original.signoff.body);
+        let mut event = signoff_event(pr, pasted, "mallory", &original.signoff.body, None);
+        event["comment"]["author_association"] = json!("NONE");
+        server.deliver("issue_comment", delivery, &event).await;
+        server.wait_handled(n).await;
+    }
+    assert_eq!(statuses(&fake), approved, "the CODEOWNER's APPROVED stands");
+    assert_eq!(verdicts(&fake, pr).len(), 1, "no REJECTED verdict for mallory");
+    assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), tarballs, "no collection");
+    let replies = refusals(&fake, pr);
+    assert_eq!(replies.len(), 1, "one reply per PR, edited in place: {replies:#?}");
+    assert!(replies[0].contains("mallory") && replies[0].contains("Check 0"), "{}", replies[0]);
+    assert!(replies[0].contains("is not a CODEOWNER of any changed path"), "{}", replies[0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,4 +281,44 @@ async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_
     assert_eq!(sha, head, "the status goes on the pinned head, never on the pushed commit");
     assert!(status["description"].as_str().unwrap().contains("fresh sign-off"), "{status}");
     assert!(w.statuses.iter().all(|(_, sha, _)| *sha != pushed));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_repairs_a_signoff_left_pending() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    // A verification that died after its `pending` (the event itself was lost).
+    fake.add_status(
+        REPO,
+        &head,
+        BOT,
+        "pending",
+        "codeowner-signoff-verify",
+        &format!("verifying sign-off issuecomment-{id}"),
+    );
+    let server = start_server(&fake, &upstream, &["--reconcile-secs", "1"]).await;
+    // Any delivery from the repository makes it known to the reconcile pass.
+    let chat = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", "thanks");
+    server.deliver("issue_comment", "rc-1", &signoff_event(pr, chat, "random-dev", "thanks", None)).await;
+    server.wait_handled(1).await;
+    for _ in 0..200 {
+        if !verdicts(&fake, pr).is_empty() && statuses(&fake).last().unwrap().2 != "pending" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1, "the pending sign-off was verified again");
+    assert!(all[0].1.contains(&format!("signoff=issuecomment-{id} ")), "{}", all[0].1);
+    assert_eq!(statuses(&fake).last().unwrap(), &(head.clone(), "codeowner-signoff-verify".into(), "success".into()));
+    // The next passes leave it alone: the status is no longer pending.
+    let verified = statuses(&fake).len();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(statuses(&fake).len(), verified);
+    assert_eq!(verdicts(&fake, pr).len(), 1);
 }

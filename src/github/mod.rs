@@ -252,6 +252,15 @@ pub trait GitHub: Send + Sync {
         check_run_id: u64,
         input: &CheckRunInput,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    /// One text file at a commit through the contents API, for a cheap read of a single policy
+    /// file (CODEOWNERS) without a tarball; `None` when the file does not exist there.
+    fn get_file_text(
+        &self,
+        repo: &RepoRef,
+        path: &str,
+        sha: &str,
+        max_bytes: u64,
+    ) -> impl Future<Output = Result<Option<String>, GitHubError>> + Send;
 }
 
 #[cfg(test)]

@@ -598,6 +598,47 @@ impl GitHub for OctoGitHub {
         let body = serde_json::to_value(input).map_err(setup_err)?;
         self.call(Method::PATCH, &format!("/repos/{repo}/check-runs/{check_run_id}"), Some(&body), true).await.map(drop)
     }
+
+    async fn get_file_text(
+        &self,
+        repo: &RepoRef,
+        path: &str,
+        sha: &str,
+        max_bytes: u64,
+    ) -> Result<Option<String>, GitHubError> {
+        #[derive(serde::Deserialize)]
+        struct Contents {
+            #[serde(default)]
+            size: u64,
+            #[serde(default)]
+            encoding: String,
+            #[serde(default)]
+            content: String,
+        }
+        let segments: Vec<String> = path.split('/').map(query_escape).collect();
+        let api_path = format!("/repos/{repo}/contents/{}?ref={}", segments.join("/"), query_escape(sha));
+        let answer: Contents = match self.get(&api_path).await {
+            Ok(answer) => answer,
+            Err(err) if err.is_not_found() => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        if answer.size > max_bytes {
+            return Err(GitHubError::TooLarge { path: api_path, max_bytes });
+        }
+        let decoded = match answer.encoding.as_str() {
+            "base64" => {
+                use base64::Engine as _;
+                let packed: String = answer.content.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+                base64::engine::general_purpose::STANDARD.decode(packed).map_err(|e| e.to_string())
+            }
+            // Files over 1 MB come without content ("none"): not a policy file we can read here.
+            other => Err(format!("content encoding {other:?} (the file is too large for the contents API)")),
+        };
+        let bytes = decoded.map_err(|message| GitHubError::Decode { path: api_path.clone(), message })?;
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| GitHubError::Decode { path: api_path, message: "not UTF-8 text".into() })
+    }
 }
 
 /// GitHub App credentials → one client per installation (from each webhook's

@@ -155,7 +155,7 @@ impl OutboxGitHub {
         Ok(Comment {
             id: row.get::<_, i64>(0)? as u64,
             body: row.get(1)?,
-            user: User { login: self.bot_login.clone(), kind: "Bot".into() },
+            user: Some(User { login: self.bot_login.clone(), kind: "Bot".into() }),
             author_association: "NONE".into(),
             created_at: parse(row.get(2)?),
             updated_at: parse(row.get(3)?),
@@ -296,6 +296,10 @@ impl GitHub for OutboxGitHub {
         let target = check_run_id.to_string();
         self.record("update_check_run", repo, &target, serde_json::to_value(input).unwrap_or_default())
     }
+
+    async fn get_file_text(&self, _: &RepoRef, _: &str, _: &str, _: u64) -> Result<Option<String>, GitHubError> {
+        Err(GitHubError::DryRun("reading repository files"))
+    }
 }
 
 #[cfg(test)]
@@ -312,7 +316,7 @@ mod tests {
         outbox.add_reaction(&repo, 99, Reaction::ThumbsUp).await.unwrap();
         let listed = outbox.list_issue_comments(&repo, 7).await.unwrap();
         assert_eq!(listed.len(), 1);
-        assert_eq!((listed[0].body.as_str(), listed[0].user.login.as_str()), ("edited", "sweepgate[bot]"));
+        assert_eq!((listed[0].body.as_str(), User::login_of(listed[0].user.as_ref())), ("edited", "sweepgate[bot]"));
         assert!(outbox.list_issue_comments(&repo, 8).await.unwrap().is_empty());
         let actions: Vec<String> = outbox.entries().unwrap().into_iter().map(|e| e.action).collect();
         assert_eq!(actions, ["create_comment", "update_comment", "add_reaction"]);

@@ -16,7 +16,7 @@ pub enum Upserted {
 
 /// The bot's first comment whose marker has `wanted`'s kind and fields.
 pub fn find_own<'a>(comments: &'a [Comment], bot_login: &str, wanted: &Marker) -> Option<(&'a Comment, Marker)> {
-    comments.iter().filter(|c| c.user.login.eq_ignore_ascii_case(bot_login)).find_map(|c| {
+    comments.iter().filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(bot_login))).find_map(|c| {
         let marker = Marker::parse(&c.body)?;
         marker.matches(wanted).then_some((c, marker))
     })

@@ -12,12 +12,28 @@ pub struct User {
     pub kind: String,
 }
 
+impl User {
+    /// A person: an account that is neither a bot nor missing (`None` is a deleted account or
+    /// a payload without a sender). Bots never sign off or approve, so a verdict that quotes
+    /// the phrase cannot loop.
+    pub fn is_person(user: Option<&User>) -> bool {
+        user.is_some_and(|u| !(u.kind.eq_ignore_ascii_case("bot") || u.login.ends_with("[bot]")))
+    }
+
+    /// The login of a possibly deleted account (`""` when it is gone).
+    pub fn login_of(user: Option<&User>) -> &str {
+        user.map_or("", |u| u.login.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comment {
     pub id: u64,
     #[serde(default)]
     pub body: String,
-    pub user: User,
+    /// Null when the account was deleted.
+    #[serde(default)]
+    pub user: Option<User>,
     #[serde(default)]
     pub author_association: String,
     pub created_at: DateTime<Utc>,
@@ -61,7 +77,9 @@ pub struct PullRequest {
     pub labels: Vec<Label>,
     #[serde(default)]
     pub merged_at: Option<DateTime<Utc>>,
-    pub user: User,
+    /// Null when the account was deleted.
+    #[serde(default)]
+    pub user: Option<User>,
     /// The PR description (null when empty).
     #[serde(default)]
     pub body: Option<String>,

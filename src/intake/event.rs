@@ -1,5 +1,8 @@
 //! Webhook payloads → our own event enum. Only the fields the handlers use are read; anything
 //! else in the payload is ignored, and a payload missing a needed field is a typed error.
+//! An action the bot does not handle is answered as ignored from the `action` field alone,
+//! before the rest of the payload is parsed, so shapes we never read cannot refuse a delivery.
+//! Accounts may be null (deleted) and `sender` may be absent: both read as "not a person".
 
 use serde::Deserialize;
 
@@ -34,7 +37,8 @@ pub struct PullRequestEvent {
     pub pull: PullRequest,
     /// The label of a `labeled` / `unlabeled` action.
     pub label: Option<String>,
-    pub sender: User,
+    /// `None`: no sender in the payload (never a person who could approve).
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +51,7 @@ pub struct CommentEvent {
     pub comment: Comment,
     /// `changes.body.from` of an `edited` action.
     pub previous_body: Option<String>,
-    pub sender: User,
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +64,9 @@ pub struct ReviewEvent {
     pub key: SignoffKey,
     /// Empty for a review submitted without a summary.
     pub body: String,
-    pub sender: User,
+    /// The review's (or review comment's) author; `None` for a deleted account.
+    pub author: Option<User>,
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +116,14 @@ impl Event {
         }
     }
 
+    /// Why the bot does not act on this event (`None` for events it handles).
+    pub fn ignored_reason(&self) -> Option<&'static str> {
+        match self {
+            Event::Ignored { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
     pub fn installation_id(&self) -> Option<u64> {
         match self {
             Event::PullRequest(e) => e.installation_id,
@@ -152,7 +166,8 @@ struct PullRequestPayload {
     pull_request: PullRequest,
     #[serde(default)]
     label: Option<LabelField>,
-    sender: User,
+    #[serde(default)]
+    sender: Option<User>,
 }
 
 #[derive(Deserialize)]
@@ -183,7 +198,8 @@ struct CommentPayload {
     comment: Comment,
     #[serde(default)]
     changes: Option<Changes>,
-    sender: User,
+    #[serde(default)]
+    sender: Option<User>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +212,8 @@ struct ReviewBody {
     id: u64,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    user: Option<User>,
 }
 
 #[derive(Deserialize)]
@@ -209,12 +227,15 @@ struct ReviewPayload {
     review: Option<ReviewBody>,
     #[serde(default)]
     comment: Option<ReviewBody>,
-    sender: User,
+    #[serde(default)]
+    sender: Option<User>,
 }
 
-#[derive(Deserialize)]
+/// Our workflow's inputs; another workflow's dispatch (or one without inputs) has neither.
+#[derive(Deserialize, Default)]
 struct DispatchInputs {
-    comment_url: String,
+    #[serde(default)]
+    comment_url: Option<String>,
     #[serde(default, rename = "pr-number")]
     pr_number: Option<String>,
 }
@@ -224,7 +245,59 @@ struct DispatchPayload {
     repository: RepoField,
     #[serde(default)]
     installation: Option<InstallationField>,
-    inputs: DispatchInputs,
+    #[serde(default)]
+    inputs: Option<DispatchInputs>,
+}
+
+/// The `action` of a payload, read without building the rest of it.
+#[derive(Deserialize)]
+struct ActionField {
+    #[serde(default)]
+    action: Option<String>,
+}
+
+/// The `pull_request` actions the bot reads: the label policy's, and `closed` (cancels jobs).
+pub const PULL_REQUEST_ACTIONS: [&str; 8] =
+    ["opened", "reopened", "ready_for_review", "synchronize", "labeled", "unlabeled", "converted_to_draft", "closed"];
+
+/// The actions each event is read for; any other action is ignored before the payload is parsed.
+const HANDLED_ACTIONS: [(&str, &[&str], &str); 5] = [
+    ("pull_request", &PULL_REQUEST_ACTIONS, "pull_request action not handled"),
+    ("issue_comment", &["created", "edited"], "only created and edited comments are read"),
+    ("pull_request_review", &["submitted", "edited"], "only new and edited reviews are read"),
+    ("pull_request_review_comment", &["created", "edited"], "only new and edited reviews are read"),
+    ("merge_group", &["checks_requested"], "only checks_requested merge groups are read"),
+];
+
+/// Longest form-encoded body decoded (GitHub caps payloads at 25 MB).
+const MAX_FORM_BODY: usize = 32 * 1024 * 1024;
+
+/// The JSON of a delivery: the body itself, or, for a webhook whose content type is
+/// `application/x-www-form-urlencoded` (GitHub's default for repository webhooks), the
+/// URL-decoded `payload` field. A JSON document never starts with `payload=`, so the body
+/// tells the two apart; the signature was checked over the raw body before this.
+pub fn json_of_delivery(body: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+    let Some(encoded) = body.strip_prefix(b"payload=") else { return Ok(std::borrow::Cow::Borrowed(body)) };
+    if body.len() > MAX_FORM_BODY {
+        return Err(format!("form-encoded body larger than {MAX_FORM_BODY} bytes"));
+    }
+    let encoded = encoded.split(|&b| b == b'&').next().unwrap_or_default();
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(encoded.len());
+    let mut i = 0;
+    while i < encoded.len() {
+        match encoded[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let pair = encoded.get(i + 1..i + 3).and_then(|p| Some(hex(p[0])? << 4 | hex(p[1])?));
+                out.push(pair.ok_or_else(|| format!("invalid percent-escape at byte {} of the form payload", i + 8))?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 #[derive(Deserialize)]
@@ -236,16 +309,23 @@ struct MergeGroupField {
 
 #[derive(Deserialize)]
 struct MergeGroupPayload {
-    action: String,
     repository: RepoField,
     #[serde(default)]
     installation: Option<InstallationField>,
     merge_group: MergeGroupField,
 }
 
-/// Parses the body of a delivery whose `X-GitHub-Event` is `name`.
+/// Parses the body of a delivery whose `X-GitHub-Event` is `name` (JSON or form-encoded).
 pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
     let invalid = |message: String| EventError::Invalid { event: name.chars().take(64).collect(), message };
+    let body = json_of_delivery(body).map_err(invalid)?;
+    let body: &[u8] = &body;
+    if let Some((_, actions, reason)) = HANDLED_ACTIONS.iter().find(|(event, _, _)| *event == name) {
+        let head: ActionField = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
+        if !head.action.as_deref().is_some_and(|a| actions.contains(&a)) {
+            return Ok(Event::Ignored { name: name.into(), reason });
+        }
+    }
     let repo = |full_name: &str| RepoRef::parse(full_name).map_err(|e| invalid(e.to_string()));
     match name {
         "ping" => Ok(Event::Ping),
@@ -265,9 +345,6 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
             if p.issue.pull_request.is_none() {
                 return Ok(Event::Ignored { name: name.into(), reason: "comment on an issue, not a pull request" });
             }
-            if !matches!(p.action.as_str(), "created" | "edited") {
-                return Ok(Event::Ignored { name: name.into(), reason: "only created and edited comments are read" });
-            }
             Ok(Event::IssueComment(CommentEvent {
                 repo: repo(&p.repository.full_name)?,
                 action: p.action,
@@ -280,14 +357,11 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
         }
         "pull_request_review" | "pull_request_review_comment" => {
             let p: ReviewPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
-            let (kind, actions, resource) = if name == "pull_request_review" {
-                (SignoffKind::ReviewSummary, ["submitted", "edited"], p.review)
+            let (kind, resource) = if name == "pull_request_review" {
+                (SignoffKind::ReviewSummary, p.review)
             } else {
-                (SignoffKind::InlineReviewComment, ["created", "edited"], p.comment)
+                (SignoffKind::InlineReviewComment, p.comment)
             };
-            if !actions.contains(&p.action.as_str()) {
-                return Ok(Event::Ignored { name: name.into(), reason: "only new and edited reviews are read" });
-            }
             let resource = resource.ok_or_else(|| invalid("missing the review or comment object".into()))?;
             Ok(Event::Review(ReviewEvent {
                 repo: repo(&p.repository.full_name)?,
@@ -296,17 +370,25 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
                 pr: p.pull_request.number,
                 key: SignoffKey { kind, id: resource.id },
                 body: resource.body.unwrap_or_default(),
+                author: resource.user,
                 sender: p.sender,
             }))
         }
         "workflow_dispatch" => {
             let p: DispatchPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
             let repo = repo(&p.repository.full_name)?;
-            let signoff = SignoffUrl::parse(&p.inputs.comment_url).map_err(|e| invalid(e.to_string()))?;
+            let inputs = p.inputs.unwrap_or_default();
+            let Some(comment_url) = inputs.comment_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+                return Ok(Event::Ignored {
+                    name: name.into(),
+                    reason: "workflow_dispatch without a comment_url input",
+                });
+            };
+            let signoff = SignoffUrl::parse(comment_url).map_err(|e| invalid(e.to_string()))?;
             if !signoff.repo.eq_ignore_ascii_case(&repo.to_string()) {
                 return Err(invalid(format!("comment_url names {}, but the workflow runs in {repo}", signoff.repo)));
             }
-            if let Some(number) = p.inputs.pr_number.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+            if let Some(number) = inputs.pr_number.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
                 if number.parse::<u64>().ok() != Some(signoff.pr) {
                     return Err(invalid(format!(
                         "pr-number {number:?} does not match PR #{} of comment_url",
@@ -318,9 +400,6 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
         }
         "merge_group" => {
             let p: MergeGroupPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
-            if p.action != "checks_requested" {
-                return Ok(Event::Ignored { name: name.into(), reason: "only checks_requested merge groups are read" });
-            }
             let group = p.merge_group;
             Ok(Event::MergeGroup(MergeGroupEvent {
                 repo: repo(&p.repository.full_name)?,
@@ -480,12 +559,73 @@ mod tests {
     #[test]
     fn malformed_payloads_are_typed_errors() {
         assert!(parse("pull_request", b"not json").is_err());
-        assert!(parse("pull_request", b"{}").unwrap_err().to_string().contains("missing field"));
+        let opened = br#"{"action": "opened"}"#;
+        assert!(parse("pull_request", opened).unwrap_err().to_string().contains("missing field"));
         let mut bad_repo = pr_payload("opened");
         bad_repo["repository"]["full_name"] = json!("../../x");
         assert!(parse("pull_request", &serde_json::to_vec(&bad_repo).unwrap()).is_err());
         assert!(parse("push", b"\xff").is_err());
         assert!(matches!(parse("push", b"{}").unwrap(), Event::Ignored { .. }));
         assert_eq!(parse("ping", b"{}").unwrap(), Event::Ping);
+    }
+
+    #[test]
+    fn unhandled_actions_are_ignored_before_the_payload_is_parsed() {
+        for (name, body) in [
+            ("pull_request", json!({"action": "assigned", "pull_request": "not an object"})),
+            ("pull_request", json!({})),
+            ("issue_comment", json!({"action": "deleted"})),
+            ("pull_request_review_comment", json!({"action": "deleted", "comment": null})),
+            ("merge_group", json!({"action": "destroyed"})),
+        ] {
+            let got = parse(name, &serde_json::to_vec(&body).unwrap()).unwrap();
+            assert!(got.ignored_reason().is_some(), "{name} {body}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn null_accounts_and_missing_senders_are_not_people() {
+        let mut p = comment_payload("created", true);
+        p["comment"]["user"] = json!(null);
+        p.as_object_mut().unwrap().remove("sender");
+        let Event::IssueComment(e) = parse("issue_comment", &serde_json::to_vec(&p).unwrap()).unwrap() else {
+            panic!("not a comment event")
+        };
+        assert_eq!((e.comment.user, e.sender), (None, None));
+        let mut p = pr_payload("labeled");
+        p["pull_request"]["user"] = json!(null);
+        p.as_object_mut().unwrap().remove("sender");
+        let Event::PullRequest(e) = parse("pull_request", &serde_json::to_vec(&p).unwrap()).unwrap() else {
+            panic!("not a PR event")
+        };
+        assert!(e.pull.user.is_none() && !User::is_person(e.sender.as_ref()));
+    }
+
+    #[test]
+    fn dispatches_without_our_input_are_ignored() {
+        for inputs in [json!({}), json!(null), json!({"comment_url": " "})] {
+            let p = json!({"repository": {"full_name": "o/r"}, "inputs": inputs});
+            let got = parse("workflow_dispatch", &serde_json::to_vec(&p).unwrap()).unwrap();
+            assert_eq!(got.ignored_reason(), Some("workflow_dispatch without a comment_url input"));
+        }
+    }
+
+    #[test]
+    fn form_encoded_deliveries_are_decoded() {
+        let json = serde_json::to_string(&pr_payload("labeled")).unwrap();
+        let mut form = String::from("payload=");
+        for b in json.bytes() {
+            match b {
+                b' ' => form.push('+'),
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => form.push(b as char),
+                _ => form.push_str(&format!("%{b:02X}")),
+            }
+        }
+        assert_eq!(json_of_delivery(form.as_bytes()).unwrap().as_ref(), json.as_bytes());
+        let Event::PullRequest(e) = parse("pull_request", form.as_bytes()).unwrap() else { panic!("not a PR event") };
+        assert_eq!(e.label.as_deref(), Some("full-sweep-enabled"));
+        assert!(parse("pull_request", b"payload=%7B%zz").unwrap_err().to_string().contains("percent-escape"));
+        assert!(parse("pull_request", b"payload=%7").is_err());
+        assert_eq!(json_of_delivery(b"{}").unwrap().as_ref(), b"{}");
     }
 }

@@ -74,7 +74,7 @@ const RETIRED: [(&str, &str, &str); 2] = [
     (
         "full-sweep-fail-fast-no-canary",
         "`full-sweep-fail-fast-no-canary` is retired: fail-fast now always comes with the canary. Use `full-sweep-fail-fast`, or `non-canary-full-sweep-enabled` to skip the canary.",
-        "`full-sweep-fail-fast-no-canary` 已停用：fail-fast 现在总是带 canary。请改用 `full-sweep-fail-fast`；如需跳过 canary，请用 `non-canary-full-sweep-enabled`。",
+        "`full-sweep-fail-fast-no-canary` 已停用：失败即停现在总是带金丝雀运行。请改用 `full-sweep-fail-fast`；如需跳过金丝雀运行，请用 `non-canary-full-sweep-enabled`。",
     ),
 ];
 
@@ -260,7 +260,7 @@ pub fn decide<S: AsRef<str>>(labels: &[S], facts: &PrFacts) -> LabelDecision {
             "draft",
             true,
             "The PR is a draft; drafts never sweep. Mark it ready for review to start the sweep.".into(),
-            "此 PR 是草稿；草稿不会触发扫描。请标记为 Ready for review 以开始扫描。".into(),
+            "此 PR 是草稿；草稿不会触发扫描。请将其标记为可供审阅（GitHub 的 `Ready for review`）以开始扫描。".into(),
         ));
     }
     if facts.head_message.as_deref().is_some_and(|m| m.contains(SKIP_SWEEP_MARKER)) {
@@ -314,7 +314,7 @@ fn fork_reasons(facts: &PrFacts, reasons: &mut Vec<Reason>) {
                 "fork-labeler-not-authorized",
                 true,
                 format!("This PR comes from a fork: the sweep label must be applied by a user with write, maintain or admin permission (the labeler has {perm})."),
-                format!("此 PR 来自 fork：扫描标签必须由拥有 write、maintain 或 admin 权限的用户添加（添加者权限为 {perm}）。"),
+                format!("此 PR 来自派生仓库：扫描标签必须由拥有 `write`、`maintain` 或 `admin` 权限的用户添加（添加者权限为 {perm}）。"),
             ));
         }
     }
@@ -324,8 +324,8 @@ fn fork_reasons(facts: &PrFacts, reasons: &mut Vec<Reason>) {
             reasons.push(reason(
                 "fork-approval-stale",
                 true,
-                format!("The sweep label approved `{a}`, but the PR head is now `{h}`; remove and re-add the sweep label to approve the new revision."),
-                format!("扫描标签批准的是 `{a}`，但 PR 头已变为 `{h}`；请移除并重新添加扫描标签以批准新版本。"),
+                format!("Stale: the sweep label approved `{a}`, but the PR head is now `{h}`; re-label after reviewing `{h}` (remove and re-add the sweep label)."),
+                format!("已过期：扫描标签批准的是 `{a}`，但 PR 头已变为 `{h}`；请在审阅 `{h}` 后重新添加标签（移除并重新添加扫描标签）。"),
             ));
         }
     }

@@ -1,14 +1,25 @@
 //! Escaping of untrusted text (PR titles, comment bodies, label names, logins) before it appears
 //! in a comment the bot posts. Every function here guarantees: no @-mention or team ping, no raw
 //! HTML (so no forged `<!-- sweepgate:` marker and no hidden text), no Markdown structure
-//! (links, images, emphasis, headings, table pipes), one line, bounded length.
+//! (links, images, emphasis, headings, table pipes), no autolink (bare URLs, `www.`, `#123`,
+//! `GH-123`), no invisible or reordering character (bidi controls and zero-width characters
+//! are shown as U+FFFD), one line, bounded length.
 
 /// Longest escaped snippet, in characters, before it is cut with `…`.
 pub const MAX_CHARS: usize = 300;
 
-/// Zero-width space: breaks `@user` mentions and `#123` cross-references without changing
-/// what a reader sees.
+/// Zero-width space: breaks `@user` mentions, `#123` / `GH-123` cross-references and bare-URL
+/// autolinks without changing what a reader sees. Inserted only by us: the same character in
+/// user text is replaced first.
 const ZWSP: char = '\u{200B}';
+
+/// Characters that hide or reorder text (Trojan Source): bidi embeddings, overrides and
+/// isolates, directional marks, and zero-width characters.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
 
 fn one_line_bounded(text: &str) -> (String, bool) {
     let mut out = String::new();
@@ -18,9 +29,21 @@ fn one_line_bounded(text: &str) -> (String, bool) {
             cut = true;
             break;
         }
-        out.push(if c.is_control() { ' ' } else { c });
+        out.push(if c.is_control() {
+            ' '
+        } else if is_invisible(c) {
+            '\u{FFFD}'
+        } else {
+            c
+        });
     }
     (out, cut)
+}
+
+/// Whether `chars[at..]` starts with `word` (ASCII, case-insensitive) at a word start.
+fn word_at(chars: &[char], at: usize, word: &str) -> bool {
+    let starts = at.checked_sub(1).and_then(|j| chars.get(j)).is_none_or(|c| !c.is_alphanumeric());
+    starts && word.chars().enumerate().all(|(k, w)| chars.get(at + k).is_some_and(|c| c.eq_ignore_ascii_case(&w)))
 }
 
 /// Text for Markdown prose and table cells: every Markdown and HTML metacharacter escaped.
@@ -30,8 +53,28 @@ pub fn inline(text: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
     let word_char = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
     let mut out = String::with_capacity(line.len() + 8);
+    let digit_at = |j: usize| chars.get(j).is_some_and(char::is_ascii_digit);
     for (i, &c) in chars.iter().enumerate() {
         match c {
+            // `GH-123` links an issue: `GH` + ZWSP + `-123` does not.
+            '-' if i >= 2 && word_at(&chars, i - 2, "gh") && digit_at(i + 1) => {
+                out.push(ZWSP);
+                out.push('-');
+            }
+            // Bare URLs (`https://…`, any scheme) and `www.` hosts autolink.
+            ':' if chars.get(i + 1) == Some(&'/') && chars.get(i + 2) == Some(&'/') => {
+                out.push(':');
+                out.push(ZWSP);
+            }
+            '.' if i >= 3 && word_at(&chars, i - 3, "www") => {
+                out.push(ZWSP);
+                out.push('.');
+            }
+            // `#123` links an issue even when the `#` is escaped.
+            '#' if digit_at(i + 1) => {
+                out.push_str("\\#");
+                out.push(ZWSP);
+            }
             '_' if word_char(i.checked_sub(1)) && word_char(Some(i + 1)) => out.push('_'),
             // List markers matter only at the start of a line.
             '-' | '+' if i > 0 => out.push(c),
@@ -125,6 +168,22 @@ mod tests {
         assert_eq!(mention("@maint-a"), "maint-a");
         assert_eq!(mention("github-actions[bot]"), "github-actions[bot]");
         assert_eq!(mention("evil <b>"), "evil &lt;b&gt;");
+    }
+
+    #[test]
+    fn autolinks_and_references_are_broken() {
+        assert_eq!(inline("see #12"), "see \\#\u{200B}12");
+        assert_eq!(inline("GH-7 and gh-8, not AGH-9 or GH-x"), "GH\u{200B}-7 and gh\u{200B}-8, not AGH-9 or GH-x");
+        assert_eq!(inline("https://evil.example/x"), "https:\u{200B}//evil.example/x");
+        assert_eq!(inline("www.evil.example"), "www\u{200B}.evil.example");
+        assert_eq!(inline("a@b.example"), "a@\u{200B}b.example");
+    }
+
+    #[test]
+    fn invisible_and_bidi_characters_are_shown() {
+        let trojan = "ok\u{202E}dcba\u{2066}x\u{200B}y\u{FEFF}";
+        assert_eq!(inline(trojan), "ok\u{FFFD}dcba\u{FFFD}x\u{FFFD}y\u{FFFD}");
+        assert_eq!(code(trojan), "`ok\u{FFFD}dcba\u{FFFD}x\u{FFFD}y\u{FFFD}`");
     }
 
     #[test]

@@ -30,6 +30,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("sweep_check.zh.md.j2", include_str!("../../templates/sweep_check.zh.md.j2")),
     ("sweep_check_points.en.md.j2", include_str!("../../templates/sweep_check_points.en.md.j2")),
     ("sweep_check_points.zh.md.j2", include_str!("../../templates/sweep_check_points.zh.md.j2")),
+    ("signoff_refused.en.md.j2", include_str!("../../templates/signoff_refused.en.md.j2")),
+    ("signoff_refused.zh.md.j2", include_str!("../../templates/signoff_refused.zh.md.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -95,13 +97,13 @@ mod tests {
         let text = render_bilingual("welcome", &ctx).unwrap();
         let (en, zh) = text.split_once("\n---\n").unwrap();
         assert!(en.contains("Welcome") && en.contains("Fork PR"));
-        assert!(zh.contains("欢迎") && zh.contains("Fork PR"));
+        assert!(zh.contains("欢迎") && zh.contains("来自派生仓库的 PR"));
         assert!(!text.contains(" @SemiAnalysisAI"), "the team appears only inside a code span");
     }
 
     #[test]
     fn user_text_goes_through_escaping_filters() {
-        let ctx = serde_json::json!({"accepted": false, "command": "/use `x`", "author": "@eve <b>", "reasons": [], "hint": true});
+        let ctx = serde_json::json!({"accepted": false, "command": "/use `x`", "author": "@eve <b>", "reasons": [], "hint": true, "in_force": null});
         let text = render("reuse.en.md.j2", &ctx).unwrap();
         assert!(text.contains("`` /use `x` ``") && text.contains("@\u{200B}eve &lt;b&gt;"), "{text}");
     }

@@ -11,10 +11,12 @@ use serde_json::json;
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::github::sticky::{self, find_own, Thread, Upserted};
-use crate::github::types::{Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, WorkflowRun};
+use crate::github::types::{
+    Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, User, WorkflowRun,
+};
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Ack, CommandName, CommentView, ReuseCommand, Scan};
-use crate::intake::event::{CommentEvent, Event, PullRequestEvent};
+use crate::intake::event::{CommentEvent, Event, PullRequestEvent, PULL_REQUEST_ACTIONS};
 use crate::intake::labels::{self, Modifier, Permission, PrFacts, Primary, Reason};
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
 use crate::repo::Logical;
@@ -23,7 +25,7 @@ use crate::report::{render_bilingual, RenderError};
 use crate::server::sweeps::SweepRequest;
 use crate::sweep::cancel::cancel_pull_request;
 use crate::sweep::slurm::SlurmCli;
-pub use signoff::{is_human, verify_signoff, SignoffTarget, VerifyConfig};
+pub use signoff::{eligibility_of, verify_signoff, SignoffTarget, Trigger, VerifyConfig};
 
 /// Settings of the handlers (the same in both deployments).
 #[derive(Debug, Clone)]
@@ -95,20 +97,28 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
     let mut out = Outcome::default();
     match event {
         Event::PullRequest(e) => pull_request(gh, cfg, e, &mut out).await?,
-        Event::IssueComment(e) if has_signoff_phrase(&e.comment.body) && is_human(&e.comment.user) => {
-            let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
-            let target = SignoffTarget { repo: &e.repo, pr: e.issue_number, key, require_open: true };
-            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
-        }
-        Event::IssueComment(e) => issue_comment(gh, cfg, e, &mut out).await?,
-        Event::Review(e) if has_signoff_phrase(&e.body) && is_human(&e.sender) => {
-            let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, require_open: true };
-            verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
-        }
-        Event::Review(e) => out.note(format!("{} is not a sign-off by a person", e.key)),
+        Event::IssueComment(e) => match e.comment.user.as_ref().filter(|a| User::is_person(Some(a))) {
+            Some(author) if has_signoff_phrase(&e.comment.body) => {
+                let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
+                let target =
+                    SignoffTarget { repo: &e.repo, pr: e.issue_number, key, trigger: Trigger::Event { author } };
+                verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
+                    .await?
+            }
+            _ => issue_comment(gh, cfg, e, &mut out).await?,
+        },
+        Event::Review(e) => match e.author.as_ref().filter(|a| User::is_person(Some(a))) {
+            Some(author) if has_signoff_phrase(&e.body) => {
+                let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, trigger: Trigger::Event { author } };
+                verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
+                    .await?
+            }
+            _ => out.note(format!("{} is not a sign-off by a person", e.key)),
+        },
         // A dispatch is an explicit override: any PR state, no phrase required (spec 30 §1.2).
         Event::Dispatch(e) => {
-            let target = SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, require_open: false };
+            let target =
+                SignoffTarget { repo: &e.repo, pr: e.signoff.pr, key: e.signoff.key, trigger: Trigger::Dispatch };
             verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out).await?
         }
         Event::MergeGroup(e) => merge_group::merge_group(gh, cfg, e, &mut out).await?,
@@ -121,16 +131,6 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
 /// The action of the label-policy events the periodic reconcile queues (GitHub never sends it).
 pub const RECONCILE_ACTION: &str = "sweepgate-reconcile";
 
-const LABEL_ACTIONS: [&str; 8] = [
-    "opened",
-    "reopened",
-    "ready_for_review",
-    "synchronize",
-    "labeled",
-    "unlabeled",
-    "converted_to_draft",
-    RECONCILE_ACTION,
-];
 const WELCOME_ACTIONS: [&str; 3] = ["opened", "reopened", "ready_for_review"];
 
 async fn pull_request<G: GitHub>(
@@ -140,10 +140,13 @@ async fn pull_request<G: GitHub>(
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     if e.action == "closed" {
+        out.note(format!("#{} was closed: no label decision or status for a closed PR", e.pull.number));
         cancel_jobs(cfg, &e.repo, e.pull.number, "the PR was closed", out).await;
         return Ok(());
     }
-    if !LABEL_ACTIONS.contains(&e.action.as_str()) {
+    // Every parsed action but `closed` (handled above) runs the label policy, and so does reconcile.
+    let label_action = e.action == RECONCILE_ACTION || PULL_REQUEST_ACTIONS.contains(&e.action.as_str());
+    if !label_action {
         out.note(format!("pull_request.{}: nothing to do", e.action));
         return Ok(());
     }
@@ -178,6 +181,9 @@ async fn pull_request<G: GitHub>(
     }
     let decision = label_policy(gh, cfg, e, &live, files.as_deref(), &comments, out).await?;
     let sweep = decision.sweep;
+    if e.action == RECONCILE_ACTION {
+        signoff::repair(gh, cfg, &e.repo, &live, &comments, out).await?;
+    }
     if sweep {
         start_sweep(cfg, e, &live, decision, out).await;
     }
@@ -225,9 +231,19 @@ async fn start_sweep(
     let (repo, installation, pr) = (e.repo.clone(), e.installation_id, pull.number);
     let (base, head) = (pull.base.sha.clone(), pull.head.sha.clone());
     let labels: Vec<String> = pull.label_names().into_iter().map(str::to_owned).collect();
+    let rerun_finished = e.action == "labeled";
     let job = tokio::task::spawn_blocking(move || {
         let (base_sha, head_sha, labels, decision) = (&base, &head, &labels, &decision);
-        service.start(&SweepRequest { repo: &repo, installation, pr, base_sha, head_sha, labels, decision })
+        service.start(&SweepRequest {
+            repo: &repo,
+            installation,
+            pr,
+            base_sha,
+            head_sha,
+            labels,
+            decision,
+            rerun_finished,
+        })
     });
     match job.await {
         Ok(line) => out.note(line),
@@ -292,7 +308,7 @@ struct Target<'a> {
 /// Creates the marked comment, or edits the bot's existing one when its text changed.
 async fn upsert<G: GitHub>(
     gh: &G,
-    cfg: &BotConfig,
+    bot_login: &str,
     target: Target<'_>,
     comments: &[Comment],
     marker: &Marker,
@@ -301,7 +317,7 @@ async fn upsert<G: GitHub>(
 ) -> Result<(), HandlerError> {
     let Target { repo, number: issue } = target;
     let find = Marker { kind: marker.kind.clone(), fields: vec![("pr".into(), issue.to_string())] };
-    let thread = Thread { repo, issue, bot_login: &cfg.bot_login };
+    let thread = Thread { repo, issue, bot_login };
     match sticky::upsert(gh, thread, comments, &find, marker, body).await? {
         Upserted::Unchanged(id) => out.note(format!("{} comment {id} unchanged", marker.kind)),
         Upserted::Edited(id) => out.note(format!("edited {} comment {id}", marker.kind)),
@@ -339,13 +355,41 @@ async fn welcome<G: GitHub>(
     Ok(())
 }
 
-fn unavailable_reason(what: &str) -> Reason {
+/// A fact dry-run mode could not read, named in both languages (`[en, zh]`).
+fn unavailable_reason([en, zh]: [&str; 2]) -> Reason {
     Reason {
         code: "facts-unavailable",
-        en: format!("Could not read {what}: dry-run mode has no GitHub credentials, so this is not decided."),
-        zh: format!("无法读取{what}：dry-run 模式没有 GitHub 凭据，因此无法作出决定。"),
+        en: format!("Could not read {en}: dry-run mode has no GitHub credentials, so this is not decided."),
+        zh: format!("无法读取{zh}：演练模式（`dry-run`）没有 GitHub 凭据，因此无法作出决定。"),
         blocking: true,
     }
+}
+
+/// Posts `status` on `sha` unless the newest status of its context there already says the
+/// same (GitHub keeps at most 1000 statuses per commit and context). Returns whether it posted.
+/// When the statuses cannot be read, it posts: a repeated status is harmless, a missing one
+/// leaves the gate undecided.
+pub(crate) async fn post_status<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    sha: &str,
+    status: &StatusInput,
+) -> Result<bool, GitHubError> {
+    let current = match gh.list_commit_statuses(repo, sha).await {
+        Ok(list) => list.into_iter().find(|s| s.context == status.context),
+        Err(GitHubError::DryRun(_)) => None,
+        Err(err) => {
+            tracing::warn!(%repo, sha, "reading the commit's statuses failed; posting anyway: {err}");
+            None
+        }
+    };
+    // The client cuts descriptions at 140 characters; compare what GitHub stored.
+    let description: String = status.description.chars().take(140).collect();
+    if current.is_some_and(|c| c.state == status.state && c.description.as_deref().unwrap_or("") == description) {
+        return Ok(false);
+    }
+    gh.create_status(repo, sha, status).await?;
+    Ok(true)
 }
 
 async fn label_policy<G: GitHub>(
@@ -369,9 +413,26 @@ async fn label_policy<G: GitHub>(
     if pull.is_fork() {
         let primary_event = e.label.as_deref().is_some_and(|l| Primary::ALL.iter().any(|p| p.name() == l));
         if primary_event && e.action == "labeled" {
-            let permission = available(gh.collaborator_permission(&e.repo, &e.sender.login).await)?;
-            labeler_permission = permission;
-            approved_sha = permission.filter(|p| p.can_write()).map(|_| head_sha.clone());
+            let permission = match e.sender.as_ref().filter(|s| User::is_person(Some(s))) {
+                Some(labeler) => available(gh.collaborator_permission(&e.repo, &labeler.login).await)?,
+                None => Some(Permission::None),
+            };
+            // The labeler reviewed the head in the payload: that commit is what the label
+            // approves, and only while it is still the live head (labels::decide says "stale"
+            // otherwise). An older label event (a late delivery, a replayed body) never
+            // revokes an approval that already covers the live head.
+            let seen = &e.pull.head.sha;
+            let covers_live = approved_sha.as_deref() == Some(head_sha.as_str());
+            if *seen == head_sha || !covers_live {
+                labeler_permission = permission;
+                approved_sha = permission.filter(|p| p.can_write()).map(|_| seen.clone());
+            } else {
+                out.note(format!(
+                    "label event for {} is older than the approved head {}: ignored",
+                    short(seen),
+                    short(&head_sha)
+                ));
+            }
         } else if primary_event && e.action == "unlabeled" {
             (approved_sha, labeler_permission) = (None, None);
         }
@@ -388,17 +449,17 @@ async fn label_policy<G: GitHub>(
     let mut decision = labels::decide(&pull.label_names(), &facts);
     if files.is_none() {
         decision.reasons.retain(|r| r.code != "no-changelog-append");
-        decision.block(unavailable_reason("the PR's files"));
+        decision.block(unavailable_reason(["the PR's files", "本 PR 的文件"]));
     }
     if commits.is_none() {
-        decision.block(unavailable_reason("the PR's commits"));
+        decision.block(unavailable_reason(["the PR's commits", "本 PR 的提交"]));
     }
     let body = render_bilingual("labels", &json!({"decision": decision, "head_sha": head_sha}))?;
     let mut marker = Marker::new("labels").with("pr", number);
     if let Some(sha) = approved_sha.filter(|_| pull.is_fork()) {
         marker = marker.with("approved", sha);
     }
-    upsert(gh, cfg, Target { repo: &e.repo, number }, comments, &marker, &body, out).await?;
+    upsert(gh, &cfg.bot_login, Target { repo: &e.repo, number }, comments, &marker, &body, out).await?;
 
     let description = match decision.reasons.iter().find(|r| r.blocking) {
         None => format!("sweep: {}", decision.primary.map_or("none", Primary::name)),
@@ -410,8 +471,9 @@ async fn label_policy<G: GitHub>(
         description,
         target_url: None,
     };
-    gh.create_status(&e.repo, &head_sha, &status).await?;
-    out.note(format!("status {} {:?}: {}", short(&head_sha), status.state, status.description));
+    let posted = post_status(gh, &e.repo, &head_sha, &status).await?;
+    let unchanged = if posted { "" } else { " (unchanged)" };
+    out.note(format!("status {} {:?}: {}{unchanged}", short(&head_sha), status.state, status.description));
     out.decision = Some(if decision.sweep { "sweep" } else { "no-sweep" });
     Ok(decision)
 }
@@ -450,7 +512,7 @@ pub fn validate_pinned_run(
         reasons.push(reject(
             "run-not-pull-request",
             format!("Run {id} is not a pull_request run."),
-            format!("运行 {id} 不是 pull_request 运行。"),
+            format!("运行 {id} 不是 `pull_request` 事件的运行。"),
         ));
     }
     if run.status.as_deref() != Some("completed") {
@@ -464,7 +526,7 @@ pub fn validate_pinned_run(
         reasons.push(reject(
             "run-conclusion",
             format!("Run {id} has conclusion `{c}`; expected success, failure, or cancelled."),
-            format!("运行 {id} 的结论为 `{c}`；应为 success、failure 或 cancelled。"),
+            format!("运行 {id} 的结论为 `{c}`；应为 `success`、`failure` 或 `cancelled`。"),
         ));
     }
     if run.head_sha.is_empty() || !pr_commits.contains(&run.head_sha) {
@@ -479,7 +541,7 @@ pub fn validate_pinned_run(
         reasons.push(reject(
             "no-results-artifact",
             format!("Run {id} has no unexpired benchmark, eval, or agentic result artifact (`results_bmk`, `eval_results_all`, `bmk_agentic_*`)."),
-            format!("运行 {id} 没有未过期的基准、评测或 agentic 结果产物（`results_bmk`、`eval_results_all`、`bmk_agentic_*`）。"),
+            format!("运行 {id} 没有未过期的基准、评测或智能体结果产物（`results_bmk`、`eval_results_all`、`bmk_agentic_*`）。"),
         ));
     }
     reasons
@@ -491,9 +553,9 @@ async fn issue_comment<G: GitHub>(
     e: &CommentEvent,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
-    let author = &e.comment.user;
-    if author.login.eq_ignore_ascii_case(&cfg.bot_login) || author.kind == "Bot" {
-        out.note(format!("comment {} is by a bot: ignored", e.comment.id));
+    let is_bot = e.comment.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(&cfg.bot_login));
+    if is_bot || !User::is_person(e.comment.user.as_ref()) {
+        out.note(format!("comment {} is not by a person (a bot or a deleted account): ignored", e.comment.id));
         return Ok(());
     }
     let now = command::scan(&e.comment.body);
@@ -527,7 +589,9 @@ async fn issue_comment<G: GitHub>(
         return reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await;
     }
     let checked = match validate_command(gh, cfg, &e.repo, e.issue_number, command).await {
-        Err(HandlerError::GitHub(GitHubError::DryRun(_))) => Err(vec![unavailable_reason("the PR and the named run")]),
+        Err(HandlerError::GitHub(GitHubError::DryRun(_))) => {
+            Err(vec![unavailable_reason(["the PR and the named run", "本 PR 及所指定的运行"])])
+        }
         other => other?,
     };
     match checked {
@@ -604,7 +668,7 @@ async fn validate_command<G: GitHub>(
             Ok(Err(vec![reject(
                 "no-eligible-run",
                 format!("No successful `{}` pull_request run with a result artifact was found for any of this PR's {k} commit(s); pin a specific run with `/use <run_id>`.", cfg.sweep_workflow),
-                format!("在本 PR 的 {k} 个提交中找不到成功且带结果产物的 `{}` pull_request 运行；请用 `/use <run_id>` 指定运行。", cfg.sweep_workflow),
+                format!("在本 PR 的 {k} 个提交中找不到成功且带结果产物的 `{}` 的 `pull_request` 事件运行；请用 `/use <run_id>` 指定运行。", cfg.sweep_workflow),
             )]))
         }
     }
@@ -651,6 +715,7 @@ async fn reply<G: GitHub>(
     }
     let comments = gh.list_issue_comments(&e.repo, e.issue_number).await?;
     let mut marker = Marker::new("reuse").with("pr", e.issue_number);
+    let author = User::login_of(e.comment.user.as_ref());
     let context = match verdict {
         Verdict::Accepted(command, run) => {
             let name = match command.name {
@@ -659,28 +724,41 @@ async fn reply<G: GitHub>(
             };
             marker = marker.with("comment", e.comment.id).with("cmd", name).with("run", run.id);
             json!({
-                "accepted": true, "command": shown, "author": e.comment.user.login,
+                "accepted": true, "command": shown, "author": author,
                 "association": e.comment.author_association, "run_id": run.id,
                 "run_url": run.html_url, "run_sha": short(&run.head_sha),
             })
         }
         Verdict::Rejected(reasons) => {
-            // Keep the previous acknowledgement: a rejected command does not erase it.
+            // Keep the previous acknowledgement, in the marker and visibly above the refusal:
+            // a rejected (or unauthorized) command neither erases nor hides it.
             let find = Marker::new("reuse").with("pr", e.issue_number);
+            let mut run_in_force = None;
             if let Some((_, previous)) = find_own(&comments, &cfg.bot_login, &find) {
                 for key in ["comment", "cmd", "run"] {
                     if let Some(v) = previous.get(key) {
                         marker = marker.with(key, v);
                     }
                 }
+                run_in_force = previous.get("run").and_then(|v| v.parse::<u64>().ok());
             }
+            let in_force =
+                acks_from_comments(&comments, &cfg.bot_login, e.issue_number).into_iter().next().map(|ack| {
+                    let run_id = run_in_force.or(ack.command.run_id);
+                    json!({
+                        "command": ack.command.to_string(),
+                        "comment_id": ack.comment_id,
+                        "run_id": run_id,
+                        "run_url": run_id.map(|id| format!("https://github.com/{}/actions/runs/{id}", e.repo)),
+                    })
+                });
             // Never suggest a command to someone who cannot run it.
             let hint = !reasons.iter().any(|r| r.code == "unauthorized");
-            json!({"accepted": false, "command": shown, "author": e.comment.user.login, "reasons": reasons, "hint": hint})
+            json!({"accepted": false, "command": shown, "author": author, "reasons": reasons, "hint": hint, "in_force": in_force})
         }
     };
     let body = render_bilingual("reuse", &context)?;
-    upsert(gh, cfg, Target { repo: &e.repo, number: e.issue_number }, &comments, &marker, &body, out).await
+    upsert(gh, &cfg.bot_login, Target { repo: &e.repo, number: e.issue_number }, &comments, &marker, &body, out).await
 }
 
 /// The bot's acknowledgements recorded in its reuse comment marker (input of
@@ -709,7 +787,7 @@ pub fn reuse_in_force(comments: &[Comment], bot_login: &str, pr: u64) -> Option<
         .iter()
         .map(|c| CommentView {
             id: c.id,
-            author: &c.user.login,
+            author: User::login_of(c.user.as_ref()),
             author_association: &c.author_association,
             body: &c.body,
             created_at: c.created_at,

@@ -21,10 +21,10 @@ use tokio::sync::Notify;
 use super::state::StateError;
 use super::Job;
 use crate::github::outbox::blocking;
+use crate::github::types::User;
 use crate::github::RepoRef;
 use crate::intake::event::Event;
 use crate::intake::signoff::has_signoff_phrase;
-use crate::server::handlers::is_human;
 
 /// Where a stored delivery is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,10 +360,12 @@ pub fn pr_name(repo: &RepoRef, pr: u64) -> String {
 /// overrides and never superseded.
 pub fn signoff_signer(event: &Event) -> Option<&str> {
     match event {
-        Event::IssueComment(e) if has_signoff_phrase(&e.comment.body) && is_human(&e.comment.user) => {
-            Some(&e.comment.user.login)
+        Event::IssueComment(e) if has_signoff_phrase(&e.comment.body) => {
+            e.comment.user.as_ref().filter(|u| User::is_person(Some(u))).map(|u| u.login.as_str())
         }
-        Event::Review(e) if has_signoff_phrase(&e.body) && is_human(&e.sender) => Some(&e.sender.login),
+        Event::Review(e) if has_signoff_phrase(&e.body) => {
+            e.author.as_ref().filter(|u| User::is_person(Some(u))).map(|u| u.login.as_str())
+        }
         _ => None,
     }
 }
@@ -627,14 +629,14 @@ mod tests {
             comment: Comment {
                 id,
                 body: body.into(),
-                user: User { login: login.into(), kind: "User".into() },
+                user: Some(User { login: login.into(), kind: "User".into() }),
                 author_association: "NONE".into(),
                 created_at: chrono::Utc::now(),
                 updated_at: chrono::Utc::now(),
                 html_url: String::new(),
             },
             previous_body: None,
-            sender: User { login: login.into(), kind: "User".into() },
+            sender: Some(User { login: login.into(), kind: "User".into() }),
         })
     }
 

@@ -4,6 +4,8 @@
 //! marker; unlike a real `synchronize`, never a cancel of the PR's jobs for a new head). The
 //! handler is idempotent, so a PR whose delivery was missed is repaired and any other is left
 //! unchanged. Jobs go through the PR's worker shard, in order with its webhook events.
+//! The same job repairs sign-offs (`handlers::signoff::repair`): a required status left
+//! `pending`, or missing while the newest eligible sign-off has no verdict, is verified again.
 //! Bounded: at most `max_prs` PRs per pass, the most recently updated first; the pass starts at
 //! a different repository each time so that none is starved.
 
@@ -83,7 +85,7 @@ impl<C: Clients> Reconciler<C> {
                     installation_id: *installation,
                     pull,
                     label: None,
-                    sender: User { login: self.bot_login.clone(), kind: "Bot".into() },
+                    sender: Some(User { login: self.bot_login.clone(), kind: "Bot".into() }),
                 });
                 let job = Job { delivery: format!("reconcile-{pass}-{repo}#{number}"), event };
                 if self.queues.enqueue(repo, number, job) {

@@ -112,6 +112,9 @@ pub struct SweepRequest<'a> {
     pub head_sha: &'a str,
     pub labels: &'a [String],
     pub decision: &'a LabelDecision,
+    /// Whether a head whose sweep already finished runs again: only an explicit `labeled`
+    /// event asks for that; edits, reopenings and reconcile passes must not re-run a sweep.
+    pub rerun_finished: bool,
 }
 
 /// One sweep of one PR head, as the service records it (`<state>/sweeps/<id>.json`).
@@ -278,13 +281,16 @@ impl SweepService {
     /// Starts the sweep of the PR's head unless one is live for it (a redelivery or a second
     /// qualifying event changes nothing). Returns a line for the event's outcome.
     pub fn start(&self, request: &SweepRequest<'_>) -> String {
-        let SweepRequest { repo, installation, pr, base_sha, head_sha, labels, decision } = *request;
+        let SweepRequest { repo, installation, pr, base_sha, head_sha, labels, decision, rerun_finished } = *request;
         let full = repo.to_string();
         let short = head_sha.get(..10).unwrap_or(head_sha);
         let mut inner = self.lock();
         let same_head = || inner.sweeps.values().filter(|s| s.repo == full && s.pr == pr && s.head_sha == head_sha);
         if let Some(live) = same_head().find(|s| s.live()) {
             return format!("sweep {} already runs for {short}", live.id);
+        }
+        if let Some(done) = same_head().next_back().filter(|_| !rerun_finished) {
+            return format!("sweep {} already ran for {short}; add the label again to run it again", done.id);
         }
         let id = format!("pr{pr}-{short}-a{}", same_head().count() + 1);
         ensure_commits(&self.settings.repo_dir, pr, &[base_sha, head_sha]);

@@ -116,7 +116,7 @@ mod tests {
         let problems: Vec<StatusRow> = (0..30).map(|i| row(&format!("p{i}"), PointState::Failed, None)).collect();
         let text = render("s", &Counts { total: 30, failed: 30, ..Counts::default() }, &problems, true).unwrap();
         assert_eq!(text.matches("- p").count(), 2 * MAX_LISTED);
-        assert!(text.contains("- … 5 more") && text.contains("- … 5 更多"));
+        assert!(text.contains("- … 5 more") && text.contains("- … 另有 5 个"));
     }
 
     #[test]

@@ -211,6 +211,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/actions/runs/{id}/jobs", get(list_jobs))
             .route("/repos/{o}/{r}/actions/jobs/{id}/logs", get(job_log_redirect))
             .route("/_blobs/job-log/{id}", get(job_log_blob))
+            .route("/repos/{o}/{r}/contents/{*path}", get(contents))
             .layer(middleware::from_fn_with_state(world.clone(), gate))
             .with_state(world.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fake GitHub");
@@ -877,4 +878,41 @@ fn check_run_is_valid(body: &Value) -> bool {
         .iter()
         .all(|k| body["output"][k].as_str().is_none_or(|t| t.chars().count() <= 65535));
     known && concluded && bounded
+}
+
+#[derive(Deserialize)]
+struct RefQuery {
+    #[serde(rename = "ref")]
+    git_ref: String,
+}
+
+/// One file of the tarball at `ref` (its top directory stripped), as the contents API answers
+/// for files up to 1 MB: base64 in JSON.
+async fn contents(
+    State(world): State<Shared>,
+    Path((o, r, path)): Path<(String, String, String)>,
+    Query(q): Query<RefQuery>,
+) -> Response {
+    use std::io::Read;
+    let Some(gz) = lock(&world).tarballs.get(&(format!("{o}/{r}"), q.git_ref)).cloned() else { return not_found() };
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()));
+    let Ok(entries) = archive.entries() else { return not_found() };
+    for entry in entries.flatten() {
+        let mut entry = entry;
+        let name = entry.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.split_once('/').map(|(_, rest)| rest) != Some(path.as_str()) {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if entry.read_to_end(&mut bytes).is_err() {
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "unreadable tarball entry");
+        }
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        return Json(
+            json!({"type": "file", "path": path, "size": bytes.len(), "encoding": "base64", "content": encoded}),
+        )
+        .into_response();
+    }
+    not_found()
 }

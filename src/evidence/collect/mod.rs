@@ -187,7 +187,7 @@ pub async fn collect<G: GitHub>(
             .into_iter()
             .map(|c| Comment {
                 id: c.id,
-                author: c.user.login,
+                author: c.user.map(|u| u.login).unwrap_or_default(),
                 author_association: c.author_association,
                 body: c.body,
                 created_at: github_time(c.created_at),
@@ -238,7 +238,7 @@ pub async fn collect<G: GitHub>(
             number: pr,
             title: pull.title.clone(),
             body: pull.body.clone().unwrap_or_default(),
-            author: pull.user.login.clone(),
+            author: crate::github::types::User::login_of(pull.user.as_ref()).to_string(),
             state: pull.state.clone(),
             draft: pull.draft,
             head_sha: head_sha.clone(),

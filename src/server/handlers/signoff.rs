@@ -3,18 +3,32 @@
 //! (found again by its marker among the bot's own comments), and set the commit status
 //! `codeowner-signoff-verify` on the pinned head: pending while verifying, then success on
 //! APPROVED or failure on REJECTED (or when evidence could not be collected).
+//! Before any of that, an event's sign-off must be *eligible* (`intake::eligibility`): an
+//! ineligible one gets one short bilingual reply, edited in place per PR, and never touches
+//! the status, so a stranger's pasted checklist costs a handful of API calls, not a collection.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{verify, VerdictWord};
+use crate::domain::codeowners::Codeowners;
 use crate::evidence::collect::{collect, CollectLimits, CollectRequest, UpstreamClient, UpstreamConfig};
-use crate::github::types::{StatusInput, StatusState};
-use crate::github::{GitHub, RepoRef};
+use crate::github::types::{PullRequest, StatusInput, StatusState, User};
+use crate::github::{GitHub, GitHubError, RepoRef};
+use crate::intake::eligibility::{self, Eligibility};
 use crate::intake::signoff::{SignoffKey, SignoffUrl};
+use crate::repo::Logical;
 use crate::report::marker::Marker;
+use crate::report::render_bilingual;
 use crate::report::verdict::{render_markdown, ReportOptions};
 
-use super::{HandlerError, Outcome};
+use super::{post_status, upsert, HandlerError, Outcome, Target};
 use crate::github::sticky::find_own;
+
+/// Largest CODEOWNERS read (GitHub ignores files of 3 MB or more).
+const MAX_CODEOWNERS_BYTES: u64 = 3 * 1024 * 1024;
 
 /// Settings of the sign-off verifier.
 #[derive(Debug, Clone)]
@@ -38,18 +52,23 @@ impl Default for VerifyConfig {
     }
 }
 
-/// Sign-offs are people's: a bot account (the verifier's own included) never triggers one, so
-/// a verdict that quotes the phrase cannot loop.
-pub fn is_human(user: &crate::github::types::User) -> bool {
-    !(user.kind.eq_ignore_ascii_case("bot") || user.login.ends_with("[bot]"))
+/// What asked for a verification.
+#[derive(Debug, Clone, Copy)]
+pub enum Trigger<'a> {
+    /// A new or edited sign-off by `author`: the PR must be open and ready, and the author
+    /// eligible.
+    Event { author: &'a User },
+    /// A manual `workflow_dispatch`, which only writers can start: any PR state, and Check 0
+    /// alone judges the signer (spec 30 §1.2, docs/decisions.md C7/A1).
+    Dispatch,
 }
 
-/// Which sign-off to verify, and whether the PR must be open and ready (events) or not (dispatch).
+/// Which sign-off to verify, and what asked for it.
 pub struct SignoffTarget<'a> {
     pub repo: &'a RepoRef,
     pub pr: u64,
     pub key: SignoffKey,
-    pub require_open: bool,
+    pub trigger: Trigger<'a>,
 }
 
 async fn set_status<G: GitHub>(
@@ -63,8 +82,91 @@ async fn set_status<G: GitHub>(
 ) -> Result<(), HandlerError> {
     let Some(context) = &cfg.status_context else { return Ok(()) };
     let status = StatusInput { state, context: context.clone(), description, target_url: None };
-    gh.create_status(repo, sha, &status).await?;
-    out.note(format!("status {context} {state:?} on {sha}"));
+    if post_status(gh, repo, sha, &status).await? {
+        out.note(format!("status {context} {state:?} on {sha}"));
+    } else {
+        out.note(format!("status {context} {state:?} on {sha} unchanged"));
+    }
+    Ok(())
+}
+
+/// The changed paths of the PR (both paths of a rename).
+async fn changed_paths<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<Vec<String>, GitHubError> {
+    let mut paths = Vec::new();
+    for f in gh.list_pull_files(repo, pr).await? {
+        paths.extend(f.previous_filename);
+        paths.push(f.filename);
+    }
+    Ok(paths)
+}
+
+/// CODEOWNERS at `sha` from the first of GitHub's locations that has it; `None` when none does.
+async fn codeowners_at<G: GitHub>(gh: &G, repo: &RepoRef, sha: &str) -> Result<Option<Codeowners>, GitHubError> {
+    for path in Logical::Codeowners.default_candidates() {
+        if let Some(text) = gh.get_file_text(repo, path, sha, MAX_CODEOWNERS_BYTES).await? {
+            return Ok(Some(Codeowners::parse(&text, path).0));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `author` may sign off on `pull`: one permission call; CODEOWNERS at the base, the
+/// changed paths and team memberships only for a non-writer. A membership answered 404 is not
+/// confirmed, one that fails otherwise is unknown (neither is eligibility); any other failed
+/// read is an error of the event (retried).
+pub async fn eligibility_of<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    author: &str,
+) -> Result<Eligibility, GitHubError> {
+    let permission = gh.collaborator_permission(repo, author).await?;
+    if permission.can_write() {
+        return Ok(Eligibility::Writer(permission));
+    }
+    let Some(owners) = codeowners_at(gh, repo, &pull.base.sha).await? else {
+        return Ok(Eligibility::NotEligible);
+    };
+    let changed = changed_paths(gh, repo, pull.number).await?;
+    let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
+    let mut memberships = BTreeMap::new();
+    for (org, slug) in eligibility::teams_to_ask(&owners, &changed).into_iter().take(eligibility::MAX_TEAMS) {
+        let member = match gh.team_membership(&org, &slug, author).await {
+            Ok(member) => Some(member),
+            // GitHub answers 404 both for "not a member" and for "team not visible": either
+            // way membership is not confirmed, so the author is not eligible through it.
+            Err(err) if err.is_not_found() => Some(false),
+            Err(err) => {
+                tracing::debug!(org, slug, "team membership unreadable: {err}");
+                None
+            }
+        };
+        memberships.insert(format!("{org}/{slug}"), member);
+    }
+    Ok(eligibility::decide(author, permission, Some(&owners), &changed, &memberships))
+}
+
+/// The one reply per PR for sign-offs that do not count (edited in place for the next one).
+async fn refuse<G: GitHub>(
+    gh: &G,
+    bot_login: &str,
+    target: (&RepoRef, u64, SignoffKey),
+    pull: &PullRequest,
+    author: &str,
+    why: &Eligibility,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let (repo, pr, key) = target;
+    let teams = match why {
+        Eligibility::Unknown { teams } => teams.clone(),
+        _ => Vec::new(),
+    };
+    let context = json!({"key": key.to_string(), "signer": author, "base_sha": pull.base.sha, "teams": teams});
+    let body = render_bilingual("signoff_refused", &context)?;
+    let comments = gh.list_issue_comments(repo, pr).await?;
+    let marker = Marker::new("signoff-refused").with("pr", pr);
+    upsert(gh, bot_login, Target { repo, number: pr }, &comments, &marker, &body, out).await?;
+    out.note(format!("sign-off {key} by {author} not counted ({why:?}): the status is unchanged"));
     Ok(())
 }
 
@@ -76,11 +178,35 @@ pub async fn verify_signoff<G: GitHub>(
     review_date: chrono::NaiveDate,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
-    let SignoffTarget { repo, pr, key, require_open } = target;
-    let pull = gh.get_pull(repo, pr).await?;
-    if require_open && (pull.state != "open" || pull.draft) {
-        out.note(format!("sign-off {key} skipped: PR #{pr} is {}", if pull.draft { "a draft" } else { "not open" }));
-        return Ok(());
+    let SignoffTarget { repo, pr, key, trigger } = target;
+    let pull = match gh.get_pull(repo, pr).await {
+        Ok(pull) => pull,
+        // Like the label policy: dry-run decides what it can and names what it could not.
+        Err(GitHubError::DryRun(what)) => {
+            out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
+            return Ok(());
+        }
+        Err(err) => return Err(err.into()),
+    };
+    if let Trigger::Event { author } = trigger {
+        if pull.state != "open" || pull.draft {
+            out.note(format!(
+                "sign-off {key} skipped: PR #{pr} is {}",
+                if pull.draft { "a draft" } else { "not open" }
+            ));
+            return Ok(());
+        }
+        let eligibility = match eligibility_of(gh, repo, &pull, &author.login).await {
+            Err(GitHubError::DryRun(what)) => {
+                out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
+                return Ok(());
+            }
+            other => other?,
+        };
+        if !eligibility.is_eligible() {
+            return refuse(gh, bot_login, (repo, pr, key), &pull, &author.login, &eligibility, out).await;
+        }
+        out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
     }
     let head = pull.head.sha.clone();
     set_status(gh, cfg, repo, &head, StatusState::Pending, format!("verifying sign-off {key}"), out).await?;
@@ -129,17 +255,63 @@ pub async fn verify_signoff<G: GitHub>(
     set_status(gh, cfg, repo, &pinned, state, description, out).await
 }
 
+/// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
+/// required status on the head is `pending` (a verification that never finished), or missing
+/// while the newest eligible sign-off has no verdict comment (a delivery that never arrived),
+/// that sign-off is verified again. Conversation comments only: they are what the PR's comment
+/// list shows (reviews are not listed here). Pushes alone never trigger one (spec 30 §1.2).
+pub(super) async fn repair<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    comments: &[crate::github::types::Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
+    if pull.state != "open" || pull.draft {
+        return Ok(());
+    }
+    let current = match gh.list_commit_statuses(repo, &pull.head.sha).await {
+        Ok(list) => list.into_iter().find(|s| &s.context == context).map(|s| s.state),
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    if !matches!(current, None | Some(StatusState::Pending)) {
+        return Ok(());
+    }
+    let signoffs = comments
+        .iter()
+        .rev()
+        .filter(|c| crate::intake::signoff::has_signoff_phrase(&c.body) && User::is_person(c.user.as_ref()));
+    for c in signoffs {
+        let Some(author) = c.user.as_ref() else { continue };
+        if !eligibility_of(gh, repo, pull, &author.login).await?.is_eligible() {
+            continue;
+        }
+        let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: c.id };
+        let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
+        if current.is_none() && has_verdict {
+            return Ok(()); // verified at an earlier head: a push needs a fresh sign-off, not a repair
+        }
+        out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
+        let target = SignoffTarget { repo, pr: pull.number, key, trigger: Trigger::Event { author } };
+        return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::github::types::User;
 
     #[test]
-    fn bots_never_sign_off() {
+    fn bots_and_missing_accounts_never_sign_off() {
         let user = |login: &str, kind: &str| User { login: login.into(), kind: kind.into() };
-        assert!(is_human(&user("nv-owner", "User")));
-        assert!(!is_human(&user("sweepgate[bot]", "Bot")));
-        assert!(!is_human(&user("renamed-bot", "Bot")));
-        assert!(!is_human(&user("github-actions[bot]", "")));
+        assert!(User::is_person(Some(&user("nv-owner", "User"))));
+        assert!(!User::is_person(Some(&user("sweepgate[bot]", "Bot"))));
+        assert!(!User::is_person(Some(&user("renamed-bot", "Bot"))));
+        assert!(!User::is_person(Some(&user("github-actions[bot]", ""))));
+        assert!(!User::is_person(None));
     }
 }
