@@ -42,6 +42,8 @@ enum Command {
     Action(cli::action::ActionArgs),
     Dispatch(cli::dispatch::DispatchArgs),
     Recipe(cli::recipe::RecipeArgs),
+    /// List the sub-rules of checks 0-18: how each is decided, its fixture or reason, its source.
+    Checks(cli::checks::ChecksArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Action(args) => cli::action::run(args),
         Command::Dispatch(args) => cli::dispatch::run(args),
         Command::Recipe(args) => cli::recipe::run(args),
+        Command::Checks(args) => cli::checks::run(args),
     };
     match result {
         Ok(code) => code,
