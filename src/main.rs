@@ -45,6 +45,8 @@ enum Command {
     Recipe(cli::recipe::RecipeArgs),
     /// Operate the server's durable event queue (list, retry, drop deliveries).
     Queue(cli::queue::QueueArgs),
+    /// List the sub-rules of checks 0-18: how each is decided, its fixture or reason, its source.
+    Checks(cli::checks::ChecksArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
         Command::Dispatch(args) => cli::dispatch::run(args),
         Command::Recipe(args) => cli::recipe::run(args),
         Command::Queue(args) => cli::queue::run(args),
+        Command::Checks(args) => cli::checks::run(args),
     };
     match result {
         Ok(code) => code,

@@ -71,8 +71,13 @@ fn entry_of(file: &str, key: &Node, entry: &Node) -> AffectedConfig {
     }
 }
 
-/// All entries of every master file at the head, in file order.
+/// All entries of every master file at the head, in file order (parsed once per Context: the
+/// master files are hundreds of KiB and most checks read them).
 pub fn all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
+    cx.all_configs.get_or_init(|| parse_all_configs(cx)).clone()
+}
+
+fn parse_all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
     let ev = cx.evidence;
     let mut out = Vec::new();
     for path in ev.head.paths().filter(|p| scan::role(p) == Role::MasterConfig) {

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::affected::{affected_configs, AffectedConfig};
 use super::{with_fields, Context, Outcome};
+use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::ModelsMd;
 
 /// MODELS.md's scenario names for a config's scenarios.
@@ -69,6 +70,9 @@ fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveD
 }
 
 pub fn check(cx: &Context) -> Outcome {
+    if let Some(outcome) = cx.not_in_force(Topic::T8) {
+        return outcome;
+    }
     let configs = match affected_configs(cx) {
         Ok(c) => c,
         Err(reason) => return Outcome::unreadable("the master configs", reason),
@@ -161,5 +165,18 @@ mod tests {
     fn an_unlisted_model_fails_and_no_config_change_is_na() {
         assert_eq!(kinds(&pr(&config("newm-fp4-b200-sglang", "newm", "fp4", 8192), (2026, 11, 29))).1, ["unlisted"]);
         assert_eq!(check(&Context::new(&evidence())).status, Status::NotApplicable);
+    }
+
+    /// Check 7 came into force with the MODELS.md item (T8): at a base whose template lacks it
+    /// (the corpus' #2249, before MODELS.md existed) it does not apply; with the item it does.
+    #[test]
+    fn the_rule_applies_from_the_template_that_asks_for_it() {
+        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
+        let older: String = template.lines().filter(|l| !l.contains("MODELS.md")).map(|l| format!("{l}\n")).collect();
+        for (text, status) in [(template.to_owned(), Status::Fail), (older, Status::NotApplicable)] {
+            let mut e = pr(&config("gptoss-fp4-b200-sglang", "gptoss", "fp4", 8192), (2026, 11, 29));
+            e.base.insert("docs/PR_REVIEW_CHECKLIST.md", text);
+            assert_eq!(kinds(&e).0, status);
+        }
     }
 }

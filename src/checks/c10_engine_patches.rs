@@ -8,17 +8,22 @@ use super::{Context, Outcome};
 use crate::domain::waiver::{links_to_waiver, Waiver};
 use crate::repo::{Layout, Logical};
 
-/// Paths that belong to an installed engine or its container.
-const ENGINE_PATHS: [&str; 8] = [
-    "site-packages",
-    "dist-packages",
-    "/sgl-workspace",
-    "find_spec",
-    "/vllm/",
-    "/sglang/",
-    "tensorrt_llm/",
-    "/opt/dynamo",
-];
+/// Markers of an installed engine or its container, wherever they appear in the line.
+const ENGINE_PATHS: [&str; 7] =
+    ["site-packages", "dist-packages", "/sgl-workspace", "find_spec", "__file__", "tensorrt_llm/", "/opt/dynamo"];
+/// Engine source directories: an engine path only inside an absolute path. The repository's own
+/// `srt-slurm-recipes/sglang/…` and a checkout's `recipes/sglang/…` are not engine files, and
+/// copying them (`cp -rT "$GITHUB_WORKSPACE/…/sglang/…" recipes/sglang/…`) patches nothing.
+const ENGINE_SOURCE_DIRS: [&str; 2] = ["/vllm/", "/sglang/"];
+
+/// Whether the line names a file of the installed engine.
+fn touches_engine(code: &str) -> bool {
+    ENGINE_PATHS.iter().any(|p| code.contains(p))
+        || code
+            .split_whitespace()
+            .map(|t| t.trim_matches(|c| c == '"' || c == '\''))
+            .any(|token| token.starts_with('/') && ENGINE_SOURCE_DIRS.iter().any(|d| token.contains(d)))
+}
 const ENGINE_PACKAGES: [&str; 6] = ["vllm", "sglang", "sgl-kernel", "sgl_kernel", "tensorrt", "flashinfer"];
 
 #[derive(Debug)]
@@ -29,11 +34,10 @@ struct Patch {
 }
 
 fn classify(code: &str) -> Option<&'static str> {
-    let touches_engine = ENGINE_PATHS.iter().any(|p| code.contains(p));
     if code.contains("git apply") || code.contains("patch -p") || code.trim_start().starts_with("patch ") {
         return Some("apply");
     }
-    if touches_engine
+    if touches_engine(code)
         && (code.contains("sed -i") || code.contains("cat >") || code.contains("cp ") || code.contains("tee "))
     {
         return Some("source_edit");
@@ -64,10 +68,29 @@ fn find_patches(cx: &Context) -> Result<(usize, Vec<Patch>), Outcome> {
         let Some(lines) = scan::added_lines_of(ev, file) else {
             return Err(Outcome::unreadable(name, "neither its diff nor its content is in the evidence"));
         };
+        // A command continued with `\` is judged whole, at the line it starts on.
+        let mut command = String::new();
+        let mut start = 0;
         for added in lines {
-            if let Some(kind) = classify(scan::code_part(added.text)) {
-                patches.push(Patch { file: name.clone(), line: added.line, kind });
+            let code = scan::code_part(added.text);
+            if command.is_empty() {
+                start = added.line;
             }
+            match code.trim_end().strip_suffix('\\') {
+                Some(head) if added.line.saturating_sub(start) < 64 => {
+                    command.push_str(head);
+                    command.push(' ');
+                    continue;
+                }
+                _ => command.push_str(code),
+            }
+            if let Some(kind) = classify(&command) {
+                patches.push(Patch { file: name.clone(), line: start, kind });
+            }
+            command.clear();
+        }
+        if let Some(kind) = classify(&command) {
+            patches.push(Patch { file: name.clone(), line: start, kind });
         }
     }
     Ok((serving, patches))
@@ -193,5 +216,20 @@ mod tests {
     fn untouched_serving_paths_are_not_applicable() {
         let e = with_change(evidence(), "README.md", "@@ -1 +1 @@\n+git apply x\n");
         assert_eq!(status(&e).0, Status::NotApplicable);
+    }
+
+    /// The corpus' #2608: a launcher copies the repository's own recipes into the orchestrator's
+    /// checkout. The same `cp` into an engine directory is a patch, across a continued line too.
+    #[test]
+    fn copying_own_recipes_is_not_a_patch_but_copying_into_the_engine_is() {
+        let own = "@@ -1 +1,3 @@\n x\n+cp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/gb300-fp4\" \\\n+    recipes/sglang/glm5.2/gb300-fp4\n";
+        let e = with_change(evidence(), "runners/launch_gb300-nv.sh", own);
+        assert_eq!(status(&e), (Status::Pass, "no_patches".into()));
+        let into_engine = "@@ -1 +1,3 @@\n x\n+cp \"$GITHUB_WORKSPACE/benchmarks/fix.py\" \\\n+    /sgl-workspace/sglang/python/sglang/srt/fix.py\n";
+        let e = with_change(evidence(), "runners/launch_gb300-nv.sh", into_engine);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.args["patches"][0]["line"].as_u64()), (Status::Fail, Some(2)), "{o:?}");
+        let absolute = "@@ -1 +1,2 @@\n x\n+cp fix.py /usr/lib/python3/vllm/model_executor/fix.py\n";
+        assert_eq!(status(&with_change(evidence(), "benchmarks/x.sh", absolute)).0, Status::Fail);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::json;
 
-use super::affected::all_configs;
+use super::affected::{all_configs, AffectedConfig};
 use super::scan::{self, Role};
 use super::{with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, ThinkingMode};
@@ -25,53 +25,84 @@ fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex")))
 }
 
+/// A knob's value: a number, or a shell variable (`$X`, `${X}`) the file assigns a number.
+const VALUE: &str = r#"\\?["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[0-9]+(?:\.[0-9]+)?)"#;
+
+/// `NAME=<number>` shell assignments of a file (`export` or not, quoted or not); the last wins.
+fn numeric_assignments(text: &str) -> std::collections::BTreeMap<String, f64> {
+    static ASSIGN: OnceLock<Regex> = OnceLock::new();
+    let re = regex(&ASSIGN, r#"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?([0-9]+(?:\.[0-9]+)?)["']?\s*$"#);
+    text.lines()
+        .filter_map(|l| re.captures(scan::code_part(l)))
+        .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
+        .collect()
+}
+
 /// The simulated acceptance length a file sets, with its line (TRT-LLM's knob excludes the bonus
-/// token, so AL = value + 1).
+/// token, so AL = value + 1). Values may sit in escaped JSON inside a shell string
+/// (`\"synthetic_acceptance_length\": 2.49`) or come through a shell variable of the file.
 fn simulated_al(text: &str) -> Option<Knob> {
     static SGL: OnceLock<Regex> = OnceLock::new();
     static VLLM: OnceLock<Regex> = OnceLock::new();
     static TRT: OnceLock<Regex> = OnceLock::new();
     static ATOM: OnceLock<Regex> = OnceLock::new();
+    static ATOM_AL: OnceLock<Regex> = OnceLock::new();
+    let vars = numeric_assignments(text);
+    // ATOM derives its acceptance rate from a pinned `SIMULATE_ACC_LEN` (AL) variable.
+    let atom_rate = text.contains("--spec-decode-acceptance-rate");
+    let knobs: [(&Regex, f64); 4] = [
+        (regex(&SGL, &format!(r#"SGLANG_SIMULATE_ACC_LEN["']?\s*[=:]\s*{VALUE}"#)), 0.0),
+        (regex(&VLLM, &format!(r#"synthetic_acceptance_length\\?["']?\s*:\s*{VALUE}"#)), 0.0),
+        (regex(&TRT, &format!(r#"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS["']?\s*[=:]\s*{VALUE}"#)), 1.0),
+        (regex(&ATOM, &format!(r#"--spec-decode-acceptance-length[= ]\s*{VALUE}"#)), 0.0),
+    ];
+    let resolve = |token: &str| match token.strip_prefix('$') {
+        Some(name) => vars.get(name.trim_start_matches('{').trim_end_matches('}')).copied(),
+        None => token.parse::<f64>().ok(),
+    };
     for (i, raw) in text.lines().enumerate() {
         let code = scan::code_part(raw);
         let line = i as u32 + 1;
-        let number = |re: &Regex| re.captures(code).and_then(|c| c.get(1)).and_then(|m| m.as_str().parse::<f64>().ok());
-        if let Some(al) = number(regex(&SGL, r#"SGLANG_SIMULATE_ACC_LEN["']?\s*[=:]\s*["']?([0-9]+(?:\.[0-9]+)?)"#)) {
-            return Some(Knob { line, al });
-        }
-        if code.contains("synthetic") {
-            if let Some(al) = number(regex(&VLLM, r#"synthetic_acceptance_length["']?\s*:\s*([0-9]+(?:\.[0-9]+)?)"#)) {
-                return Some(Knob { line, al });
+        for (re, bonus) in &knobs {
+            if let Some(value) = re.captures(code).and_then(|c| c.get(1)).and_then(|m| resolve(m.as_str())) {
+                return Some(Knob { line, al: value + bonus });
             }
         }
-        if let Some(v) = number(regex(
-            &TRT,
-            r#"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS["']?\s*[=:]\s*["']?([0-9]+(?:\.[0-9]+)?)"#,
-        )) {
-            return Some(Knob { line, al: v + 1.0 });
-        }
-        if let Some(al) = number(regex(&ATOM, r"--spec-decode-acceptance-length[= ]\s*([0-9]+(?:\.[0-9]+)?)")) {
-            return Some(Knob { line, al });
+        let atom = regex(&ATOM_AL, r#"^\s*(?:export\s+)?SIMULATE_ACC_LEN=["']?([0-9]+(?:\.[0-9]+)?)"#);
+        if atom_rate {
+            if let Some(al) = atom.captures(code).and_then(|c| c[1].parse::<f64>().ok()) {
+                return Some(Knob { line, al });
+            }
         }
     }
     None
 }
 
-/// The number of draft tokens (MTP level / num_speculative_tokens). SGLang's
-/// `--speculative-num-draft-tokens N` counts the verified token too: N − 1 draft tokens.
+/// The number of draft tokens (MTP level / num_speculative_tokens / TRT-LLM's `max_draft_len`),
+/// possibly through a shell variable of the file. SGLang's `--speculative-num-draft-tokens N`
+/// counts the verified token too: N − 1 draft tokens.
 fn draft_length(text: &str) -> Option<u32> {
     static STEPS: OnceLock<Regex> = OnceLock::new();
     static DRAFT_TOKENS: OnceLock<Regex> = OnceLock::new();
+    let vars = numeric_assignments(text);
     let code: String = text.lines().map(scan::code_part).collect::<Vec<_>>().join("\n");
+    let resolve = |token: &str| -> Option<u32> {
+        match token.strip_prefix('$') {
+            Some(name) => vars.get(name.trim_start_matches('{').trim_end_matches('}')).map(|v| *v as u32),
+            None => token.parse().ok(),
+        }
+    };
     let steps = regex(
         &STEPS,
-        r#"(?:num_speculative_tokens|num-speculative-tokens|speculative-num-steps|speculative_num_steps|num_nextn_predict_layers)["']?\s*[:= ]\s*["']?([0-9]+)"#,
+        &format!(
+            r#"(?:num_speculative_tokens|num-speculative-tokens|speculative-num-steps|speculative_num_steps|num_nextn_predict_layers|max_draft_len)\\?["']?\s*[:= ]\s*{VALUE}"#
+        ),
     );
-    if let Some(n) = steps.captures(&code).and_then(|c| c[1].parse().ok()) {
+    if let Some(n) = steps.captures_iter(&code).find_map(|c| resolve(&c[1])) {
         return Some(n);
     }
-    let tokens = regex(&DRAFT_TOKENS, r#"speculative[-_]num[-_]draft[-_]tokens["']?\s*[:= ]\s*["']?([0-9]+)"#);
-    tokens.captures(&code).and_then(|c| c[1].parse::<u32>().ok()).map(|n| n.saturating_sub(1))
+    let tokens = regex(&DRAFT_TOKENS, &format!(r#"speculative[-_]num[-_]draft[-_]tokens\\?["']?\s*[:= ]\s*{VALUE}"#));
+    tokens.captures_iter(&code).find_map(|c| resolve(&c[1])).map(|n| n.saturating_sub(1))
 }
 
 fn thinking(text: &str) -> ThinkingMode {
@@ -92,22 +123,32 @@ fn method(path: &str, text: &str) -> Option<&'static str> {
     METHODS.iter().copied().find(|m| name.contains(m)).or_else(|| METHODS.iter().copied().find(|m| lower.contains(m)))
 }
 
-/// The model prefix of a script (`<prefix>_<precision>_<gpu>_<fw>…sh`) or of a recipe (the
-/// master-config entry whose `CONFIG_FILE=` names it).
-fn model_prefix(cx: &Context, path: &str, role: Role) -> Option<String> {
-    if role == Role::Script {
-        return path.rsplit('/').next()?.split('_').next().map(str::to_owned);
-    }
+/// The master-config entry whose `CONFIG_FILE=` names a recipe.
+fn recipe_owner(cx: &Context, path: &str) -> Option<AffectedConfig> {
     let relative = path.split("/srt-slurm-recipes/").nth(1)?;
     let configs = all_configs(cx).ok()?;
     let files: std::collections::BTreeSet<&str> = configs.iter().map(|c| c.file.as_str()).collect();
-    let found = files.into_iter().find_map(|file| {
+    let owner = files.into_iter().find_map(|file| {
         let text = cx.evidence.head.text(file)?;
         let line = text.lines().position(|l| l.contains(relative))? as u32 + 1;
-        let owner = configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line)?;
-        Some(owner.model_prefix.clone())
+        configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line).cloned()
     });
-    found
+    owner
+}
+
+/// The model prefix of a script (`<prefix>_<precision>_<gpu>_<fw>…sh`) or of a recipe (its
+/// owning master-config entry).
+fn model_prefix(owner: Option<&AffectedConfig>, path: &str, role: Role) -> Option<String> {
+    if role == Role::Script {
+        return path.rsplit('/').next()?.split('_').next().map(str::to_owned);
+    }
+    owner.map(|c| c.model_prefix.clone())
+}
+
+/// An eval-only recipe or script (`*-eval-*`) measures accuracy with real acceptance by design.
+fn eval_only(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.contains("-eval-") || name.contains("_eval_") || name.contains("-eval.") || name.contains("_eval.")
 }
 
 fn golden_set(cx: &Context) -> GoldenAlSet {
@@ -138,7 +179,13 @@ pub fn check(cx: &Context) -> Outcome {
         let path = file.filename.as_str();
         let Some(text) = ev.head.text(path) else { continue };
         let Some(method) = method(path, text) else { continue };
-        let agentic = scan::logical_path(path).contains("agentic");
+        if eval_only(path) {
+            continue;
+        }
+        // The master config's scenario decides, where a config owns the recipe; the path only
+        // for files no config names.
+        let owner = if role == Role::Recipe { recipe_owner(cx, path) } else { None };
+        let agentic = owner.as_ref().map_or_else(|| scan::logical_path(path).contains("agentic"), |c| c.agentic);
         let knob = simulated_al(text);
         let finding = |line: u32, kind: &str, extra: serde_json::Value| {
             with_fields(json!({"file": path, "line": line, "kind": kind}), extra)
@@ -157,7 +204,7 @@ pub fn check(cx: &Context) -> Outcome {
             findings.push(finding(knob.line, "no_draft_length", json!({})));
             continue;
         };
-        let Some(prefix) = model_prefix(cx, path, role) else {
+        let Some(prefix) = model_prefix(owner.as_ref(), path, role) else {
             findings.push(finding(knob.line, "unknown_model", json!({})));
             continue;
         };
@@ -270,9 +317,13 @@ mod tests {
         e.head.insert("configs/amd-master.yaml", "{}\n");
         e.head.insert(
             "configs/nvidia-master.yaml",
-            "dsv4-fp4-gb300-dynamo-sglang:\n  model-prefix: dsv4\n  search-space:\n  - additional-settings:\n    - CONFIG_FILE=sglang/deepseek-v4/agentic/disagg-mtp.yaml\n",
+            "dsv4-fp4-gb300-dynamo-sglang:\n  model-prefix: dsv4\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - additional-settings:\n        - CONFIG_FILE=sglang/deepseek-v4/agentic/disagg-mtp.yaml\n",
         );
         assert_eq!(kinds(&e).0, Status::Pass, "{:?}", check(&Context::new(&e)));
+        // The owning config's scenario decides, not the directory name (the corpus' #2612).
+        let fixed = "dsv4-fp4-gb300-dynamo-sglang:\n  model-prefix: dsv4\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - additional-settings:\n        - CONFIG_FILE=sglang/deepseek-v4/agentic/disagg-mtp.yaml\n";
+        e.head.insert("configs/nvidia-master.yaml", fixed);
+        assert_eq!(kinds(&e).1, ["non_agentic"]);
     }
 
     #[test]
@@ -281,5 +332,43 @@ mod tests {
             kinds(&pr("benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang.sh", "run\n")).0,
             Status::NotApplicable
         );
+    }
+
+    /// The corpus' real scripts (#2621, #2658, #2580, #2576): vLLM's knob in escaped JSON of a
+    /// shell string, TRT-LLM's draft length as `max_draft_len`, values through shell variables,
+    /// ATOM's pinned `SIMULATE_ACC_LEN`. Each also FAILs with a value off the curve.
+    #[test]
+    fn real_script_spellings_are_read() {
+        let vllm = |al: &str| {
+            format!("SPEC_CONFIG=\"{{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": 3, \\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": {al}}}\"\n")
+        };
+        let trt = |al: &str| format!("    max_draft_len: 3\nexport TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={al}\n");
+        let var = |al: &str| {
+            format!("NUM_SPEC_TOKENS=3\nSYNTHETIC_ACCEPT_LEN={al}\nSPEC_CONFIG=\"{{\\\"method\\\":\\\"mtp\\\",\\\"num_speculative_tokens\\\":$NUM_SPEC_TOKENS,\\\"rejection_sample_method\\\":\\\"synthetic\\\",\\\"synthetic_acceptance_length\\\":$SYNTHETIC_ACCEPT_LEN}}\"\n")
+        };
+        let atom = |al: &str| {
+            format!("NUM_SPEC_TOKENS=3\nSIMULATE_ACC_LEN={al}\nRATE=$(awk \"BEGIN{{print ($SIMULATE_ACC_LEN-1)/$NUM_SPEC_TOKENS}}\")\nserve --method mtp --num-speculative-tokens 3 --spec-decode-acceptance-rate \"$RATE\"\n")
+        };
+        type Spelling<'a> = &'a dyn Fn(&str) -> String;
+        let cases: [(&str, Spelling, &str, &str); 4] = [
+            ("dsv4_fp4_b200_vllm_mtp.sh", &vllm, "2.86", "2.49"),
+            ("dsv4_fp4_b300_trt_mtp.sh", &trt, "1.86", "1.78"),
+            ("dsv4_fp8_mi300x_mtp.sh", &var, "2.86", "2.78"),
+            ("dsv4_fp4_mi355x_atom_mtp.sh", &atom, "2.86", "2.99"),
+        ];
+        for (name, text, golden, off) in cases {
+            let path = format!("benchmarks/single_node/agentic/{name}");
+            assert_eq!(kinds(&pr(&path, &text(golden))), (Status::Pass, vec![]), "{name}");
+            assert_eq!(kinds(&pr(&path, &text(off))), (Status::Fail, vec!["mismatch".to_owned()]), "{name}");
+        }
+    }
+
+    /// Eval-only recipes run real acceptance by design; the same file under another name FAILs.
+    #[test]
+    fn eval_only_files_are_not_judged() {
+        let plain = "python3 -m sglang.launch_server --speculative-algorithm EAGLE --speculative-num-steps 3\n";
+        let eval = "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp-eval-only.sh";
+        assert_eq!(kinds(&pr(eval, plain)).0, Status::NotApplicable);
+        assert_eq!(kinds(&pr(SCRIPT, plain)).1, ["not_simulated"]);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::scan::{self, Role};
 use super::{Context, Outcome};
-use crate::matrix::diff::additions_between;
+use crate::matrix::diff::{additions_between, additions_from_unified_diff, Additions};
 use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
 use crate::repo::{Layout, Logical};
 
@@ -15,6 +15,17 @@ fn isolated(path: &str, status: &str) -> bool {
         Role::MasterConfig => true, // the scope rule checks the entries themselves
         Role::Recipe => status == "added",
         _ => p == "perf-changelog.yaml" || p.ends_with(".md"),
+    }
+}
+
+/// The lines the PR appended to the changelog: from its own diff when the evidence has it (the
+/// diff upstream's processor reads; a re-computed line diff may slide an inserted entry across
+/// the boundary of its repeated `- config-keys:` neighbours and cut it in two), else re-derived
+/// from the two texts.
+fn appended(ev: &crate::evidence::Evidence, path: &str, base: &str, head: &str) -> Result<Additions, String> {
+    match ev.files.iter().find(|f| f.filename == path).and_then(|f| f.patch.as_deref()) {
+        Some(patch) => additions_from_unified_diff(patch, path).map_err(|e| e.to_string()),
+        None => additions_between(base, head, path).map_err(|e| e.to_string()),
     }
 }
 
@@ -35,13 +46,16 @@ pub fn check(cx: &Context) -> Outcome {
         all_evals: ev.pull_request.labels.iter().any(|l| l == "all-evals"),
         evals_only: ev.pull_request.labels.iter().any(|l| l == "evals-only"),
     };
-    let additions = match additions_between(base_text, head_text, &path) {
+    let additions = match appended(ev, &path, base_text, head_text) {
         Ok(a) => a,
         Err(e) => return Outcome::fail("rejected").arg("reason", e.to_string()).evidence(path),
     };
     let entries =
         match parse_additions(&additions, &path, ProcessOptions { all_evals: false, evals_only: false, ..options }) {
             Ok(e) => e.entries,
+            // Entries that never spell the key cannot set it: the check does not apply, whatever
+            // else is wrong with them (that is the changelog validation's business).
+            Err(_) if !additions.text.contains("append-only") => return Outcome::na("no_append_only"),
             Err(e) => return Outcome::fail("rejected").arg("reason", e.to_string()).evidence(path),
         };
     if !entries.iter().any(|e| e.append_only) {
@@ -80,7 +94,7 @@ mod tests {
     fn append_only_pr(base_concs: &str, head_concs: &str, append_only: bool) -> Evidence {
         let flag = if append_only { "  append-only: true\n" } else { "" };
         let new_log = format!("{OLD_LOG}\n- config-keys:\n  - dsr1-fp4-b200-sglang\n  description:\n  - Add conc 2\n  pr-link: https://github.com/example/bench/pull/42\n{flag}");
-        let mut e = with_change(evidence(), "perf-changelog.yaml", "@@ -5 +5,6 @@\n+x\n");
+        let mut e = with_change(evidence(), "perf-changelog.yaml", &appending_patch(OLD_LOG, &new_log));
         e = with_change(e, "configs/nvidia-master.yaml", "@@ -1 +1 @@\n+x\n");
         for (tree, concs, log) in [(&mut e.base, base_concs, OLD_LOG.to_owned()), (&mut e.head, head_concs, new_log)] {
             tree.insert("configs/nvidia-master.yaml", master(concs));
@@ -89,6 +103,17 @@ mod tests {
             tree.insert("perf-changelog.yaml", log);
         }
         e
+    }
+
+    /// The unified-diff patch (GitHub's form) of appending to `old` to make `new`.
+    fn appending_patch(old: &str, new: &str) -> String {
+        let added: Vec<&str> = new[old.len()..].lines().collect();
+        let start = old.lines().count();
+        let mut patch = format!("@@ -{start},0 +{},{} @@\n", start + 1, added.len());
+        for line in added {
+            patch.push_str(&format!("+{line}\n"));
+        }
+        patch
     }
 
     fn outcome(e: &Evidence) -> Outcome {
@@ -129,5 +154,33 @@ mod tests {
         e.pull_request.labels.push("all-evals".into());
         assert_eq!(outcome(&e).status, Status::Fail);
         assert_eq!(outcome(&append_only_pr("4, 8", "2, 4, 8", false)).status, Status::NotApplicable);
+    }
+
+    /// An entry inserted between two entries, read from the PR's own diff (the corpus' #2608):
+    /// a line diff of the two texts may cut it across its `- config-keys:` neighbours.
+    #[test]
+    fn an_entry_inserted_between_entries_is_read_from_the_prs_diff() {
+        let entry = |n: u32| {
+            format!("- config-keys:\n    - k{n}\n  description:\n    - \"d{n}\"\n  pr-link: https://github.com/example/bench/pull/{n}\n\n")
+        };
+        let base = format!("{}{}", entry(1), entry(3));
+        let head = format!("{}{}{}", entry(1), entry(2), entry(3));
+        let mut e = with_change(evidence(), "perf-changelog.yaml", &format!("@@ -4,5 +4,11 @@\n     - \"d1\"\n   pr-link: https://github.com/example/bench/pull/1\n \n{} - config-keys:\n     - k3\n", entry(2).lines().map(|l| format!("+{l}\n")).collect::<String>()));
+        e.base.insert("perf-changelog.yaml", base);
+        e.head.insert("perf-changelog.yaml", head);
+        let o = outcome(&e);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::NotApplicable, "no_append_only"), "{o:?}");
+    }
+
+    #[test]
+    fn unparsable_additions_fail_only_when_they_spell_append_only() {
+        for (added, status) in
+            [("+- config-keys: [k\n", Status::NotApplicable), ("+- append-only: [true\n", Status::Fail)]
+        {
+            let mut e = with_change(evidence(), "perf-changelog.yaml", &format!("@@ -5,0 +6,1 @@\n{added}"));
+            e.base.insert("perf-changelog.yaml", OLD_LOG);
+            e.head.insert("perf-changelog.yaml", format!("{OLD_LOG}{}", &added[1..]));
+            assert_eq!(outcome(&e).status, status, "{added}");
+        }
     }
 }

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::affected::affected_configs;
 use super::scan::{self, Role};
 use super::{Context, Outcome};
+use crate::domain::checklist_template::Topic;
 use crate::evidence::Evidence;
 use crate::matrix::inputs;
 use crate::repo::Layout;
@@ -127,6 +128,9 @@ fn shipped_precision(config: &Value) -> Option<String> {
 }
 
 pub fn check(cx: &Context) -> Outcome {
+    if let Some(outcome) = cx.not_in_force(Topic::T6) {
+        return outcome;
+    }
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
         Ok(a) => a,
@@ -303,5 +307,23 @@ mod tests {
             "python -m sglang.launch_server --tp 8\n",
         );
         assert_eq!(check(&Context::new(&e)).status, Status::NotApplicable);
+    }
+
+    /// Check 13 came into force with the draft-precision item (T6, spec 30 §4.5): a PR whose
+    /// base template lacks it is not judged by it; one whose template has it is.
+    #[test]
+    fn the_rule_applies_from_the_template_that_asks_for_it() {
+        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
+        let older: String = template
+            .lines()
+            .filter(|l| !l.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        for (text, status) in [(template.to_owned(), Status::Fail), (older, Status::NotApplicable)] {
+            let mut e = spec_pr("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\npython -m sglang.launch_server --speculative-algorithm NEXTN\n");
+            e.base.insert("docs/PR_REVIEW_CHECKLIST.md", text);
+            let o = check(&Context::new(&e));
+            assert_eq!(o.status, status, "{o:?}");
+        }
     }
 }

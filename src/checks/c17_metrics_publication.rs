@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::scan::{self, Role};
 use super::{Context, Outcome};
+use crate::domain::checklist_template::Topic;
 use crate::yaml::{self, Node, Value};
 
 /// The first dev-build date that ships the decoupled metrics controls (Dynamo PR #12162).
@@ -105,6 +106,9 @@ fn judge(file: &str, root: &Node) -> Judgement {
 }
 
 pub fn check(cx: &Context) -> Outcome {
+    if let Some(outcome) = cx.not_in_force(Topic::T11) {
+        return outcome;
+    }
     let ev = cx.evidence;
     let mut published = Vec::new();
     let mut findings = Vec::new();
@@ -213,5 +217,24 @@ mod tests {
         assert!(decoupled("1.3.0.dev20260801"));
         assert!(!decoupled("1.3.0.dev20260708"));
         assert!(!decoupled("0.8.1.post1"));
+    }
+
+    /// Check 17 came into force with the Dynamo TRT-LLM metrics item (T11, spec 30 §4.5).
+    #[test]
+    fn the_rule_applies_from_the_template_that_asks_for_it() {
+        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
+        let older: String =
+            template.lines().filter(|l| !l.contains("Dynamo TRT-LLM benchmarks")).map(|l| format!("{l}\n")).collect();
+        let text = recipe(
+            "  wheel: 1.4.0.dev20260807\n",
+            "      return_perf_metrics: false\n      enable_iter_perf_stats: true\n",
+            "",
+        );
+        for (template, status) in [(template.to_owned(), Status::Fail), (older, Status::NotApplicable)] {
+            let mut e = with_added_file(evidence(), PATH, &text);
+            e.base.insert("docs/PR_REVIEW_CHECKLIST.md", template);
+            let o = check(&Context::new(&e));
+            assert_eq!(o.status, status, "{o:?}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::Status;
 
 /// English and Chinese text side by side.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Bilingual {
     pub en: String,
@@ -44,6 +44,48 @@ pub struct CheckSpec {
     pub remediation: Bilingual,
     #[serde(default)]
     pub messages: BTreeMap<String, Bilingual>,
+    /// What the check is made of, one rule at a time (rule coverage as data).
+    #[serde(default)]
+    pub subrules: Vec<SubRule>,
+}
+
+/// How a sub-rule is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum How {
+    /// Decided by sweepgate; `fixture` names a bundle under `fixtures/bundles/` that makes the
+    /// check FAIL (WARN for a check that may not FAIL).
+    Enforced,
+    /// Left to a human; `reason` says why a machine does not decide it (or "not yet enforced").
+    Human,
+}
+
+/// One sub-rule of a check (`[[subrules]]` of `checks/NN-*.toml`).
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubRule {
+    /// `<check>.<letter or number>`, unique in the catalog.
+    pub id: String,
+    pub text: Bilingual,
+    /// Where the rule comes from: a spec section, the upstream prompt, a published verdict.
+    pub source: String,
+    pub how: How,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Bilingual>,
+}
+
+impl CheckSpec {
+    /// The status an enforced sub-rule's fixture must give this check: FAIL, or WARN for an
+    /// advisory check that may not FAIL.
+    pub fn violation_status(&self) -> Status {
+        if self.allowed.contains(&Status::Fail) {
+            Status::Fail
+        } else {
+            Status::Warn
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +140,32 @@ const COMMON_FILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/che
 /// Number of numbered checks (0..=18).
 pub const CHECK_COUNT: usize = 19;
 
+/// Sub-rule ids are `<check id>.<suffix>` and unique; an enforced one names its fixture, a
+/// human one its reason, never both.
+fn validate_subrules(spec: &CheckSpec) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let prefix = format!("{}.", spec.id);
+    for rule in &spec.subrules {
+        if !rule.id.starts_with(&prefix) || rule.id.len() == prefix.len() {
+            return Err(format!("sub-rule '{}' must be named {prefix}<suffix>", rule.id));
+        }
+        if !seen.insert(rule.id.as_str()) {
+            return Err(format!("sub-rule '{}' is listed twice", rule.id));
+        }
+        if rule.text.en.is_empty() || rule.text.zh.is_empty() || rule.source.is_empty() {
+            return Err(format!("sub-rule '{}' needs English and Chinese text and a source", rule.id));
+        }
+        match (rule.how, &rule.fixture, &rule.reason) {
+            (How::Enforced, Some(_), None) | (How::Human, None, Some(_)) => {}
+            (How::Enforced, _, _) => {
+                return Err(format!("enforced sub-rule '{}' names a fixture and no reason", rule.id))
+            }
+            (How::Human, _, _) => return Err(format!("human sub-rule '{}' names a reason and no fixture", rule.id)),
+        }
+    }
+    Ok(())
+}
+
 impl Catalog {
     /// The embedded catalog (parsed once).
     pub fn embedded() -> &'static Catalog {
@@ -121,6 +189,7 @@ impl Catalog {
             if spec.allowed.is_empty() {
                 return Err(invalid(file, "no allowed statuses".into()));
             }
+            validate_subrules(&spec).map_err(|message| invalid(file, message))?;
             checks.push(spec);
         }
         let common: CommonMessages = toml::from_str(common).map_err(|e| invalid("common.toml", e.to_string()))?;
@@ -203,5 +272,49 @@ mod tests {
         assert!(err.to_string().contains("unknown field"), "{err}");
         let bad_status = good.replace("\"PASS\"", "\"MAYBE\"");
         assert!(Catalog::parse(&[("00-x.toml", &bad_status)], "[messages]\n").is_err());
+        let rule =
+            "[[subrules]]\nid = \"0.a\"\ntext = { en = \"a\", zh = \"b\" }\nsource = \"spec\"\nhow = \"enforced\"\n";
+        for (extra, error) in [
+            ("fixture = \"x\"\n", None),
+            ("", Some("names a fixture")),
+            ("fixture = \"x\"\nreason = { en = \"a\", zh = \"b\" }\n", Some("names a fixture")),
+        ] {
+            let text = format!("{good}{rule}{extra}");
+            let result = Catalog::parse(&[("00-x.toml", &text)], "[messages]\n");
+            match error {
+                None => assert!(result.is_ok(), "{result:?}"),
+                Some(e) => assert!(result.unwrap_err().to_string().contains(e)),
+            }
+        }
+        let human = rule.replace("enforced", "human");
+        let text = format!("{good}{human}fixture = \"x\"\n");
+        assert!(Catalog::parse(&[("00-x.toml", &text)], "[messages]\n")
+            .unwrap_err()
+            .to_string()
+            .contains("names a reason"));
+        let twice = format!("{good}{rule}fixture = \"x\"\n{rule}fixture = \"x\"\n");
+        assert!(Catalog::parse(&[("00-x.toml", &twice)], "[messages]\n").unwrap_err().to_string().contains("twice"));
+    }
+
+    /// Every enforced sub-rule's fixture exists and gives its check the violation status; the
+    /// catalog lists sub-rules for every check.
+    #[test]
+    fn every_enforced_subrule_fixture_gives_its_status() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
+        let mut verdicts = BTreeMap::new();
+        for spec in Catalog::embedded().checks() {
+            assert!(!spec.subrules.is_empty(), "check {} lists no sub-rules", spec.id);
+            for rule in spec.subrules.iter().filter(|r| r.how == How::Enforced) {
+                let name = rule.fixture.as_deref().unwrap_or_default();
+                let verdict = verdicts.entry(name.to_owned()).or_insert_with(|| {
+                    let dir = root.join(name);
+                    assert!(dir.is_dir(), "sub-rule {}: fixture {} does not exist", rule.id, dir.display());
+                    let evidence = crate::evidence::read_bundle(&dir).expect("fixture bundle reads");
+                    crate::checks::verify(&evidence)
+                });
+                let status = verdict.result(spec.id).map(|r| r.outcome.status);
+                assert_eq!(status, Some(spec.violation_status()), "sub-rule {}: fixture {name}", rule.id);
+            }
+        }
     }
 }

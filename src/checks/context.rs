@@ -3,7 +3,8 @@
 
 use std::sync::OnceLock;
 
-use crate::domain::checklist_template::ChecklistTemplate;
+use super::affected::AffectedConfig;
+use crate::domain::checklist_template::{ChecklistTemplate, Topic};
 use crate::domain::codeowners::Codeowners;
 use crate::domain::models_md::ModelsMd;
 use crate::evidence::{Evidence, Fact};
@@ -20,6 +21,8 @@ pub struct Context<'e> {
     template: OnceLock<Parsed<ChecklistTemplate>>,
     signoff: OnceLock<Result<Signoff, String>>,
     models_md: OnceLock<Parsed<ModelsMd>>,
+    /// Every master-config entry at the head (`affected::all_configs`).
+    pub(super) all_configs: OnceLock<Result<Vec<AffectedConfig>, String>>,
 }
 
 impl<'e> Context<'e> {
@@ -31,6 +34,7 @@ impl<'e> Context<'e> {
             template: OnceLock::new(),
             signoff: OnceLock::new(),
             models_md: OnceLock::new(),
+            all_configs: OnceLock::new(),
         }
     }
 
@@ -116,5 +120,21 @@ impl<'e> Context<'e> {
     /// The sign-off body, parsed.
     pub fn signoff(&self) -> &Result<Signoff, String> {
         self.signoff.get_or_init(|| Signoff::parse(&self.evidence.signoff.body).map_err(|e| e.to_string()))
+    }
+
+    /// Whether the rule behind a checklist item was in force when the PR was reviewed: the item
+    /// is in the template at base. `Some(false)` only when that template is readable and lacks
+    /// the item; an unreadable template says nothing (`None`), so the rule still applies.
+    pub fn in_force(&self, topic: Topic) -> Option<bool> {
+        let (_, template) = self.template().as_ref().ok()?;
+        Some(template.items.iter().any(|item| item.topic == Some(topic)))
+    }
+
+    /// The N/A of a rule that came into force after the PR's base (spec 30 §4.5 "Since"), or
+    /// `None` when it applies.
+    pub fn not_in_force(&self, topic: Topic) -> Option<super::Outcome> {
+        let path = self.template().as_ref().map(|(path, _)| path.clone()).ok()?;
+        (self.in_force(topic) == Some(false))
+            .then(|| super::Outcome::na("not_in_force").arg("item", topic.short_name()).evidence(path))
     }
 }

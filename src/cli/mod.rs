@@ -1,6 +1,7 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
 pub mod action;
+pub mod checks;
 pub mod collect;
 pub mod dispatch;
 pub mod generate;
