@@ -44,6 +44,10 @@ pub struct ServeFile {
     pub huggingface_url: Option<String>,
     /// Registry base URL overrides, `name = "url"`.
     pub registries: Option<BTreeMap<String, String>>,
+    /// Where the details page is reachable; statuses link to it (`--public-url`).
+    pub public_url: Option<String>,
+    pub details_db: Option<PathBuf>,
+    pub details_private: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +93,7 @@ impl ServeFile {
             &mut file.github_token_file,
             &mut file.outbox,
             &mut file.state,
+            &mut file.details_db,
         ] {
             if let Some(relative) = slot.as_mut().filter(|p| p.is_relative()) {
                 *relative = folder.join(&*relative);

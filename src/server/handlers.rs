@@ -363,9 +363,10 @@ async fn label_policy<G: GitHub>(
         state: if decision.sweep { StatusState::Success } else { StatusState::Failure },
         context: cfg.status_context.clone(),
         description,
-        target_url: None,
+        target_url: cfg.verify.details.as_ref().map(|d| d.url(&e.repo, number)),
     };
     gh.create_status(&e.repo, &head_sha, &status).await?;
+    cfg.verify.details.iter().for_each(|d| d.record_label(&e.repo, number, &head_sha, &decision));
     out.note(format!("status {} {:?}: {}", short(&head_sha), status.state, status.description));
     out.decision = Some(if decision.sweep { "sweep" } else { "no-sweep" });
     Ok(decision.sweep)

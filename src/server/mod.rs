@@ -4,6 +4,7 @@
 //! Routes: `POST /webhook`, `GET /healthz`, `GET /metrics`.
 
 pub mod config;
+pub mod details;
 pub mod handlers;
 pub mod metrics;
 mod reconcile;
@@ -129,6 +130,7 @@ struct AppState {
     state: Arc<StateDb>,
     queues: Arc<Queues>,
     metrics: Arc<Metrics>,
+    details: Option<Arc<details::DetailsStore>>,
 }
 
 /// The router and its tasks: the workers (which end when the router, its state and the
@@ -170,8 +172,16 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
         };
         tokio::spawn(reconciler.run(every))
     });
-    let app = Arc::new(AppState { secrets: config.secrets, state, queues, metrics: metrics.clone() });
+    let details = config.bot.verify.details.clone();
+    let app = Arc::new(AppState {
+        secrets: config.secrets,
+        state,
+        queues,
+        metrics: metrics.clone(),
+        details: details.clone(),
+    });
     let router = Router::new()
+        .merge(details.map(details::router).unwrap_or_default())
         .route("/webhook", post(receive))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(render_metrics))
@@ -237,6 +247,7 @@ async fn receive(State(state): State<Arc<AppState>>, headers: HeaderMap, body: B
         state.metrics.state_error();
         tracing::error!(delivery, "repository not recorded: {err}");
     }
+    state.details.iter().for_each(|d| d.note_visibility(repo, &body));
     let (repo, pr) = (repo.clone(), pr);
     if state.queues.enqueue(&repo, pr, Job { delivery: delivery.clone(), event }) {
         state.metrics.delivery(label, "queued");
