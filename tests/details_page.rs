@@ -33,7 +33,7 @@ fn chromium(args: &[&str]) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_status_links_to_a_page_chromium_renders_with_verdict_and_charts() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let original = read_bundle(&fixture("pareto-covered")).unwrap();
     let pr = original.pull_request.number;
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
@@ -50,7 +50,7 @@ async fn every_status_links_to_a_page_chromium_renders_with_verdict_and_charts()
 
     let label = with_repo(pr_event("labeled", pr, &["full-sweep"], Some("full-sweep"), "nv-owner"), false);
     assert_eq!(server.deliver("pull_request", "d-1", &label).await.0, 202);
-    let signoff = comment_event(pr, id, "nv-owner", "MEMBER", &original.signoff.body, None);
+    let signoff = comment_event(pr, id, &original.signoff.author, "MEMBER", &original.signoff.body, None);
     assert_eq!(server.deliver("issue_comment", "d-2", &with_repo(signoff, false)).await.0, 202);
     server.wait_handled(2).await;
 
