@@ -12,6 +12,8 @@ command -v jq >/dev/null 2>&1 || need+=(jq)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# A CJK font, so the details page's 中文 is drawn in the Chromium screenshot (not as boxes).
+fc-list 2>/dev/null | grep -qi 'wqy\|noto.*cjk' || need+=(fonts-wqy-microhei)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 if ((${#need[@]})); then

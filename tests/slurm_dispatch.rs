@@ -446,7 +446,7 @@ fn the_status_comment_is_one_bilingual_comment_edited_to_the_final_state() {
     let body = &ours[0].body;
     assert!(body.starts_with(&marker), "{body}");
     assert!(body.contains("❌ finished with failures") && body.contains("❌ 已结束，存在失败"), "{body}");
-    assert!(body.contains("- broken · comment (job ") && body.contains("**失败**: exit code 3"), "{body}");
+    assert!(body.contains("- broken · comment (job ") && body.contains("**失败**：exit code 3"), "{body}");
     assert!(comments.iter().any(|c| c.login == "mallory" && c.body.ends_with("forged")), "the forged one is untouched");
     assert!(world.count("PATCH /repos/") >= 1, "posted while running, then edited: {:?}", world.log);
 }

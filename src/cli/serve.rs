@@ -14,6 +14,7 @@ use sweepgate::github::outbox::OutboxGitHub;
 use sweepgate::github::ApiMetrics;
 use sweepgate::server::config::ServeFile;
 use sweepgate::server::conn::{self, ConnLimits};
+use sweepgate::server::details::DetailsStore;
 use sweepgate::server::handlers::{BotConfig, SlurmCancel};
 use sweepgate::server::metrics::Metrics;
 use sweepgate::server::sweeps::{ClientCheckRuns, SweepService, SweepSettings};
@@ -132,6 +133,16 @@ pub struct ServeArgs {
     /// How often the sweeps poll Slurm.
     #[arg(long, env = "SWEEPGATE_SWEEP_POLL_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..))]
     pub sweep_poll_ms: u64,
+    /// The URL this server is reachable at: serves /prs/{owner}/{repo}/{number} and links every
+    /// status to it.
+    #[arg(long, env = "SWEEPGATE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// The details page's SQLite store [default: the state file with `.details.sqlite`].
+    #[arg(long, env = "SWEEPGATE_DETAILS_DB")]
+    pub details_db: Option<PathBuf>,
+    /// Also serve details pages of private repositories.
+    #[arg(long, env = "SWEEPGATE_DETAILS_PRIVATE")]
+    pub details_private: bool,
 }
 
 const WORKERS: (u64, u64) = (1, 256);
@@ -283,6 +294,9 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("upstream_github_api", &mut v.upstream.upstream_github_api, file.upstream_github_api);
     l.set("huggingface_url", &mut v.upstream.huggingface_url, file.huggingface_url);
     l.set("registries", &mut v.upstream.registries, file.registries.map(|r| r.into_iter().collect()));
+    l.set("public_url", &mut a.public_url, file.public_url.map(Some));
+    l.set("details_db", &mut a.details_db, file.details_db.map(Some));
+    l.set("details_private", &mut a.details_private, file.details_private);
     let mut shown = String::new();
     for (id, value, source) in l.shown {
         match value {
@@ -365,12 +379,14 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
+    let mut verify = args.verifier.verify_config();
+    verify.details = details_store(args)?;
     let config = ServerConfig {
         secrets: args.webhook_secrets.iter().map(|s| SecretString::from(s.clone())).collect(),
         bot: BotConfig {
             bot_login: args.bot_login.clone(),
             status_context: args.status_context.clone(),
-            verify: args.verifier.verify_config(),
+            verify,
             slurm_cancel: args.cancel_slurm_jobs.then(|| SlurmCancel { ledger: args.dispatch_ledger.clone() }),
             ..BotConfig::default()
         },
@@ -414,6 +430,13 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
             run_server(listener, &mode, config, limits, clients, metrics, sweep_settings(args)).await
         }
     }
+}
+
+/// The details page's store when `--public-url` is set.
+fn details_store(args: &ServeArgs) -> anyhow::Result<Option<Arc<DetailsStore>>> {
+    let Some(public_url) = &args.public_url else { return Ok(None) };
+    let path = args.details_db.clone().unwrap_or_else(|| args.state.with_extension("details.sqlite"));
+    Ok(Some(Arc::new(DetailsStore::open(&path, public_url, args.details_private)?)))
 }
 
 /// The connection limits and the drain bound of one run.

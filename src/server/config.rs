@@ -57,6 +57,10 @@ pub struct ServeFile {
     pub sweep_check_name: Option<String>,
     pub sweep_check_every_secs: Option<u64>,
     pub sweep_poll_ms: Option<u64>,
+    /// Where the details page is reachable; statuses link to it (`--public-url`).
+    pub public_url: Option<String>,
+    pub details_db: Option<PathBuf>,
+    pub details_private: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +108,7 @@ impl ServeFile {
             &mut file.state,
             &mut file.sweep_repo,
             &mut file.sweep_state,
+            &mut file.details_db,
         ] {
             if let Some(relative) = slot.as_mut().filter(|p| p.is_relative()) {
                 *relative = folder.join(&*relative);

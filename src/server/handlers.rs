@@ -469,9 +469,10 @@ async fn label_policy<G: GitHub>(
         state: if decision.sweep { StatusState::Success } else { StatusState::Failure },
         context: cfg.status_context.clone(),
         description,
-        target_url: None,
+        target_url: cfg.verify.details.as_ref().map(|d| d.url(&e.repo, number)),
     };
     let posted = post_status(gh, &e.repo, &head_sha, &status).await?;
+    cfg.verify.details.iter().for_each(|d| d.record_label(&e.repo, number, &head_sha, &decision));
     let unchanged = if posted { "" } else { " (unchanged)" };
     out.note(format!("status {} {:?}: {}{unchanged}", short(&head_sha), status.state, status.description));
     out.decision = Some(if decision.sweep { "sweep" } else { "no-sweep" });

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod conn;
+pub mod details;
 pub mod handlers;
 pub mod metrics;
 pub mod queue;
@@ -141,6 +142,7 @@ struct AppState {
     body_timeout: Duration,
     /// Permits are KiB of unauthenticated body bytes.
     inflight: Arc<Semaphore>,
+    details: Option<Arc<details::DetailsStore>>,
 }
 
 /// The router and its tasks: the workers, the poll for operators' retries, and the optional
@@ -223,6 +225,7 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
         };
         tokio::spawn(reconciler.run(every))
     });
+    let details = config.bot.verify.details.clone();
     let inflight_kib = (config.inflight_body_bytes / 1024).clamp(1, Semaphore::MAX_PERMITS);
     let app = Arc::new(AppState {
         secrets: config.secrets,
@@ -233,12 +236,14 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
         max_body_bytes: config.max_body_bytes,
         body_timeout: config.body_timeout,
         inflight: Arc::new(Semaphore::new(inflight_kib)),
+        details: details.clone(),
     });
     let request_log = tower_http::trace::TraceLayer::new_for_http()
         .make_span_with(tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO))
         .on_request(())
         .on_response(tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO));
     let router = Router::new()
+        .merge(details.map(details::router).unwrap_or_default())
         .route("/webhook", post(receive))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(render_metrics))
@@ -473,6 +478,7 @@ async fn receive(State(state): State<Arc<AppState>>, request: Request) -> (Statu
         };
         return delivery.ignored(reason);
     };
+    state.details.iter().for_each(|d| d.note_visibility(&repo, &body));
     // Stored (committed) before the 202: a crash after the answer loses nothing.
     let received = now_ms();
     let accepted = match state.store.accept(id, name, &queue::pr_name(&repo, pr), &body, received) {

@@ -67,7 +67,8 @@ pub async fn merge_group<G: GitHub>(
             contexts.iter().map(|c| copied_status(c, &cfg.bot_login, pr, &head, listed.as_deref())).collect()
         }
     };
-    for status in statuses {
+    for mut status in statuses {
+        status.target_url = e.pr.zip(cfg.verify.details.as_ref()).map(|(pr, d)| d.url(&e.repo, pr));
         gh.create_status(&e.repo, &e.head_sha, &status).await?;
         out.note(format!(
             "merge group {}: status {} {:?}: {}",

@@ -39,6 +39,8 @@ pub struct VerifyConfig {
     pub reviewers: Vec<String>,
     pub upstream: UpstreamConfig,
     pub limits: CollectLimits,
+    /// The details page statuses link to and handlers record into (`serve --public-url`).
+    pub details: Option<std::sync::Arc<crate::server::details::DetailsStore>>,
 }
 
 impl Default for VerifyConfig {
@@ -48,6 +50,7 @@ impl Default for VerifyConfig {
             reviewers: Vec::new(),
             upstream: UpstreamConfig::default(),
             limits: CollectLimits::default(),
+            details: None,
         }
     }
 }
@@ -74,14 +77,16 @@ pub struct SignoffTarget<'a> {
 async fn set_status<G: GitHub>(
     gh: &G,
     cfg: &VerifyConfig,
-    repo: &RepoRef,
+    target: (&RepoRef, u64),
     sha: &str,
     state: StatusState,
     description: String,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     let Some(context) = &cfg.status_context else { return Ok(()) };
-    let status = StatusInput { state, context: context.clone(), description, target_url: None };
+    let (repo, pr) = target;
+    let target_url = cfg.details.as_ref().map(|d| d.url(repo, pr));
+    let status = StatusInput { state, context: context.clone(), description, target_url };
     if post_status(gh, repo, sha, &status).await? {
         out.note(format!("status {context} {state:?} on {sha}"));
     } else {
@@ -209,7 +214,7 @@ pub async fn verify_signoff<G: GitHub>(
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
     }
     let head = pull.head.sha.clone();
-    set_status(gh, cfg, repo, &head, StatusState::Pending, format!("verifying sign-off {key}"), out).await?;
+    set_status(gh, cfg, (repo, pr), &head, StatusState::Pending, format!("verifying sign-off {key}"), out).await?;
     let url = SignoffUrl { repo: repo.to_string(), pr, key };
     let request = CollectRequest { repo: repo.clone(), pr, signoff: url, review_date };
     let upstream = UpstreamClient::new(cfg.upstream.clone())
@@ -218,7 +223,7 @@ pub async fn verify_signoff<G: GitHub>(
         Ok(evidence) => evidence,
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
-            set_status(gh, cfg, repo, &head, StatusState::Failure, description, out).await?;
+            set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, out).await?;
             return Err(err.into());
         }
     };
@@ -246,13 +251,14 @@ pub async fn verify_signoff<G: GitHub>(
         VerdictWord::Rejected => (StatusState::Failure, "REJECTED"),
     };
     out.verdict = Some(word);
+    cfg.details.iter().for_each(|d| d.record_verdict(repo, pr, &key.to_string(), &pinned, &verdict));
     let short = pinned.get(..7).unwrap_or(&pinned);
     let description = if evidence.head_moved() {
         format!("{word} for {short} only; the head moved: a fresh sign-off is needed")
     } else {
         format!("sign-off {key}: {word} at {short}")
     };
-    set_status(gh, cfg, repo, &pinned, state, description, out).await
+    set_status(gh, cfg, (repo, pr), &pinned, state, description, out).await
 }
 
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
