@@ -75,6 +75,8 @@ impl Loop {
             "1",
             "--sweep-poll-ms",
             "300",
+            "--public-url",
+            "http://127.0.0.1:9/",
         ]
         .map(str::to_owned)
         .to_vec()
@@ -161,6 +163,8 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     let runs = l.wait_for(&fake, "the completed check run", completed);
     assert_eq!(runs.len(), 1, "one check run per sweep: {runs:#?}");
     let run = &runs[0];
+    let page = format!("http://127.0.0.1:9/prs/{}/{}", l.s.repo, l.s.pr);
+    assert_eq!(run["details_url"], json!(page), "the check run links to the details page: {run:#?}");
     let text = run["output"]["text"].as_str().unwrap();
     let summary = run["output"]["summary"].as_str().unwrap();
     assert_eq!(run["conclusion"], "success", "{summary}\n{text}");

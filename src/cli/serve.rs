@@ -455,7 +455,8 @@ async fn run_server<C: Clients>(
     sweeps: Option<SweepSettings>,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
-    if let Some(settings) = sweeps {
+    if let Some(mut settings) = sweeps {
+        settings.details = config.bot.verify.details.clone();
         let checks = Arc::new(ClientCheckRuns(clients.clone()));
         config.bot.sweeps = Some(SweepService::open(settings, checks, tokio::runtime::Handle::current())?);
     }
@@ -489,6 +490,7 @@ fn sweep_settings(args: &ServeArgs) -> Option<SweepSettings> {
         check_every: Duration::from_secs(args.sweep_check_every_secs),
         poll_interval: Duration::from_millis(args.sweep_poll_ms),
         unreachable_limit: Duration::from_secs(600),
+        details: None,
     })
 }
 

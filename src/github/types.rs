@@ -318,6 +318,9 @@ pub struct CheckRunInput {
     /// With `completed`: `success`, `failure`, `cancelled`, …
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub conclusion: Option<String>,
+    /// The sweep's details page (`serve --public-url`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub details_url: Option<String>,
     pub output: CheckRunOutput,
 }
 

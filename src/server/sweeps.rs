@@ -21,6 +21,7 @@ use super::Clients;
 use crate::github::types::CheckRunInput;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::labels::LabelDecision;
+use crate::server::details::DetailsStore;
 use crate::sweep::cancel::{cancel_pull_request, Cancelled};
 use crate::sweep::check_run::SweepView;
 use crate::sweep::dispatch_pool::DispatchPool;
@@ -46,6 +47,8 @@ pub struct SweepSettings {
     pub check_every: Duration,
     pub poll_interval: Duration,
     pub unreachable_limit: Duration,
+    /// The details page's store: each sweep is recorded there and its check run links to it.
+    pub details: Option<Arc<DetailsStore>>,
 }
 
 /// Creates and edits check runs for the service's thread (any deployment's GitHub clients).
@@ -329,6 +332,12 @@ impl SweepService {
                 }
                 // Recorded before the engine may submit anything, so a restart finds it.
                 self.save(&record);
+                if let Some(details) = &self.settings.details {
+                    let ledger = self.settings.state_dir.join("ledger.db");
+                    for (_, plan) in &record.plans {
+                        details.record_sweep(repo, pr, head_sha, &ledger, &plan.sweep_id);
+                    }
+                }
                 for (pool, plan) in &record.plans {
                     let sweep =
                         EngineSweep { plan: plan.clone(), pool: pool.clone(), priorities: record.priorities.clone() };
@@ -423,7 +432,7 @@ impl SweepService {
         if !finished && !due {
             return;
         }
-        let input = match view.render() {
+        let mut input = match view.render() {
             Ok(input) => input,
             Err(e) => {
                 tracing::error!(sweep = id, error = %e, "cannot render the check run");
@@ -439,6 +448,7 @@ impl SweepService {
                 return;
             }
         };
+        input.details_url = self.settings.details.as_ref().map(|d| d.url(&repo, record.pr));
         let posted = runtime.block_on(async {
             match record.check_run_id {
                 Some(run) => checks.update(record.installation, &repo, run, &input).await.map(|()| run),

@@ -111,6 +111,7 @@ impl SweepView<'_> {
             head_sha: self.head_sha.to_owned(),
             status: if conclusion.is_some() { "completed" } else { "in_progress" }.to_owned(),
             conclusion: conclusion.map(str::to_owned),
+            details_url: None,
             output: CheckRunOutput {
                 title,
                 summary: render_bilingual("sweep_check", &context)?,
