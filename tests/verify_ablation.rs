@@ -2,21 +2,12 @@
 //! (`head/`, `base/`, `artifacts/`, the check-runs, the upstream facts) never makes the verdict
 //! more favourable. Runs the real `sweepgate verify` binary on a mutated copy of each bundle.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-
-fn bundles() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("fixtures/bundles exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("evidence.json").is_file())
-        .collect();
-    dirs.sort();
-    dirs
-}
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create dir");
@@ -83,7 +74,7 @@ const ABLATIONS: [Ablation; 5] = [
 
 #[test]
 fn removing_evidence_never_makes_a_verdict_more_favourable() {
-    let all = bundles();
+    let all = support::fixture_bundles();
     assert!(all.len() >= 20, "fixture bundles are missing");
     let mut violations = Vec::new();
     for bundle in &all {

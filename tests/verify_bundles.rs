@@ -2,19 +2,10 @@
 //! bundle's expected.json, the output is byte-identical across runs, and the Markdown report is
 //! snapshotted so every wording change is reviewed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn bundles() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("fixtures/bundles exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("evidence.json").is_file())
-        .collect();
-    dirs.sort();
-    dirs
-}
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn verify(bundle: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sweepgate"))
@@ -31,7 +22,7 @@ fn name(bundle: &Path) -> String {
 
 #[test]
 fn every_bundle_matches_its_expected_verdict() {
-    let all = bundles();
+    let all = support::fixture_bundles();
     assert!(all.len() >= 2, "fixture bundles are missing");
     for bundle in all {
         let expected: serde_json::Value =
@@ -56,7 +47,7 @@ fn every_bundle_matches_its_expected_verdict() {
 
 #[test]
 fn reports_are_deterministic_and_snapshotted() {
-    for bundle in bundles() {
+    for bundle in support::fixture_bundles() {
         let first = verify(&bundle, &[]);
         let second = verify(&bundle, &[]);
         assert_eq!(first.stdout, second.stdout, "{}: same bundle, same bytes", name(&bundle));
@@ -67,7 +58,7 @@ fn reports_are_deterministic_and_snapshotted() {
 
 #[test]
 fn english_and_chinese_halves_can_be_rendered_alone() {
-    let bundle = &bundles()[0];
+    let bundle = &support::fixture_bundles()[0];
     let en = String::from_utf8(verify(bundle, &["--lang", "en"]).stdout).expect("UTF-8");
     let zh = String::from_utf8(verify(bundle, &["--lang", "zh"]).stdout).expect("UTF-8");
     assert!(en.contains("Check 1 (In-PR sweep + evals)") && !en.contains("检查"), "{en}");
@@ -90,7 +81,7 @@ fn broken_bundles_are_refused_with_a_clear_error() {
     let err = String::from_utf8_lossy(&verify(dir.path(), &[]).stderr).into_owned();
     assert!(err.contains("bundle format 99 is not supported"), "{err}");
 
-    let good = std::fs::read_to_string(bundles()[0].join("evidence.json")).expect("read");
+    let good = std::fs::read_to_string(support::fixture_bundles()[0].join("evidence.json")).expect("read");
     std::fs::write(dir.path().join("evidence.json"), good.replacen("\"title\"", "\"titel\"", 1)).expect("write");
     let err = String::from_utf8_lossy(&verify(dir.path(), &[]).stderr).into_owned();
     assert!(err.contains("unknown field `titel`"), "{err}");

@@ -200,3 +200,15 @@ pub fn comment_event(
     }
     payload
 }
+
+/// Every fixture bundle directory (`fixtures/bundles/*/evidence.json`), sorted.
+pub fn fixture_bundles() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
+        .expect("fixtures/bundles exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("evidence.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
