@@ -150,3 +150,40 @@ async fn quoted_code_and_unchanged_edits_do_nothing_while_a_changed_edit_is_reva
     assert!(body.contains("Run 5 was not found"));
     assert!(body.starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_between_the_command_and_its_processing_is_not_granted() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    // The maintainer comments at TIME; 30 s later, before the bot processes the comment, a new
+    // commit lands on the head (the run's commit stays in the PR, so only the timing refuses).
+    let pushed = "d".repeat(40);
+    {
+        let mut w = fake.world();
+        let pull = w.pulls.get_mut(&(REPO.into(), 42)).unwrap();
+        pull["head"]["sha"] = serde_json::json!(pushed);
+        pull["head"]["repo"]["pushed_at"] = serde_json::json!("2026-09-01T10:00:30Z");
+        w.commits
+            .get_mut(&(REPO.into(), 42))
+            .unwrap()
+            .push(serde_json::json!({"sha": pushed, "commit": {"message": "x"}}));
+    }
+    for (handled, use_cmd) in [(1, "/use 40714803265"), (2, "/reuse-sweep-run")] {
+        let id = fake.add_comment(REPO, 42, "maintainer-amd", "MEMBER", use_cmd);
+        let event = comment_event(42, id, "maintainer-amd", "MEMBER", use_cmd, None);
+        server.deliver("issue_comment", &format!("p-{id}"), &event).await;
+        server.wait_handled(handled).await;
+        assert_eq!(reactions(&fake, id), ["-1"], "{use_cmd}");
+        let body = reuse_comment(&fake);
+        assert!(body.starts_with("<!-- sweepgate:reuse pr=42 -->"), "nothing granted: {body}");
+        assert!(body.contains(&format!("Re-post the command after reviewing `{}`", &pushed[..12])), "{body}");
+        assert!(body.contains("重新发布命令"), "{body}");
+    }
+    // Posted again after the push (the maintainer saw the new head): granted.
+    let id = fake.add_comment(REPO, 42, "maintainer-amd", "MEMBER", "/use 40714803265");
+    let mut event = comment_event(42, id, "maintainer-amd", "MEMBER", "/use 40714803265", None);
+    event["comment"]["created_at"] = serde_json::json!("2026-09-01T10:05:00Z");
+    server.deliver("issue_comment", "p-again", &event).await;
+    server.wait_handled(3).await;
+    assert_eq!(reactions(&fake, id), ["+1"]);
+    assert!(reuse_comment(&fake).starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")));
+}

@@ -322,3 +322,110 @@ async fn reconcile_repairs_a_signoff_left_pending() {
     assert_eq!(statuses(&fake).len(), verified);
     assert_eq!(verdicts(&fake, pr).len(), 1);
 }
+
+/// The status of `context` on `sha` as the fake last received it: (state, description).
+fn last_status(fake: &FakeGitHub, sha: &str) -> (String, String) {
+    let w = fake.world();
+    let (_, _, body) = w.statuses.iter().rfind(|(_, s, _)| s == sha).expect("a status on the head");
+    (body["state"].as_str().unwrap_or("").into(), body["description"].as_str().unwrap_or("").into())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_signoff_edited_after_a_newer_one_leaves_the_status_to_the_newer() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let older: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    let server = start_server(&fake, &upstream, &[]).await;
+    server.deliver("issue_comment", "o-1", &signoff_event(pr, older, "nv-owner", &original.signoff.body, None)).await;
+    server.wait_handled(1).await;
+    assert_eq!(last_status(&fake, &head).0, "success");
+
+    // An hour later the owner signs off again in a new comment: it is the newest, APPROVED.
+    let later = "2026-09-01T11:00:00Z";
+    let newer = fake.add_comment(REPO, pr, "nv-owner", "MEMBER", &original.signoff.body);
+    if let Some(c) = fake.world().comments.iter_mut().find(|c| c.id == newer) {
+        (c.created_at, c.updated_at) = (later.into(), later.into());
+    }
+    let mut event = signoff_event(pr, newer, "nv-owner", &original.signoff.body, None);
+    (event["comment"]["created_at"], event["comment"]["updated_at"]) = (json!(later), json!(later));
+    server.deliver("issue_comment", "o-2", &event).await;
+    server.wait_handled(2).await;
+    let (state, description) = last_status(&fake, &head);
+    assert_eq!(state, "success");
+    assert!(description.contains(&format!("issuecomment-{newer}")), "{description}");
+    let approved = statuses(&fake);
+    let before = verdicts(&fake, pr);
+    assert_eq!(before.len(), 2);
+    let tarballs = fake.world().count(&format!("GET /repos/{REPO}/tarball/"));
+
+    // The older sign-off is edited into a rejection afterwards: the status stays the newer's,
+    // nothing is collected, and no verdict changes.
+    let edited = original.signoff.body.replacen("- [x] General code quality", "- [ ] General code quality", 1);
+    fake.world().comments.iter_mut().find(|c| c.id == older).unwrap().body = edited.clone();
+    let mut event = signoff_event(pr, older, "nv-owner", &edited, Some(&original.signoff.body));
+    event["comment"]["updated_at"] = json!("2026-09-01T12:00:00Z");
+    server.deliver("issue_comment", "o-3", &event).await;
+    server.wait_handled(3).await;
+    assert_eq!(statuses(&fake), approved, "the newer sign-off's status stands");
+    assert_eq!(last_status(&fake, &head).1, description);
+    assert_eq!(verdicts(&fake, pr), before, "no verdict rewritten");
+    assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), tarballs, "no collection");
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_repairs_review_and_inline_signoffs_newest_eligible_first() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    let pull_url = format!("https://api.github.com/repos/{REPO}/pulls/{pr}");
+    // The owner's inline review comment is newer than the conversation sign-off; a stranger's
+    // pasted review summary is newer still, but not eligible.
+    fake.world().review_comments.insert(
+        (REPO.into(), 777),
+        json!({
+            "id": 777, "body": original.signoff.body, "user": {"login": "nv-owner", "type": "User"},
+            "html_url": format!("https://github.com/{REPO}/pull/{pr}#discussion_r777"),
+            "pull_request_url": pull_url, "created_at": "2026-09-01T11:00:00Z", "updated_at": "2026-09-01T11:00:00Z"
+        }),
+    );
+    fake.world().reviews.insert(
+        (REPO.into(), 888),
+        json!({
+            "id": 888, "body": original.signoff.body, "state": "COMMENTED",
+            "user": {"login": "random-dev", "type": "User"},
+            "html_url": format!("https://github.com/{REPO}/pull/{pr}#pullrequestreview-888"),
+            "pull_request_url": pull_url, "submitted_at": "2026-09-01T12:00:00Z"
+        }),
+    );
+    fake.world().permissions.insert((REPO.into(), "random-dev".into()), "read".into());
+    // Lost deliveries: no status at all on the head, and no verdict for the inline sign-off.
+    let server = start_server(&fake, &upstream, &["--reconcile-secs", "1"]).await;
+    let chat = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", "thanks");
+    server.deliver("issue_comment", "ri-1", &signoff_event(pr, chat, "random-dev", "thanks", None)).await;
+    server.wait_handled(1).await;
+    for _ in 0..200 {
+        if !verdicts(&fake, pr).is_empty() && statuses(&fake).last().is_some_and(|s| s.2 != "pending") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let all = verdicts(&fake, pr);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert!(all[0].1.starts_with("<!-- sweepgate:verdict signoff=discussion_r777 "), "{}", all[0].1);
+    let (state, description) = last_status(&fake, &head);
+    assert_eq!(state, "success");
+    assert!(description.contains("discussion_r777"), "{description}");
+    assert!(fake.world().count(&format!("GET /repos/{REPO}/pulls/{pr}/reviews")) >= 1);
+    // Verified now: the next passes leave it alone.
+    let verified = statuses(&fake).len();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(statuses(&fake).len(), verified);
+}

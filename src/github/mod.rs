@@ -261,6 +261,14 @@ pub trait GitHub: Send + Sync {
         sha: &str,
         max_bytes: u64,
     ) -> impl Future<Output = Result<Option<String>, GitHubError>> + Send;
+    /// Every sign-off resource of one kind on a PR (conversation comments, reviews, or inline
+    /// review comments), for the reconcile's repair of sign-offs whose delivery was lost.
+    fn list_signoff_resources(
+        &self,
+        repo: &RepoRef,
+        pr: u64,
+        kind: SignoffKind,
+    ) -> impl Future<Output = Result<Vec<SignoffResource>, GitHubError>> + Send;
 }
 
 #[cfg(test)]

@@ -639,6 +639,20 @@ impl GitHub for OctoGitHub {
             .map(Some)
             .map_err(|_| GitHubError::Decode { path: api_path, message: "not UTF-8 text".into() })
     }
+
+    async fn list_signoff_resources(
+        &self,
+        repo: &RepoRef,
+        pr: u64,
+        kind: SignoffKind,
+    ) -> Result<Vec<SignoffResource>, GitHubError> {
+        let path = match kind {
+            SignoffKind::ConversationComment => format!("/repos/{repo}/issues/{pr}/comments"),
+            SignoffKind::ReviewSummary => format!("/repos/{repo}/pulls/{pr}/reviews"),
+            SignoffKind::InlineReviewComment => format!("/repos/{repo}/pulls/{pr}/comments"),
+        };
+        self.paginate(&path, None).await
+    }
 }
 
 /// GitHub App credentials → one client per installation (from each webhook's

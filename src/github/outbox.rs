@@ -300,6 +300,15 @@ impl GitHub for OutboxGitHub {
     async fn get_file_text(&self, _: &RepoRef, _: &str, _: &str, _: u64) -> Result<Option<String>, GitHubError> {
         Err(GitHubError::DryRun("reading repository files"))
     }
+
+    async fn list_signoff_resources(
+        &self,
+        _: &RepoRef,
+        _: u64,
+        _: SignoffKind,
+    ) -> Result<Vec<SignoffResource>, GitHubError> {
+        Err(GitHubError::DryRun("listing the sign-offs"))
+    }
 }
 
 #[cfg(test)]

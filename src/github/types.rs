@@ -50,6 +50,9 @@ pub struct Label {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoSummary {
     pub full_name: String,
+    /// GitHub's time of the latest push to any branch of the repository (server time).
+    #[serde(default)]
+    pub pushed_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,7 +12,8 @@ use crate::intake::signoff::{SignoffKey, SignoffKind, SignoffUrl};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    PullRequest(PullRequestEvent),
+    /// Boxed: a pull request (head and base repositories) is the largest payload by far.
+    PullRequest(Box<PullRequestEvent>),
     IssueComment(CommentEvent),
     /// A review summary or an inline review comment, created/submitted or edited.
     Review(ReviewEvent),
@@ -66,6 +67,9 @@ pub struct ReviewEvent {
     pub body: String,
     /// The review's (or review comment's) author; `None` for a deleted account.
     pub author: Option<User>,
+    /// When it was posted (a review's `submitted_at`, a comment's `created_at`); `None` when
+    /// the payload does not say.
+    pub posted_at: Option<chrono::DateTime<chrono::Utc>>,
     pub sender: Option<User>,
 }
 
@@ -214,6 +218,10 @@ struct ReviewBody {
     body: Option<String>,
     #[serde(default)]
     user: Option<User>,
+    #[serde(default)]
+    submitted_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default)]
+    created_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Deserialize)]
@@ -331,14 +339,14 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
         "ping" => Ok(Event::Ping),
         "pull_request" => {
             let p: PullRequestPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
-            Ok(Event::PullRequest(PullRequestEvent {
+            Ok(Event::PullRequest(Box::new(PullRequestEvent {
                 repo: repo(&p.repository.full_name)?,
                 action: p.action,
                 installation_id: p.installation.map(|i| i.id),
                 pull: p.pull_request,
                 label: p.label.map(|l| l.name),
                 sender: p.sender,
-            }))
+            })))
         }
         "issue_comment" => {
             let p: CommentPayload = serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))?;
@@ -371,6 +379,7 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
                 key: SignoffKey { kind, id: resource.id },
                 body: resource.body.unwrap_or_default(),
                 author: resource.user,
+                posted_at: resource.submitted_at.or(resource.created_at),
                 sender: p.sender,
             }))
         }
@@ -489,12 +498,14 @@ mod tests {
     fn review_and_dispatch_events() {
         let review = json!({
             "action": "edited", "repository": {"full_name": "o/r"}, "pull_request": {"number": 12},
-            "review": {"id": 77, "body": null}, "sender": {"login": "bob", "type": "User"}
+            "review": {"id": 77, "body": null, "submitted_at": "2026-09-01T10:00:00Z"},
+            "sender": {"login": "bob", "type": "User"}
         });
         let Event::Review(e) = parse("pull_request_review", &serde_json::to_vec(&review).unwrap()).unwrap() else {
             panic!("not a review event")
         };
         assert_eq!((e.key.to_string(), e.pr, e.body.as_str()), ("pullrequestreview-77".into(), 12, ""));
+        assert_eq!(e.posted_at.map(|t| t.to_rfc3339()).as_deref(), Some("2026-09-01T10:00:00+00:00"));
         let inline = json!({
             "action": "created", "repository": {"full_name": "o/r"}, "pull_request": {"number": 12},
             "comment": {"id": 5, "body": "x"}, "sender": {"login": "bob", "type": "User"}
@@ -503,7 +514,7 @@ mod tests {
         else {
             panic!("not a review comment event")
         };
-        assert_eq!(e.key.to_string(), "discussion_r5");
+        assert_eq!((e.key.to_string(), e.posted_at), ("discussion_r5".into(), None), "the payload names no time");
         let mut dismissed = review.clone();
         dismissed["action"] = json!("dismissed");
         assert!(matches!(

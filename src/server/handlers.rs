@@ -100,8 +100,8 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
         Event::IssueComment(e) => match e.comment.user.as_ref().filter(|a| User::is_person(Some(a))) {
             Some(author) if has_signoff_phrase(&e.comment.body) => {
                 let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
-                let target =
-                    SignoffTarget { repo: &e.repo, pr: e.issue_number, key, trigger: Trigger::Event { author } };
+                let trigger = Trigger::Event { author, posted_at: Some(e.comment.created_at) };
+                let target = SignoffTarget { repo: &e.repo, pr: e.issue_number, key, trigger };
                 verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
                     .await?
             }
@@ -109,7 +109,8 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
         },
         Event::Review(e) => match e.author.as_ref().filter(|a| User::is_person(Some(a))) {
             Some(author) if has_signoff_phrase(&e.body) => {
-                let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, trigger: Trigger::Event { author } };
+                let trigger = Trigger::Event { author, posted_at: e.posted_at };
+                let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, trigger };
                 verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
                     .await?
             }
@@ -492,6 +493,36 @@ fn is_results_artifact(name: &str) -> bool {
     name == "results_bmk" || name == "eval_results_all" || name.starts_with("bmk_agentic_")
 }
 
+/// A reuse grant covers the head the maintainer saw (issue 14 item 3): the refusal when the
+/// PR's head repository was pushed at or after the command's time, or when GitHub does not say
+/// when it was pushed (a deleted head repository). Both times are GitHub's own clock; a push to
+/// another branch of the head repository also refuses (fail closed: the reply asks to re-post).
+fn pushed_after_command(pull: &PullRequest, commanded_at: chrono::DateTime<chrono::Utc>) -> Option<Reason> {
+    let sha = short(&pull.head.sha);
+    let at = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    match pull.head.repo.as_ref().and_then(|r| r.pushed_at) {
+        Some(pushed) if pushed < commanded_at => None,
+        Some(pushed) => Some(reject(
+            "stale-command",
+            format!(
+                "The PR's head was pushed at {} (now `{sha}`), after this command ({}): it may cover a commit nobody reviewed. Re-post the command after reviewing `{sha}`.",
+                at(pushed),
+                at(commanded_at)
+            ),
+            format!(
+                "本 PR 的头分支在 {}（现为 `{sha}`）有推送，晚于此命令（{}）：命令可能覆盖了未经审阅的提交。请审阅 `{sha}` 后重新发布命令。",
+                at(pushed),
+                at(commanded_at)
+            ),
+        )),
+        None => Some(reject(
+            "head-push-time-unknown",
+            format!("GitHub does not say when the PR's head repository was last pushed (it may be deleted), so it cannot be shown that `{sha}` is the head this command was posted for."),
+            format!("GitHub 未提供本 PR 头仓库的最近推送时间（该仓库可能已被删除），因此无法证明 `{sha}` 就是发布此命令时的头提交。"),
+        )),
+    }
+}
+
 /// Checks a pinned source run (spec 10 §3.6 step 6). Every failing rule is reported.
 pub fn validate_pinned_run(
     run: &WorkflowRun,
@@ -589,7 +620,9 @@ async fn issue_comment<G: GitHub>(
         )];
         return reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await;
     }
-    let checked = match validate_command(gh, cfg, &e.repo, e.issue_number, command).await {
+    // What the maintainer saw: the PR as it was when the comment was posted (or last edited).
+    let commanded_at = if e.action == "edited" { e.comment.updated_at } else { e.comment.created_at };
+    let checked = match validate_command(gh, cfg, (&e.repo, e.issue_number), command, commanded_at).await {
         Err(HandlerError::GitHub(GitHubError::DryRun(_))) => {
             Err(vec![unavailable_reason(["the PR and the named run", "本 PR 及所指定的运行"])])
         }
@@ -613,11 +646,14 @@ fn first_command_line(body: &str) -> String {
 async fn validate_command<G: GitHub>(
     gh: &G,
     cfg: &BotConfig,
-    repo: &RepoRef,
-    number: u64,
+    (repo, number): (&RepoRef, u64),
     command: ReuseCommand,
+    commanded_at: chrono::DateTime<chrono::Utc>,
 ) -> Result<Result<WorkflowRun, Vec<Reason>>, HandlerError> {
     let pull = gh.get_pull(repo, number).await?;
+    if let Some(stale) = pushed_after_command(&pull, commanded_at) {
+        return Ok(Err(vec![stale]));
+    }
     let blocking: Vec<&str> = pull
         .label_names()
         .into_iter()
@@ -851,6 +887,30 @@ mod tests {
             codes(&validate_pinned_run(&skipped, &agentic, &["abc".into()], "run-sweep.yml")),
             ["run-conclusion"]
         );
+    }
+
+    #[test]
+    fn a_reuse_grant_needs_the_head_pushed_before_the_command() {
+        let pull = |pushed_at: Option<&str>| -> PullRequest {
+            let repo = match pushed_at {
+                Some(t) => json!({"full_name": "o/r", "pushed_at": t}),
+                None => serde_json::Value::Null,
+            };
+            serde_json::from_value(json!({
+                "number": 1, "head": {"sha": "a".repeat(40), "repo": repo},
+                "base": {"sha": "b".repeat(40), "repo": {"full_name": "o/r"}}
+            }))
+            .unwrap()
+        };
+        let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap().to_utc();
+        let command = at("2026-09-01T10:00:00Z");
+        assert!(pushed_after_command(&pull(Some("2026-09-01T09:59:59Z")), command).is_none());
+        for later in ["2026-09-01T10:00:00Z", "2026-09-01T10:00:01Z"] {
+            let reason = pushed_after_command(&pull(Some(later)), command).unwrap();
+            assert_eq!(reason.code, "stale-command", "{later}: a push in the same second is not before");
+            assert!(reason.en.contains("`aaaaaaaaaaaa`") && reason.zh.contains("重新发布"), "{}", reason.en);
+        }
+        assert_eq!(pushed_after_command(&pull(None), command).unwrap().code, "head-push-time-unknown");
     }
 
     #[test]

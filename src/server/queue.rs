@@ -91,6 +91,10 @@ pub struct Unfinished {
 
 pub struct QueueStore {
     conn: Mutex<Connection>,
+    /// The acknowledging path's own connection (`accept` only), so a delivery never waits for
+    /// the workers' bookkeeping on `conn`; `None` for an in-memory store (one database per
+    /// connection there).
+    intake: Option<Mutex<Connection>>,
     path: String,
     /// Finished rows kept for deduplication: at most this many, for at most this long.
     finished_capacity: usize,
@@ -131,11 +135,7 @@ impl QueueStore {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StateError::Folder { path: shown.clone(), source })?;
         }
-        let conn = Connection::open(path).map_err(err)?;
-        conn.busy_timeout(Duration::from_secs(5)).map_err(err)?;
-        // WAL + NORMAL: a commit survives the process being killed (SIGKILL) at once; only a
-        // power cut can lose the last commits, and GitHub's redelivery then brings them back.
-        conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;").map_err(err)?;
+        let conn = connect(path).map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         let old: bool = conn
             .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'deliveries'", [], |r| {
@@ -146,8 +146,13 @@ impl QueueStore {
         if old {
             conn.execute_batch(MIGRATE_DELIVERIES).map_err(err)?;
         }
+        let intake = match shown.as_str() {
+            ":memory:" => None,
+            _ => Some(Mutex::new(connect(path).map_err(err)?)),
+        };
         let store = QueueStore {
             conn: Mutex::new(conn),
+            intake,
             path: shown,
             finished_capacity: finished_capacity.max(1),
             ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
@@ -169,6 +174,10 @@ impl QueueStore {
             return Ok(false);
         }
         self.with(|conn| conn.execute_batch("PRAGMA wal_autocheckpoint=0;"))?;
+        if let Some(intake) = &self.intake {
+            let conn = intake.lock().unwrap_or_else(|p| p.into_inner());
+            conn.execute_batch("PRAGMA wal_autocheckpoint=0;").map_err(|e| self.err(e))?;
+        }
         let conn = Connection::open(&self.path).map_err(|e| self.err(e))?;
         let path = self.path.clone();
         std::thread::spawn(move || loop {
@@ -189,11 +198,14 @@ impl QueueStore {
     }
 
     /// Stores delivery `id` as queued unless it is already queued or finished within the TTL;
-    /// a failed one is queued again with the new `body`. Committed before it returns.
+    /// a failed one is queued again with the new `body`. Committed before it returns, on the
+    /// intake connection.
     pub fn accept(&self, id: &str, event: &str, pr: &str, body: &[u8], now_ms: i64) -> Result<Accepted, StateError> {
         let expired = now_ms.saturating_sub(self.ttl_ms);
-        self.with(|conn| {
-            let tx = conn.transaction()?;
+        let work = |conn: &mut Connection| {
+            // IMMEDIATE: the write lock is taken first (through the busy handler); a deferred
+            // read upgraded to a write would fail at once when the other connection committed.
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let found: Option<(String, Option<i64>)> = tx
                 .prepare_cached("SELECT state, finished_ms FROM events WHERE delivery = ?1")?
                 .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -217,7 +229,13 @@ impl QueueStore {
             }
             tx.commit()?;
             Ok(accepted)
-        })
+        };
+        match &self.intake {
+            Some(intake) => {
+                blocking(|| work(&mut intake.lock().unwrap_or_else(|p| p.into_inner()))).map_err(|e| self.err(e))
+            }
+            None => self.with(work),
+        }
     }
 
     /// Counts an attempt of queued delivery `id` and returns the attempts so far; `None` when it
@@ -348,6 +366,25 @@ impl QueueStore {
             .map(drop)
         })
     }
+}
+
+/// Longest a write waits for another connection's transaction (then the delivery gets 503).
+const BUSY_WAIT: Duration = Duration::from_secs(5);
+
+/// One connection to the queue file. WAL + NORMAL: a commit survives the process being killed
+/// (SIGKILL) at once, without an fsync per commit; only a power cut can lose the last commits,
+/// and GitHub's redelivery then brings them back. Waiting for the other connection's write lock
+/// polls every 100 µs: SQLite's default busy handler sleeps in steps of up to 100 ms, which
+/// would land on the acknowledging path.
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    const STEP: Duration = Duration::from_micros(100);
+    conn.busy_handler(Some(|attempt: i32| {
+        std::thread::sleep(STEP);
+        u128::try_from(attempt).unwrap_or(0) * STEP.as_micros() < BUSY_WAIT.as_micros()
+    }))?;
+    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
+    Ok(conn)
 }
 
 /// The name a PR's lane and its stored rows go by, `owner/name#N`.
@@ -589,6 +626,35 @@ mod tests {
         drop(q);
         let q = QueueStore::open(&path, 2, Duration::ZERO).unwrap();
         assert!(q.list(10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn accepting_on_its_own_connection_never_fails_while_workers_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = std::sync::Arc::new(
+            QueueStore::open(&dir.path().join("q.sqlite"), 10_000, Duration::from_secs(60)).unwrap(),
+        );
+        assert!(q.intake.is_some(), "a file-backed store acknowledges on its own connection");
+        let now = super::super::state::now_ms();
+        let worker = {
+            let q = q.clone();
+            std::thread::spawn(move || {
+                let mut finished = 0;
+                while finished < 300 {
+                    for row in q.unfinished().unwrap() {
+                        q.start(&row.delivery).unwrap();
+                        q.finish(&row.delivery, RowState::Done, None, now).unwrap();
+                        finished += 1;
+                    }
+                }
+            })
+        };
+        for i in 0..300 {
+            // Each accept reads the row's state and then writes: it must never see SQLITE_BUSY.
+            assert_eq!(q.accept(&format!("d{i}"), "e", "o/r#1", b"{}", now).unwrap(), Accepted::New);
+        }
+        worker.join().unwrap();
+        assert!(q.unfinished().unwrap().is_empty());
     }
 
     #[test]

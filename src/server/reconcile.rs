@@ -79,14 +79,14 @@ impl<C: Clients> Reconciler<C> {
             for pull in pulls.into_iter().take(budget) {
                 budget -= 1;
                 let number = pull.number;
-                let event = Event::PullRequest(PullRequestEvent {
+                let event = Event::PullRequest(Box::new(PullRequestEvent {
                     action: RECONCILE_ACTION.into(),
                     repo: repo.clone(),
                     installation_id: *installation,
                     pull,
                     label: None,
                     sender: Some(User { login: self.bot_login.clone(), kind: "Bot".into() }),
-                });
+                }));
                 let job = Job { delivery: format!("reconcile-{pass}-{repo}#{number}"), event };
                 if self.queues.enqueue(repo, number, job) {
                     done.queued += 1;

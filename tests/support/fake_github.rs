@@ -19,6 +19,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 pub const TIME: &str = "2026-09-01T10:00:00Z";
+/// When `add_pull`'s head repository was last pushed: before every comment (`TIME`).
+pub const PUSHED: &str = "2026-09-01T09:00:00Z";
 
 #[derive(Debug, Clone)]
 pub struct StoredComment {
@@ -189,6 +191,8 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/issues/comments/{id}/reactions/{reaction}", delete(delete_reaction))
             .route("/repos/{o}/{r}/pulls/{n}/reviews/{id}", get(get_review))
             .route("/repos/{o}/{r}/pulls/comments/{id}", get(get_review_comment))
+            .route("/repos/{o}/{r}/pulls/{n}/reviews", get(list_reviews))
+            .route("/repos/{o}/{r}/pulls/{n}/comments", get(list_review_comments))
             .route("/repos/{o}/{r}/tarball/{sha}", get(tarball_redirect))
             .route("/repos/{o}/{r}/actions/artifacts/{id}/zip", get(artifact_redirect))
             .route("/orgs/{org}/teams/{team}/memberships/{user}", get(team_membership))
@@ -234,7 +238,7 @@ impl FakeGitHub {
             (repo.into(), number),
             json!({
                 "number": number, "state": "open", "draft": false, "title": "Add a sweep", "updated_at": updated_at,
-                "head": {"sha": head_sha, "ref": format!("branch-{number}"), "repo": {"full_name": repo}},
+                "head": {"sha": head_sha, "ref": format!("branch-{number}"), "repo": {"full_name": repo, "pushed_at": PUSHED}},
                 "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": repo}},
                 "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
                 "merged_at": null,
@@ -729,6 +733,34 @@ async fn get_review_comment(State(world): State<Shared>, Path((o, r, id)): Path<
         Some(comment) => Json(comment.clone()).into_response(),
         None => not_found(),
     }
+}
+
+/// The stored reviews (or inline review comments) whose `pull_request_url` names PR `n`.
+fn of_pull(items: &HashMap<(String, u64), Value>, repo: &str, n: u64) -> Vec<Value> {
+    let suffix = format!("/repos/{repo}/pulls/{n}");
+    let mut found: Vec<(u64, Value)> = items
+        .iter()
+        .filter(|((r, _), v)| r == repo && v["pull_request_url"].as_str().is_some_and(|u| u.ends_with(&suffix)))
+        .map(|((_, id), v)| (*id, v.clone()))
+        .collect();
+    found.sort_by_key(|(id, _)| *id);
+    found.into_iter().map(|(_, v)| v).collect()
+}
+
+async fn list_reviews(
+    State(world): State<Shared>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    Json(paginate(of_pull(&lock(&world).reviews, &format!("{o}/{r}"), n), &q)).into_response()
+}
+
+async fn list_review_comments(
+    State(world): State<Shared>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Page>,
+) -> Response {
+    Json(paginate(of_pull(&lock(&world).review_comments, &format!("{o}/{r}"), n), &q)).into_response()
 }
 
 fn redirect(location: String) -> Response {

@@ -9,16 +9,17 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{verify, VerdictWord};
 use crate::domain::codeowners::Codeowners;
 use crate::evidence::collect::{collect, CollectLimits, CollectRequest, UpstreamClient, UpstreamConfig};
-use crate::github::types::{PullRequest, StatusInput, StatusState, User};
+use crate::github::types::{Comment, PullRequest, SignoffResource, StatusInput, StatusState, User};
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::eligibility::{self, Eligibility};
-use crate::intake::signoff::{SignoffKey, SignoffUrl};
+use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind, SignoffUrl};
 use crate::repo::Logical;
 use crate::report::marker::Marker;
 use crate::report::render_bilingual;
@@ -58,9 +59,9 @@ impl Default for VerifyConfig {
 /// What asked for a verification.
 #[derive(Debug, Clone, Copy)]
 pub enum Trigger<'a> {
-    /// A new or edited sign-off by `author`: the PR must be open and ready, and the author
-    /// eligible.
-    Event { author: &'a User },
+    /// A new or edited sign-off by `author`, posted at `posted_at` (`None`: the payload did not
+    /// say): the PR must be open and ready, the author eligible, and no newer sign-off verified.
+    Event { author: &'a User, posted_at: Option<DateTime<Utc>> },
     /// A manual `workflow_dispatch`, which only writers can start: any PR state, and Check 0
     /// alone judges the signer (spec 30 §1.2, docs/decisions.md C7/A1).
     Dispatch,
@@ -175,6 +176,78 @@ async fn refuse<G: GitHub>(
     Ok(())
 }
 
+/// Most verdicts of other sign-offs read per event to find a newer one (each review-kind
+/// sign-off costs one read; conversation comments are in the list already).
+const MAX_VERDICTS_COMPARED: usize = 20;
+
+/// When a sign-off resource was posted (a review's `submitted_at`, a comment's `created_at`).
+fn posted_at(resource: &SignoffResource) -> Option<DateTime<Utc>> {
+    resource.submitted_at.or(resource.created_at)
+}
+
+/// When sign-off `key` was posted: from the PR's comment list for a conversation comment, else
+/// through its endpoint. `None` when it is gone (deleted).
+async fn posted_at_of<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    pr: u64,
+    key: SignoffKey,
+    comments: &[Comment],
+) -> Result<Option<DateTime<Utc>>, GitHubError> {
+    if key.kind == SignoffKind::ConversationComment {
+        return Ok(comments.iter().find(|c| c.id == key.id).map(|c| c.created_at));
+    }
+    match gh.get_signoff_resource(repo, pr, key.kind, key.id).await {
+        Ok(resource) => Ok(posted_at(&resource)),
+        Err(err) if err.is_not_found() => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// The sign-offs the bot has verified on the PR (only eligible ones get a verdict comment), by
+/// their verdict markers, newest verdict first.
+fn verified_signoffs(comments: &[Comment], bot_login: &str) -> Vec<SignoffKey> {
+    let mut keys: Vec<SignoffKey> = comments
+        .iter()
+        .rev()
+        .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(bot_login)))
+        .filter_map(|c| Marker::parse(&c.body))
+        .filter(|m| m.kind == "verdict")
+        .filter_map(|m| m.get("signoff")?.parse().ok())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    keys.retain(|k| seen.insert(*k));
+    keys
+}
+
+/// Whether `(at, key)` was posted after `than`; equal times are ordered by key, so that two
+/// sign-offs never both count as the newer one.
+fn is_newer(candidate: (DateTime<Utc>, SignoffKey), than: (DateTime<Utc>, SignoffKey)) -> bool {
+    candidate > than
+}
+
+/// A verified sign-off posted after this one (`this` = key and posting time): the status
+/// follows the newest eligible sign-off, so an older one (edited, redelivered late) must not
+/// overwrite it. A verified sign-off since deleted does not count.
+async fn newer_verified_signoff<G: GitHub>(
+    gh: &G,
+    bot_login: &str,
+    repo: &RepoRef,
+    pr: u64,
+    this: (SignoffKey, DateTime<Utc>),
+    comments: &[Comment],
+) -> Result<Option<SignoffKey>, GitHubError> {
+    let (key, at) = this;
+    for other in verified_signoffs(comments, bot_login).into_iter().filter(|k| *k != key).take(MAX_VERDICTS_COMPARED) {
+        if let Some(other_at) = posted_at_of(gh, repo, pr, other, comments).await? {
+            if is_newer((other_at, other), (at, key)) {
+                return Ok(Some(other));
+            }
+        }
+    }
+    Ok(None)
+}
+
 pub async fn verify_signoff<G: GitHub>(
     gh: &G,
     bot_login: &str,
@@ -193,11 +266,26 @@ pub async fn verify_signoff<G: GitHub>(
         }
         Err(err) => return Err(err.into()),
     };
-    if let Trigger::Event { author } = trigger {
+    if let Trigger::Event { author, posted_at } = trigger {
         if pull.state != "open" || pull.draft {
             out.note(format!(
                 "sign-off {key} skipped: PR #{pr} is {}",
                 if pull.draft { "a draft" } else { "not open" }
+            ));
+            return Ok(());
+        }
+        let comments = gh.list_issue_comments(repo, pr).await?;
+        let posted_at = match posted_at {
+            Some(at) => Some(at),
+            None => posted_at_of(gh, repo, pr, key, &comments).await?,
+        };
+        let Some(posted_at) = posted_at else {
+            out.note(format!("sign-off {key} no longer exists: not verified"));
+            return Ok(());
+        };
+        if let Some(newer) = newer_verified_signoff(gh, bot_login, repo, pr, (key, posted_at), &comments).await? {
+            out.note(format!(
+                "sign-off {key} is older than {newer}, which is verified: the status follows {newer}, unchanged"
             ));
             return Ok(());
         }
@@ -264,14 +352,15 @@ pub async fn verify_signoff<G: GitHub>(
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
 /// required status on the head is `pending` (a verification that never finished), or missing
 /// while the newest eligible sign-off has no verdict comment (a delivery that never arrived),
-/// that sign-off is verified again. Conversation comments only: they are what the PR's comment
-/// list shows (reviews are not listed here). Pushes alone never trigger one (spec 30 §1.2).
+/// that sign-off is verified again. Every shape the intake accepts counts: conversation
+/// comments (listed already), review summaries and inline review comments (one list each, read
+/// only when the status needs a repair). Pushes alone never trigger one (spec 30 §1.2).
 pub(super) async fn repair<G: GitHub>(
     gh: &G,
     cfg: &super::BotConfig,
     repo: &RepoRef,
     pull: &PullRequest,
-    comments: &[crate::github::types::Comment],
+    comments: &[Comment],
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     let Some(context) = &cfg.verify.status_context else { return Ok(()) };
@@ -286,22 +375,35 @@ pub(super) async fn repair<G: GitHub>(
     if !matches!(current, None | Some(StatusState::Pending)) {
         return Ok(());
     }
-    let signoffs = comments
+    let mut candidates: Vec<(DateTime<Utc>, SignoffKey, User)> = comments
         .iter()
-        .rev()
-        .filter(|c| crate::intake::signoff::has_signoff_phrase(&c.body) && User::is_person(c.user.as_ref()));
-    for c in signoffs {
-        let Some(author) = c.user.as_ref() else { continue };
+        .filter(|c| has_signoff_phrase(&c.body))
+        .filter_map(|c| {
+            let author = c.user.clone().filter(|u| User::is_person(Some(u)))?;
+            Some((c.created_at, SignoffKey { kind: SignoffKind::ConversationComment, id: c.id }, author))
+        })
+        .collect();
+    for kind in [SignoffKind::ReviewSummary, SignoffKind::InlineReviewComment] {
+        for resource in gh.list_signoff_resources(repo, pull.number, kind).await? {
+            let Some(at) = posted_at(&resource) else { continue };
+            let Some(author) = resource.user.filter(|u| User::is_person(Some(u))) else { continue };
+            if resource.body.as_deref().is_some_and(has_signoff_phrase) {
+                candidates.push((at, SignoffKey { kind, id: resource.id }, author));
+            }
+        }
+    }
+    candidates.sort_by_key(|(at, key, _)| std::cmp::Reverse((*at, *key)));
+    for (at, key, author) in &candidates {
         if !eligibility_of(gh, repo, pull, &author.login).await?.is_eligible() {
             continue;
         }
-        let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: c.id };
         let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
         if current.is_none() && has_verdict {
             return Ok(()); // verified at an earlier head: a push needs a fresh sign-off, not a repair
         }
         out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
-        let target = SignoffTarget { repo, pr: pull.number, key, trigger: Trigger::Event { author } };
+        let trigger = Trigger::Event { author, posted_at: Some(*at) };
+        let target = SignoffTarget { repo, pr: pull.number, key: *key, trigger };
         return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await;
     }
     Ok(())
@@ -309,7 +411,49 @@ pub(super) async fn repair<G: GitHub>(
 
 #[cfg(test)]
 mod tests {
-    use crate::github::types::User;
+    use super::*;
+
+    fn comment(id: u64, login: &str, body: &str) -> Comment {
+        Comment {
+            id,
+            body: body.into(),
+            user: Some(User { login: login.into(), kind: "User".into() }),
+            author_association: "MEMBER".into(),
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            html_url: String::new(),
+        }
+    }
+
+    #[test]
+    fn verified_signoffs_are_the_bots_own_verdict_markers_newest_first() {
+        let comments = [
+            comment(1, "sweepgate[bot]", "<!-- sweepgate:verdict signoff=issuecomment-10 sha=abc -->\nx"),
+            comment(2, "mallory", "<!-- sweepgate:verdict signoff=issuecomment-99 sha=abc -->"),
+            comment(3, "sweepgate[bot]", "<!-- sweepgate:labels pr=1 -->"),
+            comment(4, "sweepgate[bot]", "<!-- sweepgate:verdict signoff=discussion_r7 sha=abc -->"),
+            comment(5, "sweepgate[bot]", "<!-- sweepgate:verdict signoff=not-a-key sha=abc -->"),
+        ];
+        let key = |kind, id| SignoffKey { kind, id };
+        assert_eq!(
+            verified_signoffs(&comments, "sweepgate[bot]"),
+            [key(SignoffKind::InlineReviewComment, 7), key(SignoffKind::ConversationComment, 10)]
+        );
+    }
+
+    #[test]
+    fn the_newer_signoff_is_decided_by_time_then_key() {
+        let t = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().to_utc();
+        let (a, b) = (
+            SignoffKey { kind: SignoffKind::ConversationComment, id: 5 },
+            SignoffKey { kind: SignoffKind::ReviewSummary, id: 1 },
+        );
+        assert!(is_newer((t("2026-09-01T11:00:00Z"), b), (t("2026-09-01T10:00:00Z"), a)));
+        assert!(!is_newer((t("2026-09-01T10:00:00Z"), a), (t("2026-09-01T11:00:00Z"), b)));
+        let same = t("2026-09-01T10:00:00Z");
+        assert_ne!(is_newer((same, a), (same, b)), is_newer((same, b), (same, a)), "a tie has one winner");
+        assert!(!is_newer((same, a), (same, a)));
+    }
 
     #[test]
     fn bots_and_missing_accounts_never_sign_off() {
