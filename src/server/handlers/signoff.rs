@@ -156,22 +156,22 @@ pub async fn eligibility_of<G: GitHub>(
 async fn refuse<G: GitHub>(
     gh: &G,
     bot_login: &str,
-    target: (&RepoRef, u64, SignoffKey),
-    pull: &PullRequest,
+    target: (&RepoRef, &PullRequest, SignoffKey),
+    comments: &[Comment],
     author: &str,
     why: &Eligibility,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
-    let (repo, pr, key) = target;
+    let (repo, pull, key) = target;
+    let pr = pull.number;
     let teams = match why {
         Eligibility::Unknown { teams } => teams.clone(),
         _ => Vec::new(),
     };
     let context = json!({"key": key.to_string(), "signer": author, "base_sha": pull.base.sha, "teams": teams});
     let body = render_bilingual("signoff_refused", &context)?;
-    let comments = gh.list_issue_comments(repo, pr).await?;
     let marker = Marker::new("signoff-refused").with("pr", pr);
-    upsert(gh, bot_login, Target { repo, number: pr }, &comments, &marker, &body, out).await?;
+    upsert(gh, bot_login, Target { repo, number: pr }, comments, &marker, &body, out).await?;
     out.note(format!("sign-off {key} by {author} not counted ({why:?}): the status is unchanged"));
     Ok(())
 }
@@ -297,7 +297,7 @@ pub async fn verify_signoff<G: GitHub>(
             other => other?,
         };
         if !eligibility.is_eligible() {
-            return refuse(gh, bot_login, (repo, pr, key), &pull, &author.login, &eligibility, out).await;
+            return refuse(gh, bot_login, (repo, &pull, key), &comments, &author.login, &eligibility, out).await;
         }
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
     }
