@@ -77,10 +77,17 @@ pub fn all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
     cx.all_configs.get_or_init(|| parse_all_configs(cx)).clone()
 }
 
+/// `configs/deprecated/*-master.yaml` archives retired entries "removed from the active master
+/// config so sweep generation no longer selects them" (its header): a changelog key naming an
+/// active entry does not also select the archived entry of the same key.
+fn archived(path: &str) -> bool {
+    scan::logical_path(path).starts_with("configs/deprecated/")
+}
+
 fn parse_all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
     let ev = cx.evidence;
     let mut out = Vec::new();
-    for path in ev.head.paths().filter(|p| scan::role(p) == Role::MasterConfig) {
+    for path in ev.head.paths().filter(|p| scan::role(p) == Role::MasterConfig && !archived(p)) {
         let text = ev.head.text(path).ok_or_else(|| format!("{path} is not UTF-8"))?;
         let root = yaml::parse(text, path).map_err(|e| e.to_string())?;
         for (key, entry) in root.as_map().unwrap_or_default() {
@@ -88,6 +95,62 @@ fn parse_all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
         }
     }
     Ok(out)
+}
+
+/// One master-config row that runs a recipe: `CONFIG_FILE=<recipe>` and its sibling settings.
+pub struct RecipeRow {
+    pub owner: AffectedConfig,
+    pub file: String,
+    pub line: u32,
+    /// `KEY=value` settings of the row's `additional-settings` list, with their lines.
+    pub settings: std::collections::BTreeMap<String, (String, u32)>,
+}
+
+impl RecipeRow {
+    pub fn setting(&self, key: &str) -> Option<(&str, u32)> {
+        self.settings.get(key).map(|(v, l)| (v.as_str(), *l))
+    }
+}
+
+/// Every master-config row whose `CONFIG_FILE=` names the recipe at `path`.
+pub fn recipe_rows(cx: &Context, path: &str) -> Vec<RecipeRow> {
+    let Some(relative) = path.split("/srt-slurm-recipes/").nth(1) else { return vec![] };
+    let Ok(configs) = all_configs(cx) else { return vec![] };
+    let files: std::collections::BTreeSet<&str> = configs.iter().map(|c| c.file.as_str()).collect();
+    let mut rows = Vec::new();
+    for file in files {
+        let Some(text) = cx.evidence.head.text(file) else { continue };
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let Some(at) = l.find(relative) else { continue };
+            if !l.contains("CONFIG_FILE=") || !matches!(l[..at].chars().last(), Some('/' | '=')) {
+                continue;
+            }
+            let line = i as u32 + 1;
+            let Some(owner) = configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line) else {
+                continue;
+            };
+            rows.push(RecipeRow { owner: owner.clone(), file: file.to_owned(), line, settings: siblings(&lines, i) });
+        }
+    }
+    rows
+}
+
+/// The `- "KEY=value"` items of the list holding line `at` (comments between items skipped).
+fn siblings(lines: &[&str], at: usize) -> std::collections::BTreeMap<String, (String, u32)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[at]);
+    let in_list = |l: &&str| scan::is_comment(l) || (indent(l) == depth && l.trim_start().starts_with("- "));
+    let first = lines[..at].iter().rposition(|l| !in_list(l)).map_or(0, |p| p + 1);
+    let last = lines[at..].iter().position(|l| !in_list(l)).map_or(lines.len(), |p| at + p);
+    (first..last)
+        .filter(|i| !scan::is_comment(lines[*i]))
+        .filter_map(|i| {
+            let item = lines[i].trim_start().trim_start_matches("- ").trim().trim_matches(['"', '\'']);
+            let (k, v) = item.split_once('=')?;
+            Some((k.trim().to_owned(), (v.trim().to_owned(), i as u32 + 1)))
+        })
+        .collect()
 }
 
 /// Keys named by the `config-keys` of changelog entries the PR appended (`*` full-match
@@ -251,6 +314,24 @@ mod tests {
         e.head.insert("configs/nvidia-master.yaml", NVIDIA);
         let affected = affected_configs(&Context::new(&e)).unwrap();
         assert_eq!(affected.len(), 2);
+    }
+
+    /// The corpus' #2492/#2433/#2606: an image bump whose changelog names `dsr1-fp4-b200-sglang`
+    /// selects the active 8k1k entry, not the archived 1k1k entry of the same key in
+    /// `configs/deprecated/` (sweep generation never reads it). The same entry in an active
+    /// master file is affected.
+    #[test]
+    fn archived_entries_of_the_same_key_are_not_affected() {
+        let archived =
+            NVIDIA.split("dsr1-fp4-b200-trt-mtp:").next().unwrap_or_default().replace("isl: 8192", "isl: 1024");
+        let mut e = with_change(evidence(), "perf-changelog.yaml", "@@ -10,1 +10,5 @@\n   pr-link: x\n+\n+- config-keys:\n+  - dsr1-fp4-b200-sglang\n+  pr-link: https://github.com/example/bench/pull/42\n");
+        e.head.insert("configs/nvidia-master.yaml", NVIDIA);
+        e.head.insert("configs/deprecated/nvidia-1k1k-master.yaml", archived.as_str());
+        let affected = affected_configs(&Context::new(&e)).unwrap();
+        let seqs: Vec<_> = affected.iter().map(|c| (c.key.as_str(), c.fixed_seq.clone())).collect();
+        assert_eq!(seqs, [("dsr1-fp4-b200-sglang", vec![(8192, 1024)])]);
+        e.head.insert("configs/amd-master.yaml", archived.as_str());
+        assert_eq!(affected_configs(&Context::new(&e)).unwrap().len(), 2);
     }
 
     /// GitHub's `patch` of a change from `old` to `new`: the unified diff without its header.

@@ -38,7 +38,23 @@ fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveD
         Some(row) if row.retired_on(date) => {
             out.push(finding("retired", json!({"where": format!("{}:{}", models.file, row.line)})))
         }
-        Some(_) => {}
+        Some(row) => {
+            // The support matrix's "Deprecated scenarios" column, where it names the scenario
+            // without a qualifier; a qualified mention ("non-DSpark arm") is an arm rule for
+            // the reviewer (catalog 7.e).
+            // A scenario the scenario table already deprecates is reported once, from there.
+            for scenario in scenarios(config) {
+                let table = models.scenario(&scenario).is_some_and(|s| s.deprecated_on(date));
+                let listed =
+                    row.deprecated.iter().any(|m| m.qualifier.is_empty() && m.scenario.eq_ignore_ascii_case(&scenario));
+                if listed && !table {
+                    out.push(finding(
+                        "matrix",
+                        json!({"scenario": scenario, "where": format!("{}:{}", models.file, row.line)}),
+                    ));
+                }
+            }
+        }
     }
     for scenario in scenarios(config) {
         if let Some(row) = models.scenario(&scenario).filter(|s| s.deprecated_on(date)) {
@@ -178,5 +194,23 @@ mod tests {
             e.base.insert("docs/PR_REVIEW_CHECKLIST.md", text);
             assert_eq!(kinds(&e).0, status);
         }
+    }
+
+    /// Issue 17 item 4 (Check 7): a scenario the support matrix lists under "Deprecated
+    /// scenarios" for the model FAILs even where the scenario table keeps it active for others;
+    /// the same config of a model whose row lists it as active passes.
+    #[test]
+    fn the_support_matrix_deprecated_column_applies() {
+        let models = MODELS.replace(
+            "| Qwen 3.5 | `qwen3.5` | 2026-03-01 ([#200](https://github.com/example/bench/pull/200)) | Single-turn 8k1k | — |",
+            "| Qwen 3.5 | `qwen3.5` | 2026-03-01 ([#200](https://github.com/example/bench/pull/200)) | Agentic coding | Single-turn 8k1k |",
+        );
+        let mut e = pr(&config("qwen3.5-fp8-b200-sglang", "qwen3.5", "fp8", 8192), (2026, 11, 29));
+        e.base.insert("MODELS.md", models.as_str());
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Fail, "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["kind"], "matrix");
+        e.base.insert("MODELS.md", MODELS);
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
     }
 }

@@ -7,25 +7,40 @@
 
 use serde_json::json;
 
+use super::affected::recipe_rows;
 use super::scan::{self, Role};
 use super::{Context, Outcome};
-use crate::evidence::Evidence;
 use crate::yaml::{self, Node, Value};
 
 const SPEC_NAME_MARKERS: [&str; 4] = ["mtp", "eagle", "dspark", "dflash"];
 
-fn is_agentic(path: &str) -> bool {
-    path.contains("agentic")
+/// Benchmark clients a launcher script invokes; a script that invokes none (a server start
+/// script such as `amd_utils/server_sglang.sh`, a sourced helper) sends no benchmark prompts.
+const BENCHMARK_CLIENTS: [&str; 5] =
+    ["run_benchmark_serving", "benchmark_serving", "bench_serving", "vllm bench serve", "sa-bench"];
+
+/// Agentic: the master-config rows that run a recipe are `agentic-coding` (AgentX recipes live
+/// under `…/agentx/` too), else the path says so.
+fn is_agentic(cx: &Context, path: &str) -> bool {
+    let rows = if scan::role(path) == Role::Recipe { recipe_rows(cx, path) } else { vec![] };
+    if rows.is_empty() {
+        scan::logical_path(path).contains("agentic")
+    } else {
+        rows.iter().any(|r| r.owner.agentic)
+    }
 }
 
 fn code_lines(text: &str) -> impl Iterator<Item = (u32, &str)> {
     text.lines().enumerate().map(|(i, l)| (i as u32 + 1, scan::code_part(l)))
 }
 
-fn is_spec_decode(path: &str, text: &str) -> bool {
+/// A recipe is the whole engine config, so its settings decide (`…_mtp0_…` names a recipe with
+/// zero MTP layers); a script's name may also say so.
+fn is_spec_decode(path: &str, text: &str, role: Role) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    SPEC_NAME_MARKERS.iter().any(|m| name.contains(m))
-        || code_lines(text).any(|(_, c)| c.contains("speculative") || c.contains("num-nextn") || c.contains("nextn"))
+    (role != Role::Recipe && SPEC_NAME_MARKERS.iter().any(|m| name.contains(m)))
+        || code_lines(text)
+            .any(|(_, c)| c.contains("speculative") || c.contains("nextn") || c.contains("decoding_type"))
 }
 
 #[derive(Debug)]
@@ -33,6 +48,10 @@ enum Verdict {
     ChatTemplate,
     Agentic,
     Missing { line: u32, kind: &'static str },
+}
+
+fn invokes_benchmark_client(text: &str) -> bool {
+    code_lines(text).any(|(_, c)| BENCHMARK_CLIENTS.iter().any(|client| c.contains(client)))
 }
 
 fn judge_script(text: &str) -> Verdict {
@@ -72,16 +91,16 @@ fn judge_recipe(path: &str, text: &str) -> Verdict {
     }
 }
 
-fn judge(evidence: &Evidence, path: &str, role: Role) -> Option<Verdict> {
-    let text = evidence.head.text(path)?;
-    if !is_spec_decode(path, text) {
+fn judge(cx: &Context, path: &str, role: Role) -> Option<Verdict> {
+    let text = cx.evidence.head.text(path)?;
+    if !is_spec_decode(path, text, role) {
         return None;
     }
-    if is_agentic(scan::logical_path(path)) {
+    if is_agentic(cx, path) {
         return Some(Verdict::Agentic);
     }
     match role {
-        Role::Script if path.ends_with(".sh") => Some(judge_script(text)),
+        Role::Script if path.ends_with(".sh") && invokes_benchmark_client(text) => Some(judge_script(text)),
         Role::Recipe => Some(judge_recipe(path, text)),
         _ => None,
     }
@@ -92,7 +111,7 @@ pub fn check(cx: &Context) -> Outcome {
     let (mut count, mut agentic) = (0usize, 0usize);
     let mut findings = Vec::new();
     for (file, role) in scan::changed(ev) {
-        match judge(ev, &file.filename, role) {
+        match judge(cx, &file.filename, role) {
             None => {}
             Some(Verdict::ChatTemplate) => count += 1,
             Some(Verdict::Agentic) => {
@@ -181,5 +200,39 @@ mod tests {
             "run_benchmark_serving --model x\n",
         );
         assert_eq!(check(&Context::new(&e)).status, Status::NotApplicable);
+    }
+
+    /// The corpus' #2309/#2305: the shared AMD server script starts the server and sends no
+    /// benchmark prompts, so it is no launcher; the same settings with the client FAIL.
+    #[test]
+    fn a_server_script_that_invokes_no_benchmark_client_is_not_judged() {
+        let server = "#!/bin/bash\nBENCH_INPUT_LEN=\"${BENCH_INPUT_LEN:-1024}\"\npython3 -m sglang.launch_server --speculative-algorithm EAGLE --speculative-num-steps 3 &\n";
+        let path = "benchmarks/multi_node/amd_utils/server_sglang.sh";
+        assert_eq!(check(&Context::new(&with_added_file(evidence(), path, server))).status, Status::NotApplicable);
+        let launcher = format!("{server}run_benchmark_serving --model \"$MODEL\"\n");
+        assert_eq!(check(&Context::new(&with_added_file(evidence(), path, &launcher))).status, Status::Fail);
+    }
+
+    /// The corpus' #2206 and #2612: a TRT-LLM `…_mtp0_…` recipe drafts nothing (no speculative
+    /// settings); an AgentX recipe under `…/agentx/` is agentic by the master-config row that
+    /// runs it. The same recipe run by a fixed-seq-len row, with MTP, needs the chat template.
+    #[test]
+    fn trtllm_recipes_are_judged_by_their_settings_and_the_rows_that_run_them() {
+        let stp = "name: ctx1dep2_gen13tp4_mtp0_c78\nbackend:\n  type: trtllm\nbenchmark:\n  type: \"sa-bench\"\n  isl: 8192\n";
+        let path = "benchmarks/multi_node/srt-slurm-recipes/trtllm/qwen3.5/gb300-fp4/disagg/8k1k/stp/ctx1dep2_gen13tp4_mtp0_c78.yaml";
+        assert_eq!(check(&Context::new(&with_added_file(evidence(), path, stp))).status, Status::NotApplicable);
+
+        let agentx = "name: disagg-mtp\nbackend:\n  type: trtllm\n  trtllm_config:\n    decode:\n      speculative_config:\n        decoding_type: MTP\n        num_nextn_predict_layers: 3\nbenchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n";
+        let path = "benchmarks/multi_node/srt-slurm-recipes/trtllm/qwen3.5/gb300-fp4/disagg/agentx/disagg-mtp.yaml";
+        let master = "qwen3.5-fp4-gb300-dynamo-trt:\n  model-prefix: qwen3.5\n  framework: dynamo-trt\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/trtllm/qwen3.5/gb300-fp4/disagg/agentx/disagg-mtp.yaml\"\n";
+        let mut e = with_added_file(evidence(), path, agentx);
+        e.head.insert("configs/nvidia-master.yaml", master);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.args["agentic"].as_u64()), (Status::Pass, Some(1)), "{o:?}");
+        e.head.insert(
+            "configs/nvidia-master.yaml",
+            "qwen3.5-fp4-gb300-dynamo-trt:\n  model-prefix: qwen3.5\n  framework: dynamo-trt\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/trtllm/qwen3.5/gb300-fp4/disagg/agentx/disagg-mtp.yaml\"\n",
+        );
+        assert_eq!(check(&Context::new(&e)).message.args["findings"][0]["kind"], "recipe_missing");
     }
 }

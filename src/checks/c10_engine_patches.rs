@@ -33,14 +33,40 @@ struct Patch {
     kind: &'static str,
 }
 
+/// Commands that overwrite a file (copies, moves, links, syncs), as words of the command line.
+const OVERWRITE_COMMANDS: [&str; 5] = ["cp", "mv", "ln", "rsync", "tee"];
+/// In-place edits, heredocs and Python writes, anywhere in the line.
+const OVERWRITE_MARKERS: [&str; 6] = ["sed -i", "cat >", "write_text(", "shutil.copy", "'w')", "\"w\")"];
+
+fn overwrites(code: &str) -> bool {
+    OVERWRITE_MARKERS.iter().any(|m| code.contains(m))
+        || code
+            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ';' | '&' | '|'))
+            .any(|word| OVERWRITE_COMMANDS.contains(&word))
+}
+
+/// `PYTHONPATH` with a first entry the PR controls (a variable or command substitution such as
+/// a temp dir of `sitecustomize.py`, or the repository's checkout) shadows the engine's
+/// modules; an absolute directory of the container (`/sgl-workspace/aiter:$PYTHONPATH`) does not.
+fn shadows_modules(code: &str) -> bool {
+    let Some(at) = code.find("PYTHONPATH=") else { return false };
+    let value = code[at + "PYTHONPATH=".len()..].trim_start_matches(['"', '\'']);
+    let first = value.split(':').next().unwrap_or_default();
+    let own =
+        ["$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}", "/infmax-workspace", "$(dirname", "$SCRIPT_DIR", "${SCRIPT_DIR}"];
+    let variable = first.starts_with('$') && !first.trim_start_matches(['$', '{']).starts_with("PYTHONPATH");
+    !first.is_empty() && (variable || own.iter().any(|o| first.starts_with(o)))
+}
+
 fn classify(code: &str) -> Option<&'static str> {
     if code.contains("git apply") || code.contains("patch -p") || code.trim_start().starts_with("patch ") {
         return Some("apply");
     }
-    if touches_engine(code)
-        && (code.contains("sed -i") || code.contains("cat >") || code.contains("cp ") || code.contains("tee "))
-    {
+    if touches_engine(code) && overwrites(code) {
         return Some("source_edit");
+    }
+    if shadows_modules(code) {
+        return Some("monkey_patch");
     }
     if code.contains("sitecustomize") || code.contains("importlib.util.find_spec") {
         return Some("monkey_patch");
@@ -61,7 +87,8 @@ fn find_patches(cx: &Context) -> Result<(usize, Vec<Patch>), Outcome> {
         }
         serving += 1;
         let name = &file.filename;
-        if file.status == "added" && (name.ends_with(".patch") || name.ends_with(".diff")) {
+        // A patch file the PR adds, changes or renames is a patch of this PR (removals are not).
+        if file.status != "removed" && (name.ends_with(".patch") || name.ends_with(".diff")) {
             patches.push(Patch { file: name.clone(), line: 1, kind: "patch_file" });
             continue;
         }
@@ -231,5 +258,42 @@ mod tests {
         assert_eq!((o.status, o.message.args["patches"][0]["line"].as_u64()), (Status::Fail, Some(2)), "{o:?}");
         let absolute = "@@ -1 +1,2 @@\n x\n+cp fix.py /usr/lib/python3/vllm/model_executor/fix.py\n";
         assert_eq!(status(&with_change(evidence(), "benchmarks/x.sh", absolute)).0, Status::Fail);
+    }
+
+    /// Issue 17 item 4 (Check 10): a `.patch` file the PR modifies or renames is a patch, as an
+    /// added one is; moves, links, syncs and Python writes into engine paths are source edits;
+    /// a PYTHONPATH whose first entry the PR controls shadows engine modules. The same commands
+    /// on the repository's own files, and a container directory prepended, are not patches.
+    #[test]
+    fn modified_patch_files_and_overwrite_patterns_are_patches() {
+        let kinds = |e: &Evidence| -> Vec<String> {
+            let o = check(&Context::new(e));
+            let patches = o.message.args.get("patches").and_then(|p| p.as_array()).cloned().unwrap_or_default();
+            patches.iter().map(|p| p["kind"].as_str().unwrap_or_default().to_owned()).collect()
+        };
+        let mut e = with_change(evidence(), "benchmarks/patches/sglang-aiter.patch", "@@ -1,1 +1,1 @@\n-a\n+b\n");
+        e.files[0].status = "renamed".into();
+        e.files[0].previous_filename = Some("benchmarks/patches/old.patch".into());
+        assert_eq!(kinds(&e), ["patch_file"]);
+        let line = |text: &str| with_change(evidence(), SCRIPT, &format!("@@ -20,1 +20,2 @@\n export X=1\n+{text}\n"));
+        for edit in [
+            "rsync -a overrides/ /usr/local/lib/python3.12/dist-packages/sglang/",
+            "mv fixed_backend.py /sgl-workspace/sglang/python/sglang/srt/layers/backend.py",
+            "ln -sf \"$PWD/backend.py\" /sgl-workspace/sglang/python/sglang/srt/layers/backend.py",
+            "python3 -c \"open('/opt/dynamo/launch.py', 'w').write(src)\"",
+        ] {
+            assert_eq!(kinds(&line(edit)), ["source_edit"], "{edit}");
+        }
+        assert_eq!(kinds(&line("export PYTHONPATH=\"${patch_dir}${PYTHONPATH:+:${PYTHONPATH}}\"")), ["monkey_patch"]);
+        assert_eq!(kinds(&line("export PYTHONPATH=$GITHUB_WORKSPACE/overrides:$PYTHONPATH")), ["monkey_patch"]);
+        for clean in [
+            "rsync -a \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/\" recipes/",
+            "mv results.json \"$RESULT_DIR/\"",
+            "export PYTHONPATH=/sgl-workspace/aiter:${PYTHONPATH}",
+            "export PYTHONPATH=${PYTHONPATH}:/workspace/utils",
+        ] {
+            let e = line(clean);
+            assert_eq!(check(&Context::new(&e)).status, Status::Pass, "{clean}");
+        }
     }
 }

@@ -7,10 +7,10 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::json;
 
-use super::affected::{all_configs, AffectedConfig};
+use super::affected::{all_configs, recipe_rows, AffectedConfig, RecipeRow};
 use super::scan::{self, Role};
 use super::{with_fields, Context, Outcome};
-use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, ThinkingMode};
+use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::repo::{Layout, Logical};
 
 const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
@@ -18,6 +18,8 @@ const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
 struct Knob {
     line: u32,
     al: f64,
+    /// The shell variable the value came through (`$SYNTHETIC_ACCEPT_LEN`), if any.
+    var: Option<String>,
 }
 
 fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -28,10 +30,14 @@ fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 /// A knob's value: a number, or a shell variable (`$X`, `${X}`) the file assigns a number.
 const VALUE: &str = r#"\\?["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[0-9]+(?:\.[0-9]+)?)"#;
 
-/// `NAME=<number>` shell assignments of a file (`export` or not, quoted or not); the last wins.
+/// `NAME=<number>` shell assignments of a file (`export` or not, quoted or not), and defaults
+/// (`NAME="${NAME:-2}"`: the launcher's value when the environment sets none); the last wins.
 fn numeric_assignments(text: &str) -> std::collections::BTreeMap<String, f64> {
     static ASSIGN: OnceLock<Regex> = OnceLock::new();
-    let re = regex(&ASSIGN, r#"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?([0-9]+(?:\.[0-9]+)?)["']?\s*$"#);
+    let re = regex(
+        &ASSIGN,
+        r#"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-)?([0-9]+(?:\.[0-9]+)?)\}?["']?\s*$"#,
+    );
     text.lines()
         .filter_map(|l| re.captures(scan::code_part(l)))
         .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
@@ -57,39 +63,62 @@ fn simulated_al(text: &str) -> Option<Knob> {
         (regex(&ATOM, &format!(r#"--spec-decode-acceptance-length[= ]\s*{VALUE}"#)), 0.0),
     ];
     let resolve = |token: &str| match token.strip_prefix('$') {
-        Some(name) => vars.get(name.trim_start_matches('{').trim_end_matches('}')).copied(),
+        Some(name) => vars.get(var_name(name)).copied(),
         None => token.parse::<f64>().ok(),
     };
     for (i, raw) in text.lines().enumerate() {
         let code = scan::code_part(raw);
         let line = i as u32 + 1;
         for (re, bonus) in &knobs {
-            if let Some(value) = re.captures(code).and_then(|c| c.get(1)).and_then(|m| resolve(m.as_str())) {
-                return Some(Knob { line, al: value + bonus });
+            let Some(token) = re.captures(code).and_then(|c| c.get(1)).map(|m| m.as_str()) else { continue };
+            if let Some(value) = resolve(token) {
+                let var = token.strip_prefix('$').map(|n| var_name(n).to_owned());
+                return Some(Knob { line, al: value + bonus, var });
             }
         }
         let atom = regex(&ATOM_AL, r#"^\s*(?:export\s+)?SIMULATE_ACC_LEN=["']?([0-9]+(?:\.[0-9]+)?)"#);
         if atom_rate {
             if let Some(al) = atom.captures(code).and_then(|c| c[1].parse::<f64>().ok()) {
-                return Some(Knob { line, al });
+                return Some(Knob { line, al, var: None });
             }
         }
     }
     None
 }
 
+/// `NAME` of `${NAME}` / `NAME`.
+fn var_name(token: &str) -> &str {
+    token.trim_start_matches('{').trim_end_matches('}')
+}
+
+/// Every numeric assignment of shell variable `var`, with its line: a script that sets the AL
+/// per branch (`if [ "$CONC" -le 8 ]; then NUM_SPEC_TOKENS=7; SYNTHETIC_ACCEPT_LEN=3.84; …`)
+/// is judged branch by branch.
+fn assignments_of(text: &str, var: &str) -> Vec<(u32, f64)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, raw)| {
+            let code = scan::code_part(raw).trim();
+            let code = code.strip_prefix("export ").unwrap_or(code).trim_start();
+            let value = code.strip_prefix(var)?.strip_prefix('=')?;
+            let value = value.split(|c: char| c == ';' || c.is_whitespace()).next()?.trim_matches(['"', '\'']);
+            Some((i as u32 + 1, value.parse().ok()?))
+        })
+        .collect()
+}
+
 /// The number of draft tokens (MTP level / num_speculative_tokens / TRT-LLM's `max_draft_len`),
-/// possibly through a shell variable of the file. SGLang's `--speculative-num-draft-tokens N`
-/// counts the verified token too: N − 1 draft tokens.
-fn draft_length(text: &str) -> Option<u32> {
+/// possibly through a shell variable of the file (returned too). SGLang's
+/// `--speculative-num-draft-tokens N` counts the verified token too: N − 1 draft tokens.
+fn draft_length(text: &str) -> Option<(u32, Option<String>)> {
     static STEPS: OnceLock<Regex> = OnceLock::new();
     static DRAFT_TOKENS: OnceLock<Regex> = OnceLock::new();
     let vars = numeric_assignments(text);
     let code: String = text.lines().map(scan::code_part).collect::<Vec<_>>().join("\n");
-    let resolve = |token: &str| -> Option<u32> {
+    let resolve = |token: &str| -> Option<(u32, Option<String>)> {
         match token.strip_prefix('$') {
-            Some(name) => vars.get(name.trim_start_matches('{').trim_end_matches('}')).map(|v| *v as u32),
-            None => token.parse().ok(),
+            Some(name) => vars.get(var_name(name)).map(|v| (*v as u32, Some(var_name(name).to_owned()))),
+            None => token.parse().ok().map(|n| (n, None)),
         }
     };
     let steps = regex(
@@ -102,7 +131,49 @@ fn draft_length(text: &str) -> Option<u32> {
         return Some(n);
     }
     let tokens = regex(&DRAFT_TOKENS, &format!(r#"speculative[-_]num[-_]draft[-_]tokens\\?["']?\s*[:= ]\s*{VALUE}"#));
-    tokens.captures_iter(&code).find_map(|c| resolve(&c[1])).map(|n| n.saturating_sub(1))
+    tokens.captures_iter(&code).find_map(|c| resolve(&c[1])).map(|(n, var)| (n.saturating_sub(1), var))
+}
+
+/// The text of the role that accepts drafts: acceptance happens where tokens are decoded, so a
+/// disaggregated recipe's draft length is its `decode:` role's (its prefill may draft
+/// differently, the corpus' #2642), an aggregated one's its `aggregated:` role's. Every such
+/// section of the file (the base's and each variant's) is returned; none: the whole text.
+fn decode_roles(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut sections = Vec::new();
+    for key in ["decode:", "aggregated:"] {
+        for (i, line) in lines.iter().enumerate() {
+            if scan::code_part(line).trim() != key {
+                continue;
+            }
+            let depth = indent(line);
+            let body: Vec<&str> =
+                lines[i + 1..].iter().take_while(|l| l.trim().is_empty() || indent(l) > depth).copied().collect();
+            sections.push(body.join("\n"));
+        }
+        if !sections.is_empty() {
+            break;
+        }
+    }
+    sections
+}
+
+/// The draft lengths a file runs at: each decode role's (see [`decode_roles`]) that names one,
+/// else the file's.
+fn draft_lengths(text: &str) -> Vec<(u32, Option<String>)> {
+    let roles: Vec<_> = decode_roles(text).iter().filter_map(|r| draft_length(r)).collect();
+    if roles.is_empty() {
+        draft_length(text).into_iter().collect()
+    } else {
+        let mut unique = Vec::new();
+        for r in roles {
+            if !unique.contains(&r) {
+                unique.push(r);
+            }
+        }
+        unique
+    }
 }
 
 fn thinking(text: &str) -> ThinkingMode {
@@ -117,23 +188,111 @@ fn thinking(text: &str) -> ThinkingMode {
     }
 }
 
-fn method(path: &str, text: &str) -> Option<&'static str> {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let lower = text.to_ascii_lowercase();
-    METHODS.iter().copied().find(|m| name.contains(m)).or_else(|| METHODS.iter().copied().find(|m| lower.contains(m)))
+/// What the config drafts with: the draft checkpoint it names (`Inferact/MiniMax-M3-EAGLE3-GQA`)
+/// and the methods it may be measured by, most specific first.
+struct Drafting {
+    /// The draft checkpoint's name, lower case, without its organisation.
+    draft: Option<String>,
+    methods: Vec<&'static str>,
+    /// The file's code, lower case, for a curve's `speculative-config:` settings.
+    code: String,
 }
 
-/// The master-config entry whose `CONFIG_FILE=` names a recipe.
-fn recipe_owner(cx: &Context, path: &str) -> Option<AffectedConfig> {
-    let relative = path.split("/srt-slurm-recipes/").nth(1)?;
-    let configs = all_configs(cx).ok()?;
-    let files: std::collections::BTreeSet<&str> = configs.iter().map(|c| c.file.as_str()).collect();
-    let owner = files.into_iter().find_map(|file| {
-        let text = cx.evidence.head.text(file)?;
-        let line = text.lines().position(|l| l.contains(relative))? as u32 + 1;
-        configs.iter().filter(|c| c.file == file && c.line <= line).max_by_key(|c| c.line).cloned()
-    });
-    owner
+/// A config drafts by the checkpoint it names, not by its file name: the draft's name says its
+/// method and variant (EAGLE3-GQA has its own curve), then the method the engine is told
+/// (`"method": "eagle3"`, `decoding_type: Eagle3`, `speculative-algorithm: NEXTN`), then the file
+/// name. SGLang's `EAGLE`/`NEXTN` without a draft checkpoint runs the model's own MTP heads.
+fn drafting(path: &str, text: &str) -> Option<Drafting> {
+    static DRAFT: OnceLock<Regex> = OnceLock::new();
+    static METHOD: OnceLock<Regex> = OnceLock::new();
+    let code = text.lines().map(scan::code_part).collect::<Vec<_>>().join("\n").to_ascii_lowercase();
+    let draft_re = regex(&DRAFT, r"[a-z0-9_.-]+/([a-z0-9_.-]*(?:eagle|dspark|dflash|mtp|draft)[a-z0-9_.-]*)");
+    let draft = draft_re.captures(&code).map(|c| c[1].to_owned()).filter(|d| !d.starts_with('$'));
+    let mut methods: Vec<&'static str> = Vec::new();
+    let mut add = |m: &'static str| {
+        if !methods.contains(&m) {
+            methods.push(m);
+        }
+    };
+    if let Some(d) = &draft {
+        METHODS.iter().filter(|m| d.contains(**m)).for_each(|m| add(m));
+    }
+    let method_re = regex(
+        &METHOD,
+        r#"(?:\\?"method\\?"\s*:\s*\\?"|\bmethod:\s*|decoding_type:\s*|speculative[-_]algorithm["']?\s*[:= ]\s*["']?|--method\s+)([a-z0-9]+)"#,
+    );
+    for c in method_re.captures_iter(&code) {
+        match &c[1] {
+            "nextn" => add("mtp"),
+            "eagle" if draft.is_none() => add("mtp"),
+            other => {
+                if let Some(m) = METHODS.iter().find(|m| **m == other) {
+                    add(m);
+                }
+            }
+        }
+    }
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    METHODS.iter().filter(|m| name.contains(**m)).for_each(|m| add(m));
+    // Only a file that names no method anywhere else is read for a method word in its code.
+    let named_elsewhere = draft.is_some() || method_re.is_match(&code) || METHODS.iter().any(|m| name.contains(m));
+    if !named_elsewhere {
+        METHODS.iter().filter(|m| code.contains(**m)).for_each(|m| add(m));
+    }
+    (!methods.is_empty()).then_some(Drafting { draft, methods, code })
+}
+
+/// The committed curve of this model and drafting: per method (most specific first), the file
+/// whose variant the config runs — its `speculative-config:` header settings (other than the
+/// rejection method synthetic acceptance replaces) all set by the config, or its variant named
+/// by the draft checkpoint (`…_eagle3_gqa` ← `…-EAGLE3-GQA`) — else the plain file, unless its
+/// header names another draft checkpoint.
+fn golden_file<'g>(golden: &'g GoldenAlSet, prefix: &str, d: &Drafting) -> Option<&'g GoldenAlFile> {
+    let runs_variant = |f: &GoldenAlFile, variant: &str| match &f.header.speculative_config {
+        Some(settings) => settings
+            .split('|')
+            .filter_map(|kv| kv.split_once('='))
+            .filter(|(k, _)| k.trim() != "rejection_sample_method")
+            .all(|(k, v)| {
+                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
+                d.code.lines().any(|l| l.find(&k).is_some_and(|at| l[at + k.len()..].contains(&v)))
+            }),
+        None => d.draft.as_deref().is_some_and(|draft| draft.contains(&variant.replace('_', "-"))),
+    };
+    let other_draft = |f: &GoldenAlFile| {
+        let named = f.header.measured_on.as_deref().and_then(|m| m.split("draft:").nth(1));
+        match (named, &d.draft) {
+            (Some(named), Some(draft)) => {
+                let named = named.trim().trim_end_matches([')', ',']).to_ascii_lowercase();
+                !named.rsplit('/').next().unwrap_or(&named).starts_with(draft.as_str())
+            }
+            _ => false,
+        }
+    };
+    d.methods.iter().find_map(|method| {
+        let named: Vec<(&GoldenAlFile, Option<String>)> = golden
+            .files
+            .iter()
+            .filter_map(|f| GoldenName::from_file_name(&f.file).map(|n| (f, n)))
+            .filter(|(_, n)| n.model_prefix.eq_ignore_ascii_case(prefix) && n.method == *method)
+            .map(|(f, n)| (f, n.variant))
+            .collect();
+        let variant = named.iter().find(|(f, v)| v.as_deref().is_some_and(|v| runs_variant(f, v)));
+        let plain = named.iter().find(|(f, v)| v.is_none() && !other_draft(f));
+        variant.or(plain).map(|(f, _)| *f)
+    })
+}
+
+/// Frameworks whose srt-slurm launcher writes synthetic acceptance into the recipe when the
+/// master-config row sets `SYNTHETIC_ACCEPTANCE=true` (upstream's
+/// `runners/inject_synthetic_acceptance.py`; at Aug-2026 `runners/synthetic_injectors/`
+/// registers these two). For any other framework the setting does nothing.
+const INJECTING_FRAMEWORKS: [&str; 2] = ["dynamo-sglang", "dynamo-vllm"];
+
+/// The launcher injects synthetic acceptance into the recipe for this row.
+fn injects(row: &RecipeRow) -> bool {
+    row.setting("SYNTHETIC_ACCEPTANCE").is_some_and(|(v, _)| v.eq_ignore_ascii_case("true"))
+        && INJECTING_FRAMEWORKS.contains(&row.owner.framework.as_str())
 }
 
 /// The model prefix of a script (`<prefix>_<precision>_<gpu>_<fw>…sh`) or of a recipe (its
@@ -143,6 +302,22 @@ fn model_prefix(owner: Option<&AffectedConfig>, path: &str, role: Role) -> Optio
         return path.rsplit('/').next()?.split('_').next().map(str::to_owned);
     }
     owner.map(|c| c.model_prefix.clone())
+}
+
+/// A script another benchmark script runs or sources by name (`bash "$(dirname "$0")/x.sh"`,
+/// `source …/x.sh`) is a helper of that launcher (a patch or setup step), not a launcher: the
+/// launcher that reaches it is the one judged.
+fn is_helper(cx: &Context, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let head = &cx.evidence.head;
+    head.paths().filter(|p| *p != path && scan::role(p) == Role::Script && p.ends_with(".sh")).any(|p| {
+        head.text(p).is_some_and(|t| {
+            t.lines().map(scan::code_part).any(|l| {
+                l.find(name).is_some_and(|at| matches!(l[..at].chars().last(), Some('/' | ' ' | '"' | '\'')))
+                    && ["bash ", "source ", ". ", "sh "].iter().any(|verb| l.trim_start().starts_with(verb))
+            })
+        })
+    })
 }
 
 /// An eval-only recipe or script (`*-eval-*`) measures accuracy with real acceptance by design.
@@ -166,6 +341,61 @@ fn round2(x: f64) -> i64 {
     (x * 100.0).round() as i64
 }
 
+/// One acceptance length a config runs at: where it is set, the value (None: the launcher looks
+/// the golden value up itself) and the draft length it goes with.
+struct Pinned {
+    file: String,
+    line: u32,
+    al: Option<f64>,
+    draft: Option<u32>,
+}
+
+/// The acceptance lengths a file pins, each with its draft length: one per decode role, or, for
+/// a value set per shell branch, each assignment with the draft length assigned last before it.
+fn pinned_in_file(path: &str, text: &str, knob: &Knob) -> Vec<Pinned> {
+    let drafts = draft_lengths(text);
+    let branch_values = knob.var.as_deref().map(|v| assignments_of(text, v)).filter(|a| a.len() > 1);
+    let Some(values) = branch_values else {
+        let at = |draft| Pinned { file: path.to_owned(), line: knob.line, al: Some(knob.al), draft };
+        return if drafts.is_empty() { vec![at(None)] } else { drafts.iter().map(|(d, _)| at(Some(*d))).collect() };
+    };
+    // The knob read the file's last assignment; the bonus token (TRT-LLM) is the difference.
+    let bonus = knob.al - values.last().map_or(knob.al, |(_, v)| *v);
+    let draft_var = drafts.first().and_then(|(_, var)| var.clone());
+    let draft_values = draft_var.map(|v| assignments_of(text, &v)).unwrap_or_default();
+    values
+        .into_iter()
+        .map(|(line, al)| {
+            let before = draft_values.iter().filter(|(l, _)| *l < line).max_by_key(|(l, _)| *l);
+            let draft = before.map(|(_, d)| *d as u32).or_else(|| drafts.first().map(|(d, _)| *d));
+            Pinned { file: path.to_owned(), line, al: Some(al + bonus), draft }
+        })
+        .collect()
+}
+
+/// The acceptance lengths the launcher injects for the master-config rows of a recipe
+/// (`SYNTHETIC_ACCEPTANCE_LENGTH`, or the golden value it looks up when unset), at the row's
+/// `NUM_SPEC_TOKENS` or the recipe's draft length.
+fn pinned_by_rows(rows: &[&RecipeRow], text: &str) -> Vec<Pinned> {
+    let drafts = draft_lengths(text);
+    rows.iter()
+        .flat_map(|row| {
+            let length = row.setting("SYNTHETIC_ACCEPTANCE_LENGTH");
+            let (line, al) = match length {
+                Some((v, line)) => (line, v.parse::<f64>().ok()),
+                None => (row.line, None),
+            };
+            let tokens = row.setting("NUM_SPEC_TOKENS").and_then(|(v, _)| v.parse::<u32>().ok());
+            let lengths: Vec<Option<u32>> = match (tokens, drafts.is_empty()) {
+                (Some(n), _) => vec![Some(n)],
+                (None, true) => vec![None],
+                (None, false) => drafts.iter().map(|(d, _)| Some(*d)).collect(),
+            };
+            lengths.into_iter().map(move |draft| Pinned { file: row.file.clone(), line, al, draft })
+        })
+        .collect()
+}
+
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let golden = golden_set(cx);
@@ -178,56 +408,85 @@ pub fn check(cx: &Context) -> Outcome {
         }
         let path = file.filename.as_str();
         let Some(text) = ev.head.text(path) else { continue };
-        let Some(method) = method(path, text) else { continue };
-        if eval_only(path) {
+        let Some(drafting) = drafting(path, text) else { continue };
+        if eval_only(path) || (role == Role::Script && is_helper(cx, path)) {
             continue;
         }
-        // The master config's scenario decides, where a config owns the recipe; the path only
+        // The master config's scenario decides, where a config runs the recipe; the path only
         // for files no config names.
-        let owner = if role == Role::Recipe { recipe_owner(cx, path) } else { None };
-        let agentic = owner.as_ref().map_or_else(|| scan::logical_path(path).contains("agentic"), |c| c.agentic);
+        let rows = if role == Role::Recipe { recipe_rows(cx, path) } else { vec![] };
+        // A multi-node recipe runs only through a master-config row; one that no row at the head
+        // names produces no benchmark result to judge (the corpus' #2637 adds such a recipe).
+        // Unreadable master configs leave `rows` empty too, so that case is judged by path.
+        if rows.is_empty()
+            && role == Role::Recipe
+            && path.contains("multi_node/")
+            && all_configs(cx).is_ok_and(|c| !c.is_empty())
+        {
+            continue;
+        }
+        let owner = rows.first().map(|r| r.owner.clone());
+        let agentic = if rows.is_empty() {
+            scan::logical_path(path).contains("agentic")
+        } else {
+            rows.iter().any(|r| r.owner.agentic)
+        };
         let knob = simulated_al(text);
-        let finding = |line: u32, kind: &str, extra: serde_json::Value| {
-            with_fields(json!({"file": path, "line": line, "kind": kind}), extra)
+        let finding = |file: &str, line: u32, kind: &str, extra: serde_json::Value| {
+            with_fields(json!({"file": file, "line": line, "kind": kind}), extra)
         };
         if !agentic {
             if let Some(k) = knob {
-                findings.push(finding(k.line, "non_agentic", json!({})));
+                findings.push(finding(path, k.line, "non_agentic", json!({})));
             }
             continue;
         }
-        let Some(knob) = knob else {
-            findings.push(finding(1, "not_simulated", json!({})));
-            continue;
-        };
-        let Some(draft) = draft_length(text) else {
-            findings.push(finding(knob.line, "no_draft_length", json!({})));
-            continue;
+        let injected: Vec<&RecipeRow> = rows.iter().filter(|r| r.owner.agentic && injects(r)).collect();
+        let pinned = match &knob {
+            Some(k) => pinned_in_file(path, text, k),
+            None if !injected.is_empty() => pinned_by_rows(&injected, text),
+            None => {
+                findings.push(finding(path, 1, "not_simulated", json!({})));
+                continue;
+            }
         };
         let Some(prefix) = model_prefix(owner.as_ref(), path, role) else {
-            findings.push(finding(knob.line, "unknown_model", json!({})));
+            findings.push(finding(path, pinned[0].line, "unknown_model", json!({})));
             continue;
         };
         let mode = thinking(text);
-        let curve = golden.find(&prefix, method, None).and_then(|g| g.lookup(None, mode, draft).map(|v| (g, v)));
-        match curve {
-            Some((g, value)) if round2(value) == round2(knob.al) => matches.push(json!({
-                "file": path, "al": knob.al, "golden_file": g.file, "mode": mode.key(), "draft": draft,
-            })),
-            Some((g, value)) => findings.push(finding(
-                knob.line,
-                "mismatch",
-                json!({"al": knob.al, "golden": value, "golden_file": g.file, "mode": mode.key(), "draft": draft}),
-            )),
-            None if detail.contains("al source") => matches.push(json!({
-                "file": path, "al": knob.al, "golden_file": "the AL source stated in the additional detail section",
-                "mode": mode.key(), "draft": draft,
-            })),
-            None => findings.push(finding(
-                knob.line,
-                "no_curve",
-                json!({"prefix": prefix, "method": method, "mode": mode.key(), "draft": draft}),
-            )),
+        let curve = golden_file(&golden, &prefix, &drafting);
+        for p in pinned {
+            let Some(draft) = p.draft else {
+                findings.push(finding(&p.file, p.line, "no_draft_length", json!({})));
+                continue;
+            };
+            let value = curve.and_then(|g| g.lookup(None, mode, draft).map(|v| (g, v)));
+            match (value, p.al) {
+                (Some((g, golden)), Some(al)) if round2(golden) == round2(al) => matches.push(json!({
+                    "file": p.file, "al": al, "golden_file": g.file, "mode": mode.key(), "draft": draft,
+                })),
+                // The launcher injects the curve's own value (the row sets no length).
+                (Some((g, golden)), None) => matches.push(json!({
+                    "file": p.file, "al": golden, "golden_file": g.file, "mode": mode.key(), "draft": draft,
+                })),
+                (Some((g, golden)), Some(al)) => findings.push(finding(
+                    &p.file,
+                    p.line,
+                    "mismatch",
+                    json!({"al": al, "golden": golden, "golden_file": g.file, "mode": mode.key(), "draft": draft}),
+                )),
+                (None, Some(al)) if detail.contains("al source") => matches.push(json!({
+                    "file": p.file, "al": al, "golden_file": "the AL source stated in the additional detail section",
+                    "mode": mode.key(), "draft": draft,
+                })),
+                (None, _) => findings.push(finding(
+                    &p.file,
+                    p.line,
+                    "no_curve",
+                    json!({"prefix": prefix, "method": drafting.methods.join("/"), "mode": mode.key(), "draft": draft}),
+                )),
+            }
         }
     }
     if !findings.is_empty() {
@@ -370,5 +629,140 @@ mod tests {
         let eval = "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp-eval-only.sh";
         assert_eq!(kinds(&pr(eval, plain)).0, Status::NotApplicable);
         assert_eq!(kinds(&pr(SCRIPT, plain)).1, ["not_simulated"]);
+    }
+
+    fn golden(model: &str, header: &str, values: &str) -> String {
+        format!("# Source GitHub Actions run: https://github.com/example/bench/actions/runs/7100000002\n# Acceptance Length (AL) reference values measured with SPEED-Bench.\n# dataset: coding | output_len: 4096\n{header}#\n# key = num_speculative_tokens; value = golden AL\n{model}:\n  thinking_on:\n{values}")
+    }
+
+    /// The corpus' #2660/#2571/#2609: an srt recipe is simulated by the launcher, which writes
+    /// the row's `SYNTHETIC_ACCEPTANCE_LENGTH` (or the golden value it looks up) into it; the
+    /// length is judged at the row's line. A framework without an injector is not simulated.
+    #[test]
+    fn srt_recipes_are_simulated_by_the_launcher_from_the_master_config_row() {
+        let path = "benchmarks/multi_node/srt-slurm-recipes/vllm/deepseek-v4/agentic/agg-gb300-tp4-mtp-agentic.yaml";
+        let recipe = "name: agg\nbackend:\n  vllm_config:\n    aggregated:\n      speculative-config: '{\"method\":\"mtp\",\"num_speculative_tokens\":3}'\n";
+        let master = |framework: &str, length: &str| {
+            format!("dsv4-fp4-gb300-dynamo-vllm-agentic:\n  model-prefix: dsv4\n  framework: {framework}\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        prefill:\n          additional-settings:\n          - \"SYNTHETIC_ACCEPTANCE=true\"\n{length}          - \"CONFIG_FILE=recipes/vllm/deepseek-v4/agentic/agg-gb300-tp4-mtp-agentic.yaml\"\n")
+        };
+        let run = |framework: &str, length: &str| {
+            let mut e = pr(path, recipe);
+            e.head.insert("configs/nvidia-master.yaml", master(framework, length).as_str());
+            let o = check(&Context::new(&e));
+            let kinds: Vec<String> = o.message.args.get("findings").and_then(|f| f.as_array()).map_or(vec![], |a| {
+                a.iter()
+                    .map(|f| {
+                        format!(
+                            "{}:{}:{}",
+                            f["kind"].as_str().unwrap_or_default(),
+                            f["file"].as_str().unwrap_or_default(),
+                            f["line"]
+                        )
+                    })
+                    .collect()
+            });
+            (o.status, kinds)
+        };
+        assert_eq!(run("dynamo-vllm", "          - \"SYNTHETIC_ACCEPTANCE_LENGTH=2.86\"\n"), (Status::Pass, vec![]));
+        assert_eq!(run("dynamo-vllm", ""), (Status::Pass, vec![]), "the launcher looks the golden value up");
+        assert_eq!(
+            run("dynamo-vllm", "          - \"SYNTHETIC_ACCEPTANCE_LENGTH=2.49\"\n"),
+            (Status::Fail, vec!["mismatch:configs/nvidia-master.yaml:11".to_owned()])
+        );
+        assert_eq!(
+            run("dynamo-trt", "          - \"SYNTHETIC_ACCEPTANCE_LENGTH=2.86\"\n").1,
+            [format!("not_simulated:{path}:1")]
+        );
+    }
+
+    /// The corpus' #2658/#2580/#2620: the curve is the draft checkpoint's — an EAGLE3-GQA draft
+    /// in a `…_mtp.sh` script has its own curve; SGLang's EAGLE without a draft checkpoint is the
+    /// model's MTP; a DSpark run with probabilistic drafting takes the curve measured so.
+    #[test]
+    fn the_curve_is_picked_by_the_draft_model() {
+        let trt = |al: &str| {
+            format!("DRAFT_MODEL=\"Inferact/MiniMax-M3-EAGLE3-GQA\"\nspeculative_config:\n    decoding_type: Eagle3\n    max_draft_len: 3\n    speculative_model: $DRAFT_MODEL_PATH\nexport TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={al}\n")
+        };
+        let path = "benchmarks/single_node/agentic/minimaxm3_fp4_b300_trt_mtp.sh";
+        let with_curves = |text: &str| {
+            let mut e = pr(path, text);
+            e.base.insert(
+                "golden_al_distribution/minimaxm3_eagle3.yaml",
+                golden(
+                    "minimax-m3",
+                    "# Measured on minimax-m3 (B300, vLLM EAGLE3), per num_speculative_tokens.\n",
+                    "    3: 2.70\n",
+                )
+                .as_str(),
+            );
+            e.base.insert(
+                "golden_al_distribution/minimaxm3_eagle3_gqa.yaml",
+                golden(
+                    "minimax-m3",
+                    "# Measured on minimax-m3 (B300, vLLM EAGLE3), per num_speculative_tokens.\n",
+                    "    3: 2.78\n",
+                )
+                .as_str(),
+            );
+            e
+        };
+        assert_eq!(kinds(&with_curves(&trt("1.78"))), (Status::Pass, vec![]));
+        assert_eq!(kinds(&with_curves(&trt("1.70"))).1, ["mismatch"], "the plain EAGLE3 curve is not the GQA draft's");
+
+        let recipe = |al: &str| {
+            format!("backend:\n  aggregated_environment:\n    SGLANG_SIMULATE_ACC_LEN: '{al}'\n  sglang_config:\n    aggregated:\n      speculative-algorithm: EAGLE\n      speculative-num-steps: 3\n")
+        };
+        let e = pr("benchmarks/single_node/agentic/dsv4_fp4_b200_sglang.sh", &recipe("2.86"));
+        assert_eq!(kinds(&e), (Status::Pass, vec![]), "EAGLE without a draft checkpoint reads the MTP curve");
+
+        let dspark = |variant: &str| {
+            format!("DRAFT_MODEL=\"${{DRAFT_MODEL:-Inferact/Kimi-K3-DSpark}}\"\nNUM_SPEC_TOKENS=3\nSYNTHETIC_ACCEPT_LEN=3.00\nSPEC_CONFIG=\"{{\\\"method\\\": \\\"dspark\\\", \\\"num_speculative_tokens\\\": $NUM_SPEC_TOKENS, {variant}\\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": $SYNTHETIC_ACCEPT_LEN}}\"\n")
+        };
+        let kimi = |text: &str| {
+            let mut e = pr("benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh", text);
+            e.base.insert("golden_al_distribution/kimik3_dspark.yaml", golden("kimi-k3", "# Measured on kimi-k3 (B300, vLLM DSpark, draft: Inferact/Kimi-K3-DSpark), per num_speculative_tokens.\n", "    3: 2.86\n").as_str());
+            e.base.insert("golden_al_distribution/kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method.yaml", golden("kimi-k3", "# speculative-config: draft_sample_method=probabilistic | rejection_sample_method=block\n# Measured on kimi-k3 (B300, vLLM DSpark, draft: Inferact/Kimi-K3-DSpark), per num_speculative_tokens.\n", "    3: 3.00\n").as_str());
+            e
+        };
+        assert_eq!(
+            kinds(&kimi(&dspark("\\\"draft_sample_method\\\": \\\"probabilistic\\\", "))),
+            (Status::Pass, vec![])
+        );
+        assert_eq!(kinds(&kimi(&dspark(""))).1, ["mismatch"], "greedy drafting reads the plain DSpark curve");
+    }
+
+    /// The corpus' #2642/#2608: a disaggregated recipe's prefill drafts 1 token, its decode 2;
+    /// acceptance happens in decode, so the AL is judged at the decode role's draft length.
+    #[test]
+    fn a_disaggregated_recipe_is_judged_at_its_decode_draft_length() {
+        let recipe = |al: &str| {
+            format!("backend:\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: '{al}'\n  sglang_config:\n    prefill:\n      speculative-algorithm: EAGLE\n      speculative-num-steps: 1\n    decode:\n      speculative-algorithm: EAGLE\n      speculative-num-steps: 2\n      speculative-num-draft-tokens: 3\n")
+        };
+        let path = "benchmarks/single_node/agentic/dsv4_fp4_gb200_sglang_disagg.sh";
+        assert_eq!(kinds(&pr(path, &recipe("2.43"))), (Status::Pass, vec![]));
+        assert_eq!(kinds(&pr(path, &recipe("1.85"))).1, ["mismatch"]);
+    }
+
+    /// The corpus' #2616 and #2508: a script that sets the draft length and AL per branch is
+    /// judged branch by branch; a `${VAR:-2}` default is the draft length; a patch helper the
+    /// launcher runs (`bash "$(dirname "$0")/apply_patches.sh"`) is not itself a launcher.
+    #[test]
+    fn branch_values_defaults_and_helpers_of_real_scripts() {
+        let branches = |low: &str| {
+            format!("if [ \"$CONC\" -le 8 ]; then\n    NUM_SPEC_TOKENS=3\n    SYNTHETIC_ACCEPT_LEN={low}\nelif [ \"$CONC\" -le 16 ]; then\n    NUM_SPEC_TOKENS=2\n    SYNTHETIC_ACCEPT_LEN=2.43\nelse\n    NUM_SPEC_TOKENS=0\nfi\nSPEC_CONFIG=\"{{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $NUM_SPEC_TOKENS, \\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": $SYNTHETIC_ACCEPT_LEN}}\"\n")
+        };
+        let path = "benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh";
+        assert_eq!(kinds(&pr(path, &branches("2.86"))), (Status::Pass, vec![]));
+        let e = pr(path, &branches("2.43"));
+        assert_eq!(check(&Context::new(&e)).evidence, [format!("{path}:3")]);
+
+        let launcher = "bash \"$(dirname \"$0\")/apply_patches.sh\"\nNUM_SPEC_TOKENS=\"${NUM_SPEC_TOKENS:-2}\"\nSYNTHETIC_ACCEPT_LEN=2.43\nSPEC=\"{\\\"method\\\":\\\"mtp\\\",\\\"num_speculative_tokens\\\":$NUM_SPEC_TOKENS,\\\"rejection_sample_method\\\":\\\"synthetic\\\",\\\"synthetic_acceptance_length\\\":$SYNTHETIC_ACCEPT_LEN}\"\n";
+        let helper = "patch -p1 <<'EOF'\n+ if speculative_config.method in (\"mtp\",):\nEOF\n";
+        let mut e = pr(path, launcher);
+        e = with_added_file(e, "benchmarks/single_node/agentic/apply_patches.sh", helper);
+        assert_eq!(kinds(&e), (Status::Pass, vec![]));
+        e.head.insert(path, "echo no launcher runs the helper\n");
+        let o = check(&Context::new(&e));
+        assert!(o.evidence.contains(&"benchmarks/single_node/agentic/apply_patches.sh:1".to_owned()), "{o:?}");
     }
 }
