@@ -25,8 +25,9 @@ use crate::results::eval_logs::{self, KernelPath, MAX_SCAN_BYTES};
 
 const KERNEL_PATHS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/02-kernel-paths.toml"));
 /// Problems that say "could not be verified" rather than "is wrong" (the header orders them last).
-const UNVERIFIED: [&str; 9] = [
+const UNVERIFIED: [&str; 10] = [
     "no_score",
+    "kernel_trigger_unknown",
     "kernel_unreadable",
     "kernel_no_logs",
     "image_unknown",
@@ -304,6 +305,9 @@ fn sigma_problems<'a>(row: &Scored, others: impl Iterator<Item = (&'a Scored, u6
 fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Vec<Value>, Vec<Value>) {
     let (mut problems, mut proofs) = (Vec::new(), Vec::new());
     let logs = job_logs(ev, run_id);
+    let unread_logs: Vec<u64> = ev.runs.get(&run_id).map_or_else(Vec::new, |run| {
+        run.jobs.iter().filter(|(_, job)| matches!(job.log, Fact::Unavailable(_))).map(|(id, _)| *id).collect()
+    });
     let log_prefix = format!("{run_id}/");
     let server_logs: Vec<&str> = ev
         .artifacts
@@ -322,7 +326,16 @@ fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Ve
                 Some((json!({"file": file.filename}), m))
             })
         });
-        let Some((enabled_at, enabling)) = enabled else { continue };
+        let Some((enabled_at, enabling)) = enabled else {
+            // A launch log the verifier could not read may hold the flag: unknown, not "off".
+            if !unread_logs.is_empty() {
+                problems.push(json!({
+                    "kind": "kernel_trigger_unknown", "path": path.id, "name_en": path.name_en,
+                    "name_zh": path.name_zh, "jobs": unread_logs, "pattern": path.enabled_by.as_str(),
+                }));
+            }
+            continue;
+        };
         let flag = path.enabled_by.find(&enabling.text).map_or(enabling.text.clone(), |m| m.as_str().to_owned());
         let mut budget = MAX_SCAN_BYTES;
         let proof = server_logs.iter().find_map(|file| {
@@ -822,5 +835,15 @@ mod tests {
         let mut e = with_kernel_path(None);
         e.artifacts.insert(format!("{RUN}/job-logs/9.log"), "+ python3 -m sglang.launch_server --tp 8\n");
         assert_eq!(outcome(&e).status, Status::Pass);
+        // A launch log that could not be downloaded may hold the flag: unknown, not "off".
+        if let Some(w) = e.runs.get_mut(&RUN) {
+            w.jobs.insert(
+                10,
+                Job { name: "eval / y".into(), conclusion: None, log: Fact::Unavailable("HTTP 500".into()) },
+            );
+        }
+        let o = outcome(&e);
+        assert_eq!(kinds(&o), ["kernel_trigger_unknown"]);
+        assert_eq!(o.message.args["problems"][0]["jobs"], json!([10]));
     }
 }
