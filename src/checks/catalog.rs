@@ -44,6 +44,10 @@ pub struct CheckSpec {
     pub remediation: Bilingual,
     #[serde(default)]
     pub messages: BTreeMap<String, Bilingual>,
+    /// The verdict header's plain sentence for a blocking row, by message key (rendered with the
+    /// same arguments); a key without one falls back to `headlines.default` of common.toml.
+    #[serde(default)]
+    pub headlines: BTreeMap<String, Bilingual>,
     /// What the check is made of, one rule at a time (rule coverage as data).
     #[serde(default)]
     pub subrules: Vec<SubRule>,
@@ -74,6 +78,9 @@ pub struct SubRule {
     pub fixture: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<Bilingual>,
+    /// An enforced sub-rule's bundle that makes the check PASS (the rule is met there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_fixture: Option<String>,
 }
 
 impl CheckSpec {
@@ -92,6 +99,8 @@ impl CheckSpec {
 #[serde(deny_unknown_fields)]
 struct CommonMessages {
     messages: BTreeMap<String, Bilingual>,
+    #[serde(default)]
+    headlines: BTreeMap<String, Bilingual>,
 }
 
 /// The whole catalog: checks 0..=18 in order, plus the shared messages.
@@ -99,6 +108,7 @@ struct CommonMessages {
 pub struct Catalog {
     checks: Vec<CheckSpec>,
     common: BTreeMap<String, Bilingual>,
+    common_headlines: BTreeMap<String, Bilingual>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -162,6 +172,9 @@ fn validate_subrules(spec: &CheckSpec) -> Result<(), String> {
             }
             (How::Human, _, _) => return Err(format!("human sub-rule '{}' names a reason and no fixture", rule.id)),
         }
+        if rule.how == How::Human && rule.pass_fixture.is_some() {
+            return Err(format!("human sub-rule '{}' names a pass fixture", rule.id));
+        }
     }
     Ok(())
 }
@@ -190,6 +203,9 @@ impl Catalog {
                 return Err(invalid(file, "no allowed statuses".into()));
             }
             validate_subrules(&spec).map_err(|message| invalid(file, message))?;
+            if let Some(key) = spec.headlines.keys().find(|k| !spec.messages.contains_key(*k)) {
+                return Err(invalid(file, format!("headline '{key}' has no message of that name")));
+            }
             checks.push(spec);
         }
         let common: CommonMessages = toml::from_str(common).map_err(|e| invalid("common.toml", e.to_string()))?;
@@ -198,7 +214,10 @@ impl Catalog {
                 return Err(invalid(&spec.slug, format!("message '{key}' shadows a message of common.toml")));
             }
         }
-        Ok(Catalog { checks, common: common.messages })
+        if !common.headlines.contains_key("default") {
+            return Err(invalid("common.toml", "no headlines.default (the header sentence of a blocking row)".into()));
+        }
+        Ok(Catalog { checks, common: common.messages, common_headlines: common.headlines })
     }
 
     pub fn check(&self, id: u8) -> &CheckSpec {
@@ -213,11 +232,23 @@ impl Catalog {
     pub fn message(&self, id: u8, key: &str) -> Option<&Bilingual> {
         self.checks.get(usize::from(id)).and_then(|c| c.messages.get(key)).or_else(|| self.common.get(key))
     }
+
+    /// The header sentence for a blocking row with message `key`: the check's own, then the
+    /// shared one of that key, then `headlines.default`.
+    pub fn headline(&self, id: u8, key: &str) -> &Bilingual {
+        self.checks
+            .get(usize::from(id))
+            .and_then(|c| c.headlines.get(key))
+            .or_else(|| self.common_headlines.get(key))
+            .unwrap_or_else(|| &self.common_headlines["default"])
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const COMMON_MIN: &str = "[messages]\n[headlines.default]\nen = \"a\"\nzh = \"b\"\n";
 
     #[test]
     fn embedded_catalog_has_all_checks_in_order() {
@@ -264,14 +295,14 @@ mod tests {
     #[test]
     fn invalid_catalogs_are_refused() {
         let good = "id = 0\nslug = \"x\"\nallowed = [\"PASS\"]\nname = { en = \"a\", zh = \"b\" }\nrule = { en = \"a\", zh = \"b\" }\nremediation = { en = \"a\", zh = \"b\" }\n";
-        assert!(Catalog::parse(&[("00-x.toml", good)], "[messages]\n").is_ok());
-        let err = Catalog::parse(&[("01-x.toml", good)], "[messages]\n").unwrap_err();
+        assert!(Catalog::parse(&[("00-x.toml", good)], COMMON_MIN).is_ok());
+        let err = Catalog::parse(&[("01-x.toml", good)], COMMON_MIN).unwrap_err();
         assert!(err.to_string().contains("file name does not match"), "{err}");
         let unknown = format!("{good}colour = \"red\"\n");
-        let err = Catalog::parse(&[("00-x.toml", &unknown)], "[messages]\n").unwrap_err();
+        let err = Catalog::parse(&[("00-x.toml", &unknown)], COMMON_MIN).unwrap_err();
         assert!(err.to_string().contains("unknown field"), "{err}");
         let bad_status = good.replace("\"PASS\"", "\"MAYBE\"");
-        assert!(Catalog::parse(&[("00-x.toml", &bad_status)], "[messages]\n").is_err());
+        assert!(Catalog::parse(&[("00-x.toml", &bad_status)], COMMON_MIN).is_err());
         let rule =
             "[[subrules]]\nid = \"0.a\"\ntext = { en = \"a\", zh = \"b\" }\nsource = \"spec\"\nhow = \"enforced\"\n";
         for (extra, error) in [
@@ -280,7 +311,7 @@ mod tests {
             ("fixture = \"x\"\nreason = { en = \"a\", zh = \"b\" }\n", Some("names a fixture")),
         ] {
             let text = format!("{good}{rule}{extra}");
-            let result = Catalog::parse(&[("00-x.toml", &text)], "[messages]\n");
+            let result = Catalog::parse(&[("00-x.toml", &text)], COMMON_MIN);
             match error {
                 None => assert!(result.is_ok(), "{result:?}"),
                 Some(e) => assert!(result.unwrap_err().to_string().contains(e)),
@@ -288,12 +319,19 @@ mod tests {
         }
         let human = rule.replace("enforced", "human");
         let text = format!("{good}{human}fixture = \"x\"\n");
-        assert!(Catalog::parse(&[("00-x.toml", &text)], "[messages]\n")
+        assert!(Catalog::parse(&[("00-x.toml", &text)], COMMON_MIN)
             .unwrap_err()
             .to_string()
             .contains("names a reason"));
+        let orphan = format!("{good}[headlines.nope]\nen = \"a\"\nzh = \"b\"\n");
+        let err = Catalog::parse(&[("00-x.toml", &orphan)], COMMON_MIN).unwrap_err();
+        assert!(err.to_string().contains("headline 'nope' has no message"), "{err}");
+        assert!(Catalog::parse(&[("00-x.toml", good)], "[messages]\n")
+            .unwrap_err()
+            .to_string()
+            .contains("headlines.default"));
         let twice = format!("{good}{rule}fixture = \"x\"\n{rule}fixture = \"x\"\n");
-        assert!(Catalog::parse(&[("00-x.toml", &twice)], "[messages]\n").unwrap_err().to_string().contains("twice"));
+        assert!(Catalog::parse(&[("00-x.toml", &twice)], COMMON_MIN).unwrap_err().to_string().contains("twice"));
     }
 
     /// Every enforced sub-rule's fixture exists and gives its check the violation status; the
@@ -314,6 +352,13 @@ mod tests {
                 });
                 let status = verdict.result(spec.id).map(|r| r.outcome.status);
                 assert_eq!(status, Some(spec.violation_status()), "sub-rule {}: fixture {name}", rule.id);
+                if let Some(pass) = rule.pass_fixture.as_deref() {
+                    let dir = root.join(pass);
+                    assert!(dir.is_dir(), "sub-rule {}: pass fixture {} does not exist", rule.id, dir.display());
+                    let evidence = crate::evidence::read_bundle(&dir).expect("fixture bundle reads");
+                    let status = crate::checks::verify(&evidence).result(spec.id).map(|r| r.outcome.status);
+                    assert_eq!(status, Some(Status::Pass), "sub-rule {}: pass fixture {pass}", rule.id);
+                }
             }
         }
     }

@@ -189,7 +189,7 @@ const NEITHER: Reads = Reads { base: false, head: false };
 const CHECKS: [(CheckFn, Reads); CHECK_COUNT] = [
     (c00_codeowner::check, BASE),
     (c01_in_pr_sweep::check, NEITHER),
-    (c02_evals_pass::check, BASE),
+    (c02_evals_pass::check, BOTH),
     (c03_upstream_recipe::check, HEAD),
     (c04_reuse_command::check, NEITHER),
     (c05_checklist_template::check, BASE),

@@ -15,11 +15,12 @@ pub struct ChecksArgs {
     pub format: OutputFormat,
 }
 
-/// `<id> <enforced|human> <text> [fixture: … | reason: …] (source: …)`, tab-separated.
+/// `<id> <enforced|human> <text> [fixture: … (pass: …) | reason: …] (source: …)`, tab-separated.
 fn text_line(rule: &SubRule, lang: Lang) -> String {
     let how = match rule.how {
         How::Enforced => {
-            format!("enforced\t{}\tfixture: {}", rule.text.get(lang), rule.fixture.as_deref().unwrap_or(""))
+            let pass = rule.pass_fixture.as_deref().map(|p| format!(" (pass: {p})")).unwrap_or_default();
+            format!("enforced\t{}\tfixture: {}{pass}", rule.text.get(lang), rule.fixture.as_deref().unwrap_or(""))
         }
         How::Human => {
             format!("human\t{}\treason: {}", rule.text.get(lang), rule.reason.as_ref().map_or("", |r| r.get(lang)))

@@ -72,6 +72,50 @@ pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderEr
     Ok(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
+/// The verdict header's plain sentence for a blocking row (`checks/NN-*.toml`
+/// `[headlines.<key>]`, else common.toml's), rendered with the row's arguments plus
+/// `check_id`, `check_name` and `check_name_zh`. A sentence that cannot be rendered falls back to
+/// `headlines.default`, so the header never withholds the verdict.
+pub fn headline_text(result: &CheckResult, lang: Lang) -> String {
+    let catalog = Catalog::embedded();
+    let spec = catalog.check(result.id);
+    let mut args: BTreeMap<&str, serde_json::Value> =
+        result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    args.insert("check_id", result.id.into());
+    args.insert("check_name", spec.name.en.clone().into());
+    args.insert("check_name_zh", spec.name.zh.clone().into());
+    let render = |template: &crate::checks::Bilingual| {
+        environment()
+            .render_str(template.get(lang), minijinja::Value::from(minijinja::value::Serde(&args)))
+            .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    render(catalog.headline(result.id, &result.outcome.message.key))
+        .or_else(|_| render(catalog.headline(result.id, "default")))
+        .unwrap_or_else(|error| {
+            format!("sweepgate could not render this sentence: {}", escape::inline(&error.to_string()))
+        })
+}
+
+/// A blocking row that says "could not be verified" rather than "is wrong": its header
+/// sentence comes after the definite findings (the published verdict's order).
+fn is_unverified(result: &CheckResult) -> bool {
+    matches!(
+        result.outcome.message.key.as_str(),
+        "unreadable" | "unavailable" | "internal_error" | "status_not_allowed"
+    ) || result.outcome.message.args.get("unverified").and_then(serde_json::Value::as_bool) == Some(true)
+}
+
+/// How many blocking issues, as the published header writes it ("three blocking issues").
+fn count_words(count: usize, lang: Lang) -> String {
+    const EN: [&str; 11] = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+    const ZH: [&str; 11] = ["零", "一", "两", "三", "四", "五", "六", "七", "八", "九", "十"];
+    let words = match lang {
+        Lang::En => EN,
+        Lang::Zh => ZH,
+    };
+    words.get(count).map_or_else(|| count.to_string(), |w| (*w).to_owned())
+}
+
 /// `❌ Check 2 (Evals pass): FAIL — …` (English) or `❌ 检查 2（评测通过）：FAIL — …` (Chinese).
 /// A message that cannot be rendered (which `verify` already turned into a FAIL row) gets a
 /// fixed text naming the error, so one row never withholds the whole verdict.
@@ -103,6 +147,9 @@ fn row_view(result: &CheckResult) -> minijinja::Value {
 pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportOptions) -> Result<String, RenderError> {
     let by_status = |s: Status| -> Vec<minijinja::Value> { verdict.with_status(s).map(row_view).collect() };
     let fail_rows = by_status(Status::Fail);
+    let mut blocking: Vec<&CheckResult> = verdict.with_status(Status::Fail).collect();
+    blocking.sort_by_key(|r| (is_unverified(r), r.id));
+    let sentences = |lang| -> Vec<String> { blocking.iter().map(|r| headline_text(r, lang)).collect() };
     let mut open_rows = by_status(Status::Fail);
     open_rows.extend(by_status(Status::Warn));
     let closed_rows: Vec<minijinja::Value> = verdict
@@ -135,6 +182,10 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         show_zh => options.lang != Some(Lang::En),
         signer => minijinja::Value::from_safe_string(escape::mention(&evidence.signoff.author)),
         fail_count => fail_rows.len(),
+        fail_count_en => count_words(fail_rows.len(), Lang::En),
+        fail_count_zh => count_words(fail_rows.len(), Lang::Zh),
+        headlines_en => sentences(Lang::En).into_iter().map(minijinja::Value::from_safe_string).collect::<Vec<_>>(),
+        headlines_zh => sentences(Lang::Zh).into_iter().map(minijinja::Value::from_safe_string).collect::<Vec<_>>(),
         fail_rows => fail_rows,
         open_rows => open_rows,
         closed_rows => closed_rows,

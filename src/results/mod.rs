@@ -18,6 +18,7 @@ pub fn round_to(value: f64, digits: usize) -> f64 {
 pub mod benchmark;
 pub mod chart;
 pub mod eval;
+pub mod eval_logs;
 
 /// A result or eval artifact that could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -1,0 +1,198 @@
+//! Seed 004 (`../shared/reference/seeds/004_083d9f89cbc8b31f.txt`), the published REJECTED
+//! verdict, reproduced row by row: `sweepgate verify` over `fixtures/bundles/seed-004` (the
+//! seed's published facts as `collect` records them, its unreadable server-log tarball included)
+//! gives the seed's 19 statuses, its header has the seed's three sentences, and the reasons of
+//! Checks 2, 13 and 18 name the seed's facts. Facts that depend on rules other helpers are
+//! building are in the `#[ignore]`d tests at the end, each naming what it waits for.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bundle() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles/seed-004")
+}
+
+fn verify(extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+        .args(["verify", "--bundle"])
+        .arg(bundle())
+        .args(extra)
+        .output()
+        .expect("run sweepgate");
+    assert!(!out.status.success(), "a REJECTED verdict exits 1");
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn verdict() -> serde_json::Value {
+    serde_json::from_str(&verify(&["--format", "json"])).expect("JSON verdict")
+}
+
+/// A check's English summary without Markdown escapes and code spans (the facts, not their markup).
+fn summary(v: &serde_json::Value, id: u64) -> String {
+    let check = v["checks"].as_array().and_then(|c| c.iter().find(|c| c["id"] == id)).expect("check row");
+    check["summary"].as_str().unwrap_or_default().replace(['\\', '`', '\u{200b}'], "")
+}
+
+fn assert_names(v: &serde_json::Value, id: u64, facts: &[&str]) {
+    let text = summary(v, id);
+    for fact in facts {
+        assert!(text.contains(fact), "Check {id} does not name {fact:?}: {text}");
+    }
+}
+
+/// The seed's rows, transcribed: "❌ Check 2 (Evals pass): FAIL", …, "➖ Check 17 …: N/A".
+const SEED_STATUSES: [(u64, &str); 19] = [
+    (0, "PASS"),
+    (1, "PASS"),
+    (2, "FAIL"),
+    (3, "FAIL"),
+    (4, "PASS"),
+    (5, "PASS"),
+    (6, "PASS"),
+    (7, "PASS"),
+    (8, "PASS"),
+    (9, "PASS"),
+    (10, "PASS"),
+    (11, "PASS"),
+    (12, "NA"),
+    (13, "WARN"),
+    (14, "PASS"),
+    (15, "NA"),
+    (16, "NA"),
+    (17, "NA"),
+    (18, "FAIL"),
+];
+
+#[test]
+fn all_nineteen_statuses_equal_the_published_verdict() {
+    let v = verdict();
+    assert_eq!(v["verdict"], "REJECTED");
+    assert_eq!(v["head_sha"], "2803f36ac4e09aedaf5d18b84d436c9365acb4c3", "the seed's assessed commit");
+    let got: Vec<(u64, String)> = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| (c["id"].as_u64().unwrap_or(99), c["status"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    let want: Vec<(u64, String)> = SEED_STATUSES.iter().map(|(id, s)| (*id, (*s).to_owned())).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn check_2_names_the_flag_job_artifact_scores_and_cohort() {
+    let v = verdict();
+    assert_names(
+        &v,
+        2,
+        &[
+            "Eval coverage of the AMD monokernel path could not be verified",
+            "job 122910588567",
+            "shows only the --monokernel-backend amd launch flag",
+            "eval_server_logs_musespark_tp8_conc13_",
+            "could not read",
+            "A maintainer must confirm that line in the artifact",
+            "Accuracy itself passes on the lmsysorg/sglang-rocm:muse-spark-open-1027 image",
+            "gsm8k em_strict",
+            "0.9773 (TP8 c13)",
+            "0.9765 (TP4 c24)",
+            "0.9780 (TP4 c40)",
+            "within 2σ of their in-run siblings and of the exact ingested cohort (run 39179279826, run 39659301076)",
+        ],
+    );
+}
+
+#[test]
+fn check_18_names_the_removed_point_its_numbers_and_the_retune_deltas() {
+    let v = verdict();
+    assert_names(
+        &v,
+        18,
+        &[
+            "(g) removed point tp8 ep8",
+            "c64 of run 39659301076",
+            "32849.8 tok/s/GPU at interactivity 76.3",
+            "extrapolation is not allowed",
+            "(a)(e)(f)(h) pass",
+            "c1 +19.9% tput / +49.0% interactivity",
+            "c4 +12.0% tput / +43.1% interactivity",
+            "c8 +2.7% tput / +52.1% interactivity",
+        ],
+    );
+}
+
+#[test]
+fn check_13_names_the_config_and_the_missing_provenance() {
+    let v = verdict();
+    assert_names(
+        &v,
+        13,
+        &[
+            "Draft precision could not be verified for musespark-fp4-mi355x-sglang-agentic-dflash (all points)",
+            "NextN MoE",
+            "provenance",
+        ],
+    );
+}
+
+#[test]
+fn the_blocking_header_has_three_sentences_in_both_languages() {
+    let text = verify(&[]);
+    let en = text.lines().find(|l| l.starts_with("@1am9trash: ")).expect("English blocking summary");
+    assert!(en.starts_with("@1am9trash: three blocking issues on 2803f36. (1) "), "{en}");
+    assert!(en.contains(" (2) ") && en.contains(" (3) ") && !en.contains("(4)"), "{en}");
+    assert!(
+        en.ends_with("(3) No log this verifier could read shows the AMD monokernel path running during the eval."),
+        "{en}"
+    );
+    assert!(
+        en.contains(
+            "(2) A removed point of the published curve is still on the frontier, and no head point covers it."
+        ),
+        "{en}"
+    );
+    // Plain sentences, not check names.
+    assert!(!en.contains("Check "), "{en}");
+    let zh = text.lines().find(|l| l.starts_with("@1am9trash：")).expect("Chinese blocking summary");
+    assert!(
+        zh.contains("上有三个阻塞问题。（1）") && zh.contains("（2）") && zh.contains("（3）") && !zh.contains("（4）"),
+        "{zh}"
+    );
+}
+
+/// Waits for Check 3(c) content coverage (helper rules3, issue 17 item 2): with it, the seed's
+/// row names the uncovered TP4/EP4 HiCache settings of the merged cookbook. On this branch
+/// Check 3 FAILs (the status matches) because the short ref `sgl-project/sglang#47394` is not
+/// recognised yet. Run with `cargo test --test verify_seed_004 -- --ignored` after the merge.
+#[test]
+#[ignore = "pending rules3 (Check 3 content coverage): the reason does not name the uncovered settings yet"]
+fn check_3_names_the_uncovered_hicache_settings() {
+    let v = verdict();
+    assert_names(
+        &v,
+        3,
+        &[
+            "TP4/EP4 HiCache",
+            "47394",
+            "MuseSparkOpen.mdx",
+            "--chunked-prefill-size",
+            "--mem-fraction-static",
+            "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1",
+            "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
+            "--cuda-graph-max-bs-decode",
+            "--prefill-decode-interval",
+            "--hicache-size",
+            "253",
+        ],
+    );
+    let header = verify(&[]);
+    assert!(header.contains("(1) The merged cookbook does not cover"), "{header}");
+}
+
+/// Waits for Check 13 reading the draft checkpoint's own config.json (issue 17 item 4, "Check
+/// 13: the draft checkpoint's own config"); the bundle records it under the draft's name.
+#[test]
+#[ignore = "pending Check 13's draft config.json (issue 17 item 4): the reason reads the target model's config"]
+fn check_13_names_the_draft_checkpoint_precision() {
+    let v = verdict();
+    assert_names(&v, 13, &["RadixArk/Muse-Spark-Open-DFlash2", "bfloat16"]);
+}
