@@ -13,7 +13,7 @@ use super::plan::{plan, SweepPlan};
 use super::plan_input::Plan;
 use super::plan_jobs::{dispatch_plan, JobDefaults, PlanJobError, SkippedRow};
 use super::pool::PoolProfile;
-use super::srt::RecipeBook;
+use crate::domain::srt::RecipeBook;
 use crate::intake::labels::LabelDecision;
 use crate::matrix::diff::{additions_from_unified_diff, git_diff};
 use crate::matrix::process::{process, ProcessOptions, Revision};

@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value as Json;
 
+use crate::domain::srt::TargetPool;
 use crate::yaml::Pos;
 
 /// A pool profile problem, located in its file.
@@ -152,6 +153,22 @@ pub struct AliasResolution {
     pub to: String,
 }
 
+impl TargetPool for PoolProfile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn sku(&self) -> &str {
+        &self.sku
+    }
+    fn gpus_per_node(&self) -> u32 {
+        self.gpus_per_node
+    }
+    /// A recipe `model.path` this pool can serve: a known alias, an absolute path or `hf:`.
+    fn knows_model(&self, path: &str) -> bool {
+        self.models.contains_key(path) || path.starts_with('/') || path.starts_with("hf:")
+    }
+}
+
 impl PoolProfile {
     /// Whether rows with this matrix `runner` run on this pool.
     pub fn serves(&self, runner: &str) -> bool {
@@ -243,11 +260,6 @@ impl PoolProfile {
         };
         let file: String = image.chars().map(|c| if matches!(c, '/' | ':' | '@' | '#') { sep } else { c }).collect();
         format!("{}/{file}.sqsh", self.containers.cache_dir.trim_end_matches('/'))
-    }
-
-    /// A recipe `model.path` this pool can serve: a known alias, an absolute path or `hf:`.
-    pub fn knows_model(&self, path: &str) -> bool {
-        self.models.contains_key(path) || path.starts_with('/') || path.starts_with("hf:")
     }
 
     /// `#SBATCH` defaults this profile contributes (QoS, reservation, constraint, extras).
