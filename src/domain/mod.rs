@@ -3,6 +3,7 @@
 
 pub mod changelog;
 pub mod checklist_template;
+pub mod ci_priority;
 pub mod codeowners;
 pub mod eval_thresholds;
 pub mod golden_al;

@@ -141,6 +141,9 @@ struct SweepRecord {
     concluded: bool,
     #[serde(default)]
     notes: Vec<String>,
+    /// Which CI priority policy ordered the points.
+    #[serde(default)]
+    priority_policy: Option<crate::domain::ci_priority::PolicySource>,
     #[serde(skip)]
     last_post: Option<Instant>,
 }
@@ -320,12 +323,14 @@ impl SweepService {
             check_run_id: None,
             concluded: false,
             notes: Vec::new(),
+            priority_policy: None,
             last_post: None,
         };
         let line = match launch::build(&target, decision, &self.pools) {
             Ok(built) => {
                 record.skipped = built.skipped;
                 record.priorities = built.priorities;
+                record.priority_policy = Some(built.priority_policy);
                 record.plans = built.plans;
                 if record.plans.is_empty() {
                     record.error = Some("no configured pool serves any row of the sweep".into());
@@ -426,6 +431,7 @@ impl SweepService {
             error: record.error.as_deref(),
             cancelled: record.cancelled,
             notes: &record.notes,
+            priority_policy: record.priority_policy.as_ref(),
         };
         let finished = view.finished();
         let due = record.last_post.is_none_or(|t| t.elapsed() >= self.settings.check_every);
