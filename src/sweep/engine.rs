@@ -128,6 +128,11 @@ impl Engine {
         &self.ledger
     }
 
+    /// Each configured pool's scheduler (the cancel path reaches every pool's transport).
+    pub fn schedulers(&self) -> Vec<&dyn Scheduler> {
+        self.pools.values().map(|p| p.scheduler.as_ref() as &dyn Scheduler).collect()
+    }
+
     /// Registers the sweep in the ledger (or finds it registered: resume) and runs it from the
     /// next round on.
     pub fn add(&mut self, sweep: EngineSweep) -> Result<(), EngineError> {

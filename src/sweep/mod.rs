@@ -17,4 +17,6 @@ pub mod results_collect;
 pub mod results_store;
 pub mod scheduler;
 pub mod slurm;
+pub mod slurmrestd;
 pub mod status_comment;
+pub mod transport;

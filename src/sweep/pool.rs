@@ -36,7 +36,12 @@ pub enum Transport {
     /// `sbatch`/`squeue`/`scancel` on this host, or on `ssh_host` over ssh.
     Cli { ssh_host: Option<String> },
     /// The slurmrestd REST API (`url` is `http(s)://…` or `unix:/path`).
-    Slurmrestd { url: String, api_version: String },
+    Slurmrestd {
+        url: String,
+        api_version: String,
+        /// A file holding the JWT sent as `X-SLURM-USER-TOKEN` (read at start-up; never logged).
+        token_file: Option<String>,
+    },
 }
 
 /// How an image reference becomes a squash-file name in the cache (InferenceX replaces
@@ -244,10 +249,25 @@ impl PoolProfile {
                 out.push(format!("sbatch_directives key '{key}' is not an sbatch option name"));
             }
         }
-        if let Transport::Slurmrestd { url, .. } = &self.transport {
-            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("unix:/")) {
-                out.push(format!("transport.url '{url}' must start with http://, https:// or unix:/"));
+        match &self.transport {
+            Transport::Slurmrestd { url, token_file, .. } => {
+                if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("unix:/")) {
+                    out.push(format!("transport.url '{url}' must start with http://, https:// or unix:/"));
+                }
+                if let Some(file) = token_file.as_ref().filter(|f| !f.starts_with('/')) {
+                    out.push(format!("transport.token_file '{file}' must be an absolute path"));
+                }
             }
+            Transport::Cli { ssh_host: Some(host) } => {
+                // An argument to ssh: a leading `-` would be read as an option.
+                let ok = !host.starts_with('-')
+                    && !host.is_empty()
+                    && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@'));
+                if !ok {
+                    out.push(format!("transport.ssh_host '{host}' must be [user@]host of [A-Za-z0-9._-]"));
+                }
+            }
+            Transport::Cli { ssh_host: None } => {}
         }
         out
     }
