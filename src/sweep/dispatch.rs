@@ -724,22 +724,7 @@ mod tests {
     use crate::sweep::scheduler::ExitStatus;
 
     fn rec(id: &str, family: &str, canary: bool, state: PointState) -> PointRecord {
-        PointRecord {
-            point_id: id.into(),
-            ord: 0,
-            family: family.into(),
-            is_canary: canary,
-            state,
-            job_name: format!("sg-{id}"),
-            job_id: state.is_active().then(|| JobId(format!("{}", id.len()))),
-            sbatch_calls: 0,
-            submit_info: None,
-            cancel_reason: None,
-            reason: None,
-            exit_code: None,
-            state_source: None,
-            provenance: None,
-        }
+        crate::sweep::ledger::test_record(id, family, canary, state)
     }
 
     fn submits(actions: &[Action]) -> Vec<&str> {

@@ -280,22 +280,7 @@ mod tests {
     }
 
     fn rec(id: &str, canary: bool, state: PointState) -> PointRecord {
-        PointRecord {
-            point_id: id.into(),
-            ord: 0,
-            family: "f".into(),
-            is_canary: canary,
-            state,
-            job_name: format!("sg-{id}"),
-            job_id: None,
-            sbatch_calls: 0,
-            submit_info: None,
-            cancel_reason: None,
-            reason: None,
-            exit_code: None,
-            state_source: None,
-            provenance: None,
-        }
+        super::super::ledger::test_record(id, "f", canary, state)
     }
 
     #[test]
