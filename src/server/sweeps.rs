@@ -542,10 +542,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("bench.sh"), "#!/bin/sh\n").unwrap();
         let err = load_pool(&pool_file(dir.path(), "rest", |t| format!("launcher = \"bench.sh\"\n{t}"))).err().unwrap();
-        assert!(err.to_string().contains("is not implemented by `serve` yet"), "{err}");
+        assert!(err.to_string().contains("sweepgate speaks slurmrestd v0.0.39"), "{err}");
+        let rest = |token: &'static str| {
+            move |t: String| {
+                format!("launcher = \"bench.sh\"\n{}", t.replace("v0.0.38\"", &format!("v0.0.39\"{token}")))
+            }
+        };
+        let gone =
+            load_pool(&pool_file(dir.path(), "rest2", rest("\ntoken_file = \"/nonexistent/jwt\""))).err().unwrap();
+        assert!(gone.to_string().contains("transport.token_file /nonexistent/jwt"), "{gone}");
+        assert!(load_pool(&pool_file(dir.path(), "rest3", rest(""))).is_ok());
         let ssh =
             |t: String| format!("launcher = \"bench.sh\"\n{}", t.replace(CLI.0, "kind = \"cli\"\nssh_host = \"c\""));
-        assert!(load_pool(&pool_file(dir.path(), "ssh", ssh)).is_err());
+        assert!(load_pool(&pool_file(dir.path(), "ssh", ssh)).is_ok());
         let err = load_pool(&pool_file(dir.path(), "nolauncher", |t| t.replace(CLI.0, CLI.1))).err().unwrap();
         assert!(err.to_string().contains("no `launcher`"), "{err}");
         let missing = |t: String| format!("launcher = \"gone.sh\"\n{}", t.replace(CLI.0, CLI.1));
