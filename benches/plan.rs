@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use sweepgate::domain::srt::RecipeBook;
 use sweepgate::intake::labels::{decide, PrFacts};
 use sweepgate::matrix::output::ChangelogMetadata;
 use sweepgate::matrix::{MatrixOutput, Row};
@@ -18,7 +19,6 @@ use sweepgate::sweep::plan::plan;
 use sweepgate::sweep::plan_input::Plan;
 use sweepgate::sweep::plan_jobs::{dispatch_plan, JobDefaults};
 use sweepgate::sweep::pool::load_file;
-use sweepgate::sweep::srt::RecipeBook;
 
 const ROUNDS: usize = 30;
 

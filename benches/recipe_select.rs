@@ -8,9 +8,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::json;
+use sweepgate::domain::srt::{select, Candidates, Checks, Point};
 use sweepgate::domain::srt_recipe::Recipe;
 use sweepgate::sweep::pool::load_file;
-use sweepgate::sweep::srt::{select, Candidates, Checks, Point};
 
 const POINTS: usize = 400;
 const ROUNDS: usize = 20;

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use sweepgate::domain::srt::{self, Checks, Point};
 use sweepgate::domain::srt_recipe::{Recipe, RecipeFacts, RecipeRef, Selector};
-use sweepgate::sweep::srt::{self, Checks, Point};
 use sweepgate::yaml;
 
 fn acceptance_dir() -> Option<PathBuf> {

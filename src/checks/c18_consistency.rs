@@ -2,7 +2,7 @@
 //! docs/decisions.md V3-V5). Sub-items, in the report's order:
 //! (a) the affected configs' search spaces generate at head (and at base when they exist there);
 //! (b)-(d) each multinode point that names a recipe runs exactly one variant of it
-//!     (`sweep::srt`, spec 50 §3), and that variant agrees with the point:
+//!     (`domain::srt`, spec 50 §3), and that variant agrees with the point:
 //! (b) its benchmark: concurrency list (equal sets) and ISL/OSL;
 //! (c) its roles and engine: per-role TP/EP/DP-attention and worker counts, disaggregation,
 //!     speculative decoding, framework, precision;
@@ -26,13 +26,13 @@ use super::c06_upstream_image::canonical_image;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::{Context, Outcome, Status};
+use crate::domain::srt::{
+    with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
+};
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
 use crate::matrix::Row;
 use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
-use crate::sweep::srt::{
-    with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
-};
 
 /// One sub-item's finding: `fail` proves an inconsistency, otherwise it is missing evidence.
 struct Finding {
@@ -71,7 +71,7 @@ fn sentence_body(text: String) -> String {
 
 /// The sub-item a recipe mismatch belongs to: the benchmark the variant runs (b), its roles and
 /// engine (c), or its `resources` contradicting srtctl's topology rules or its own engine flags
-/// (d; `sweep::srt` reports those under the field `recipe`).
+/// (d; `domain::srt` reports those under the field `recipe`).
 fn sub_item(field: &str) -> char {
     match field {
         "isl" | "osl" | "conc" => 'b',
@@ -86,7 +86,7 @@ fn is_registry_image(container: &str) -> bool {
     !container.starts_with('/') && !container.starts_with("./") && container.contains('/') && container.contains(':')
 }
 
-/// (b)-(e) for every multinode row that names a recipe: the one variant `sweep::srt` selects for
+/// (b)-(e) for every multinode row that names a recipe: the one variant `domain::srt` selects for
 /// the row, or why there is none. A recipe the evidence does not hold is unverified, not failed.
 fn check_recipes(
     book: &mut Result<RecipeBook<'_>, RepoError>,

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::Serialize;
+use sweepgate::domain::srt::RecipeBook;
 use sweepgate::intake::labels::LabelDecision;
 use sweepgate::matrix::process::ProcessOptions;
 use sweepgate::repo::Layout;
@@ -11,7 +12,6 @@ use sweepgate::sweep::plan::{plan, SweepPlan};
 use sweepgate::sweep::plan_input::Plan;
 use sweepgate::sweep::plan_jobs::{dispatch_plan, JobDefaults, PoolPlan};
 use sweepgate::sweep::pool::load_file;
-use sweepgate::sweep::srt::RecipeBook;
 
 use super::labels::{decision_text, PrLabelArgs};
 use super::matrix::{additions, compute_from, open, Opened, RevisionArgs};

@@ -2,10 +2,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use sweepgate::domain::srt::{self, Checks, ConcurrencyRule, Point, RecipeBook, TargetPool};
 use sweepgate::domain::srt_recipe::{Recipe, RecipeRef, Variant};
 use sweepgate::repo::Layout;
 use sweepgate::sweep::pool;
-use sweepgate::sweep::srt::{self, Checks, ConcurrencyRule, Point, RecipeBook};
 use sweepgate::yaml;
 
 use super::{OutputFormat, RepoArgs};
@@ -77,7 +77,7 @@ fn select(args: &SelectArgs) -> anyhow::Result<ExitCode> {
     let row = read_row(point_text)?;
     let tree = args.repo.open()?;
     let pool = args.point.pool.as_deref().map(pool::load_file).transpose()?;
-    let checks = Checks { pool: pool.as_ref(), concurrency: args.point.conc_rule };
+    let checks = Checks { pool: pool.as_ref().map(|p| p as &dyn TargetPool), concurrency: args.point.conc_rule };
     let found = RecipeBook::new(tree.as_ref(), &Layout::default())?.select_row(&row, checks)?;
     for warning in &found.warnings {
         eprintln!("warning: {warning}");
@@ -100,7 +100,7 @@ fn run_on(recipe: &Recipe, reference: &RecipeRef, args: &PointArgs) -> anyhow::R
         Some(text) => {
             let point = Point::from_json(&read_row(text)?)?;
             let pool = args.pool.as_deref().map(pool::load_file).transpose()?;
-            let checks = Checks { pool: pool.as_ref(), concurrency: args.conc_rule };
+            let checks = Checks { pool: pool.as_ref().map(|p| p as &dyn TargetPool), concurrency: args.conc_rule };
             vec![srt::select(recipe, reference.selector.as_ref(), &point, checks)?.variant]
         }
     };

@@ -3,11 +3,13 @@
 
 pub mod changelog;
 pub mod checklist_template;
+pub mod ci_priority;
 pub mod codeowners;
 pub mod eval_thresholds;
 pub mod golden_al;
 pub mod master_config;
 pub mod models_md;
 pub mod runners;
+pub mod srt;
 pub mod srt_recipe;
 pub mod waiver;

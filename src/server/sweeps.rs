@@ -30,9 +30,10 @@ use crate::sweep::launch::{self, LaunchPool, LaunchTarget};
 use crate::sweep::ledger::Ledger;
 use crate::sweep::plan_input::Plan;
 use crate::sweep::plan_jobs::SkippedRow;
-use crate::sweep::pool::{load_file, Transport};
+use crate::sweep::pool::load_file;
 use crate::sweep::results_store::{ResultsStore, StoredSweep};
 use crate::sweep::slurm::SlurmCli;
+use crate::sweep::transport;
 
 /// The server's sweep settings (`serve --pool`, `pools = [...]`, `sweep_*` keys).
 #[derive(Debug, Clone)]
@@ -141,6 +142,9 @@ struct SweepRecord {
     concluded: bool,
     #[serde(default)]
     notes: Vec<String>,
+    /// Which CI priority policy ordered the points.
+    #[serde(default)]
+    priority_policy: Option<crate::domain::ci_priority::PolicySource>,
     #[serde(skip)]
     last_post: Option<Instant>,
 }
@@ -174,21 +178,13 @@ fn state_err(path: &Path, e: impl std::fmt::Display) -> SweepSetupError {
     SweepSetupError::State { path: path.display().to_string(), message: e.to_string() }
 }
 
-/// Reads a pool file for the server: a full profile with a `launcher`, reached by a transport
-/// this server implements (the Slurm CLI on this host).
+/// Reads a pool file for the server: a full profile with a `launcher`, and the scheduler its
+/// transport names (decision L22).
 fn load_pool(path: &Path) -> Result<(LaunchPool, EnginePool), SweepSetupError> {
     let file = path.display().to_string();
     let invalid = |message: String| SweepSetupError::Invalid { file: file.clone(), message };
     let profile = load_file(path)?;
-    match &profile.transport {
-        Transport::Cli { ssh_host: None } => {}
-        other => {
-            return Err(invalid(format!(
-                "transport {other:?} is not implemented by `serve` yet; run the server on the Slurm controller \
-                 host with [transport] kind = \"cli\""
-            )))
-        }
-    }
+    let scheduler = transport::scheduler(&profile).map_err(|e| invalid(e.to_string()))?;
     if !profile.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') || profile.name.len() > 20 {
         return Err(invalid(format!(
             "pool name {:?} must be ≤ 20 of [A-Za-z0-9_-] (it is part of sweep ids)",
@@ -200,8 +196,7 @@ fn load_pool(path: &Path) -> Result<(LaunchPool, EnginePool), SweepSetupError> {
     let launcher = launcher.canonicalize().map_err(|e| invalid(format!("launcher {}: {e}", launcher.display())))?;
     let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
     let pool = DispatchPool::parse(&bytes, path).map_err(|e| invalid(e.to_string()))?;
-    let engine_pool =
-        EnginePool { output_root: PathBuf::from(&profile.output_root), pool, scheduler: Box::new(SlurmCli::default()) };
+    let engine_pool = EnginePool { output_root: PathBuf::from(&profile.output_root), pool, scheduler };
     Ok((LaunchPool { profile, launcher: launcher.display().to_string() }, engine_pool))
 }
 
@@ -320,12 +315,14 @@ impl SweepService {
             check_run_id: None,
             concluded: false,
             notes: Vec::new(),
+            priority_policy: None,
             last_post: None,
         };
         let line = match launch::build(&target, decision, &self.pools) {
             Ok(built) => {
                 record.skipped = built.skipped;
                 record.priorities = built.priorities;
+                record.priority_policy = Some(built.priority_policy);
                 record.plans = built.plans;
                 if record.plans.is_empty() {
                     record.error = Some("no configured pool serves any row of the sweep".into());
@@ -369,8 +366,20 @@ impl SweepService {
     pub fn cancel(&self, repo: &RepoRef, pr: u64) -> Result<Cancelled, crate::sweep::cancel::CancelError> {
         let full = repo.to_string();
         let mut inner = self.lock();
-        let done =
-            cancel_pull_request(&SlurmCli::default(), Some(&self.settings.state_dir.join("ledger.db")), &full, pr)?;
+        let ledger = self.settings.state_dir.join("ledger.db");
+        let local = SlurmCli::default();
+        let mut schedulers = inner.engine.schedulers();
+        if schedulers.is_empty() {
+            schedulers.push(&local);
+        }
+        let mut done = Cancelled::default();
+        // Each pool through its own transport; the ledger intent is idempotent.
+        for scheduler in schedulers {
+            let one = cancel_pull_request(scheduler, Some(&ledger), &full, pr)?;
+            done.sweeps.extend(one.sweeps.into_iter().filter(|s| !done.sweeps.contains(s)).collect::<Vec<_>>());
+            done.jobs.extend(one.jobs);
+            done.prefix = one.prefix;
+        }
         let ids: Vec<String> =
             inner.sweeps.values().filter(|s| s.repo == full && s.pr == pr && s.live()).map(|s| s.id.clone()).collect();
         for id in ids {
@@ -426,6 +435,7 @@ impl SweepService {
             error: record.error.as_deref(),
             cancelled: record.cancelled,
             notes: &record.notes,
+            priority_policy: record.priority_policy.as_ref(),
         };
         let finished = view.finished();
         let due = record.last_post.is_none_or(|t| t.elapsed() >= self.settings.check_every);
@@ -532,10 +542,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("bench.sh"), "#!/bin/sh\n").unwrap();
         let err = load_pool(&pool_file(dir.path(), "rest", |t| format!("launcher = \"bench.sh\"\n{t}"))).err().unwrap();
-        assert!(err.to_string().contains("is not implemented by `serve` yet"), "{err}");
+        assert!(err.to_string().contains("sweepgate speaks slurmrestd v0.0.39"), "{err}");
+        let rest = |token: &'static str| {
+            move |t: String| {
+                format!("launcher = \"bench.sh\"\n{}", t.replace("v0.0.38\"", &format!("v0.0.39\"{token}")))
+            }
+        };
+        let gone =
+            load_pool(&pool_file(dir.path(), "rest2", rest("\ntoken_file = \"/nonexistent/jwt\""))).err().unwrap();
+        assert!(gone.to_string().contains("transport.token_file /nonexistent/jwt"), "{gone}");
+        assert!(load_pool(&pool_file(dir.path(), "rest3", rest(""))).is_ok());
         let ssh =
             |t: String| format!("launcher = \"bench.sh\"\n{}", t.replace(CLI.0, "kind = \"cli\"\nssh_host = \"c\""));
-        assert!(load_pool(&pool_file(dir.path(), "ssh", ssh)).is_err());
+        assert!(load_pool(&pool_file(dir.path(), "ssh", ssh)).is_ok());
         let err = load_pool(&pool_file(dir.path(), "nolauncher", |t| t.replace(CLI.0, CLI.1))).err().unwrap();
         assert!(err.to_string().contains("no `launcher`"), "{err}");
         let missing = |t: String| format!("launcher = \"gone.sh\"\n{}", t.replace(CLI.0, CLI.1));

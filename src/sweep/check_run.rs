@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::dispatch::Counts;
 use super::ledger::{PointRecord, PointState};
 use super::plan_jobs::SkippedRow;
+use crate::domain::ci_priority::PolicySource;
 use crate::github::types::{CheckRunInput, CheckRunOutput};
 use crate::report::{render, render_bilingual, RenderError};
 
@@ -26,6 +27,8 @@ pub struct SweepView<'a> {
     pub error: Option<&'a str>,
     pub cancelled: bool,
     pub notes: &'a [String],
+    /// Which CI priority policy ordered the points (none when planning failed first).
+    pub priority_policy: Option<&'a PolicySource>,
 }
 
 #[derive(Serialize)]
@@ -98,6 +101,7 @@ impl SweepView<'_> {
             "error": self.error,
             "skipped": self.skipped,
             "notes": self.notes,
+            "priority_policy": self.priority_policy,
             "points": rows,
             "more": more,
         });
@@ -198,6 +202,7 @@ mod tests {
             error: None,
             cancelled,
             notes: &[],
+            priority_policy: Some(&PolicySource::SpecDefault { path: "configs/ci-priority.yaml".into() }),
         }
         .render()
         .unwrap()
@@ -228,6 +233,12 @@ mod tests {
                 && done.output.summary.contains("金丝雀：**succeeded**")
         );
         assert!(done.output.summary.contains("runner `gb200`"), "{}", done.output.summary);
+        assert!(
+            done.output.summary.contains("CI priority: `configs/ci-priority.yaml` is absent at the head")
+                && done.output.summary.contains("CI 优先级：头提交中没有 `configs/ci-priority.yaml`"),
+            "{}",
+            done.output.summary
+        );
         assert!(
             done.output.text.contains("| p1 | local | 12 | succeeded | 1 result file | valid |"),
             "{}",
@@ -265,6 +276,7 @@ mod tests {
             error: Some("pool local: recipe x has two matching variants"),
             cancelled: false,
             notes: &[],
+            priority_policy: None,
         }
         .render()
         .unwrap();
@@ -281,6 +293,7 @@ mod tests {
                 error: None,
                 cancelled: false,
                 notes: &[],
+                priority_policy: None,
             }
         };
         assert_eq!(empty.conclusion(), Some("failure"), "nothing ran is never a success");

@@ -433,18 +433,23 @@ impl<'a> Dispatcher<'a> {
     }
 
     /// Points left `submitting` (by a crash, or an sbatch whose outcome is unknown): adopt the
-    /// job carrying the point's name, or plan the point again when there is none.
-    fn reconcile(&mut self, records: &[PointRecord], emit: &mut dyn FnMut(Event)) -> Result<(), DispatchError> {
+    /// job carrying the point's name, or plan the point again when there is none. The inner
+    /// error is Slurm not answering (counted towards `unreachable_limit`, like a failed poll).
+    fn reconcile(
+        &mut self,
+        records: &[PointRecord],
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Result<(), String>, DispatchError> {
         let pending: Vec<&PointRecord> = records.iter().filter(|r| r.state == PointState::Submitting).collect();
         if pending.is_empty() {
-            return Ok(());
+            return Ok(Ok(()));
         }
         let prefix = sweep_prefix(&self.plan.repo, self.plan.pr, &self.plan.sweep_id);
         let known = match self.scheduler.jobs_named(&prefix) {
             Ok(k) => k,
             Err(e) => {
                 emit(Event::Notice(format!("cannot look up jobs named {prefix}*: {e}")));
-                return Ok(());
+                return Ok(Err(e.to_string()));
             }
         };
         let sweep = self.plan.sweep_id.clone();
@@ -476,7 +481,7 @@ impl<'a> Dispatcher<'a> {
                 }
             }
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// Cancels live jobs that carry a point's name but are not its recorded job. An sbatch left
@@ -685,8 +690,9 @@ impl<'a> Dispatcher<'a> {
     ) -> Result<Option<Vec<PointRecord>>, DispatchError> {
         let sweep = self.plan.sweep_id.clone();
         // Each step reads the ledger afresh; only one copy of the records is alive at a time.
-        self.reconcile(&self.ledger.points(&sweep)?, emit)?;
-        match self.poll(&self.ledger.points(&sweep)?, emit)? {
+        let reconciled = self.reconcile(&self.ledger.points(&sweep)?, emit)?;
+        // A sweep whose only open points wait for a by-name lookup must also give up in time.
+        match reconciled.and(self.poll(&self.ledger.points(&sweep)?, emit)?) {
             Ok(()) => *last_answer = Instant::now(),
             Err(last) if last_answer.elapsed() > self.config.unreachable_limit => {
                 return Err(DispatchError::Unreachable { seconds: self.config.unreachable_limit.as_secs(), last });
@@ -718,22 +724,7 @@ mod tests {
     use crate::sweep::scheduler::ExitStatus;
 
     fn rec(id: &str, family: &str, canary: bool, state: PointState) -> PointRecord {
-        PointRecord {
-            point_id: id.into(),
-            ord: 0,
-            family: family.into(),
-            is_canary: canary,
-            state,
-            job_name: format!("sg-{id}"),
-            job_id: state.is_active().then(|| JobId(format!("{}", id.len()))),
-            sbatch_calls: 0,
-            submit_info: None,
-            cancel_reason: None,
-            reason: None,
-            exit_code: None,
-            state_source: None,
-            provenance: None,
-        }
+        crate::sweep::ledger::test_record(id, family, canary, state)
     }
 
     fn submits(actions: &[Action]) -> Vec<&str> {

@@ -128,6 +128,11 @@ impl Engine {
         &self.ledger
     }
 
+    /// Each configured pool's scheduler (the cancel path reaches every pool's transport).
+    pub fn schedulers(&self) -> Vec<&dyn Scheduler> {
+        self.pools.values().map(|p| p.scheduler.as_ref() as &dyn Scheduler).collect()
+    }
+
     /// Registers the sweep in the ledger (or finds it registered: resume) and runs it from the
     /// next round on.
     pub fn add(&mut self, sweep: EngineSweep) -> Result<(), EngineError> {
@@ -275,22 +280,7 @@ mod tests {
     }
 
     fn rec(id: &str, canary: bool, state: PointState) -> PointRecord {
-        PointRecord {
-            point_id: id.into(),
-            ord: 0,
-            family: "f".into(),
-            is_canary: canary,
-            state,
-            job_name: format!("sg-{id}"),
-            job_id: None,
-            sbatch_calls: 0,
-            submit_info: None,
-            cancel_reason: None,
-            reason: None,
-            exit_code: None,
-            state_source: None,
-            provenance: None,
-        }
+        super::super::ledger::test_record(id, "f", canary, state)
     }
 
     #[test]

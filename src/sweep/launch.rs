@@ -1,8 +1,9 @@
 //! From a PR's label decision to the dispatch plans the server runs: the same code path as
 //! `sweepgate plan --format dispatch` (matrix of the changelog change base→head, canary,
 //! families, fail-fast, modifiers, recipe selection), once per configured pool. Rows that no
-//! pool serves are listed with their runner. Points are ordered by CI priority (spec 10 §9)
-//! within each family, so the highest-priority pending point always starts first.
+//! pool serves are listed with their runner. Points are ordered by CI priority (spec 10 §9,
+//! the head's `configs/ci-priority.yaml`) within each family, so the highest-priority pending
+//! point always starts first.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,12 +14,15 @@ use super::plan::{plan, SweepPlan};
 use super::plan_input::Plan;
 use super::plan_jobs::{dispatch_plan, JobDefaults, PlanJobError, SkippedRow};
 use super::pool::PoolProfile;
-use super::srt::RecipeBook;
+use crate::domain::ci_priority::{self, CiPriority, PolicySource};
+use crate::domain::srt::RecipeBook;
 use crate::intake::labels::LabelDecision;
 use crate::matrix::diff::{additions_from_unified_diff, git_diff};
+use crate::matrix::inputs::configs_dir;
 use crate::matrix::process::{process, ProcessOptions, Revision};
 use crate::matrix::{MatrixError, Row};
-use crate::repo::{GitTree, Layout, Logical, RepoError};
+use crate::repo::{GitTree, Layout, Logical, RepoError, Tree};
+use crate::yaml::{self, YamlError};
 
 /// A pool the server dispatches to, with the launcher every job of it runs.
 #[derive(Debug, Clone)]
@@ -36,6 +40,8 @@ pub struct Launch {
     pub skipped: Vec<SkippedRow>,
     /// Point id → CI priority.
     pub priorities: HashMap<String, f64>,
+    /// Which CI priority policy scored them.
+    pub priority_policy: PolicySource,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +52,8 @@ pub enum LaunchError {
     Matrix(#[from] MatrixError),
     #[error("pool {pool}: {source}")]
     Pool { pool: String, source: PlanJobError },
+    #[error("CI priority policy (fix the file or remove it to use spec 10 §9's defaults): {0}")]
+    CiPriority(YamlError),
     #[error("the labels ask for no sweep")]
     NoSweep,
 }
@@ -88,8 +96,9 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
         options,
     )?;
     let sweep = plan(decision, &matrix);
+    let (policy, priority_policy) = priority_policy(&head, &layout)?;
     let mut recipes = RecipeBook::new(&head, &layout).map_err(repo_err)?;
-    let mut launch = Launch { plans: Vec::new(), skipped: Vec::new(), priorities: HashMap::new() };
+    let mut launch = Launch { plans: Vec::new(), skipped: Vec::new(), priorities: HashMap::new(), priority_policy };
     let mut skipped_by_all: Option<Vec<SkippedRow>> = None;
     for pool in pools {
         let id = format!("{}-{}", target.sweep_id, pool.profile.name);
@@ -103,7 +112,7 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
         match dispatch_plan(&sweep, &defaults, &mut recipes) {
             Ok(mut pool_plan) => {
                 pin_head(&mut pool_plan.plan, target.repo, target.head_sha);
-                order_by_priority(&mut pool_plan.plan, target.labels, &mut launch.priorities);
+                order_by_priority(&mut pool_plan.plan, &policy, target.labels, &mut launch.priorities);
                 keep_common(&mut skipped_by_all, pool_plan.skipped);
                 launch.plans.push((pool.profile.name.clone(), pool_plan.plan));
             }
@@ -142,75 +151,82 @@ fn keep_common(common: &mut Option<Vec<SkippedRow>>, skipped: Vec<SkippedRow>) {
     });
 }
 
+/// The head's policy file, or spec 10 §9's table when the file is absent (a named source).
+fn priority_policy(head: &dyn Tree, layout: &Layout) -> Result<(CiPriority, PolicySource), LaunchError> {
+    let path = format!("{}/{}", configs_dir(head, layout)?, ci_priority::FILE);
+    let repo_err = |source| LaunchError::Repo { path: path.clone(), source };
+    let Some(bytes) = head.read(&path).map_err(repo_err)? else {
+        return Ok((CiPriority::spec_default(), PolicySource::SpecDefault { path }));
+    };
+    let text = yaml::text_of(&bytes).map_err(|e| LaunchError::CiPriority(e.in_file(&path)))?;
+    let policy = CiPriority::parse(text, &path).map_err(LaunchError::CiPriority)?;
+    Ok((policy, PolicySource::File { path }))
+}
+
 /// Stable sort of each family's points, highest priority first; records every priority.
-fn order_by_priority(plan: &mut Plan, labels: &[String], priorities: &mut HashMap<String, f64>) {
+/// The server's sweeps come from pull-request events (the policy's `event` table).
+fn order_by_priority(plan: &mut Plan, policy: &CiPriority, labels: &[String], priorities: &mut HashMap<String, f64>) {
+    let score = |row: &serde_json::Map<String, Value>| policy.score(row, "pull_request", labels);
     if let Some(canary) = &plan.canary {
-        priorities.insert(canary.point.id.clone(), row_priority(&canary.point.row, labels));
+        priorities.insert(canary.point.id.clone(), score(&canary.point.row));
     }
     for family in &mut plan.families {
         for point in &family.points {
-            priorities.insert(point.id.clone(), row_priority(&point.row, labels));
+            priorities.insert(point.id.clone(), score(&point.row));
         }
         family.points.sort_by(|a, b| priorities[&b.id].total_cmp(&priorities[&a.id]));
     }
 }
 
-/// The CI priority of a matrix row (spec 10 §9, policy version 1 without the AI classifier):
-/// higher runs sooner, rounded to 0.001.
-pub fn row_priority(row: &serde_json::Map<String, Value>, labels: &[String]) -> f64 {
-    let has = |l: &str| labels.iter().any(|x| x == l);
-    if (has("ci-patchwork") || has("engine-patch")) && !has("ci-patchwork-waived") {
-        return 0.0;
-    }
-    let text = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default();
-    let mut score = 1.0;
-    if row.contains_key("prefill") {
-        score += 1.25;
-    }
-    if text("precision") == "fp4" {
-        score += 0.75;
-    }
-    if ["mtp", "eagle", "eagle3"].contains(&text("spec-decoding")) {
-        score += 0.75;
-    }
-    let framework = text("framework");
-    let prefixed = |p: &str| framework == p || framework.starts_with(&format!("{p}-"));
-    if ["sglang", "vllm", "dynamo-sglang", "dynamo-vllm"].iter().any(|p| prefixed(p)) {
-        score += 0.5;
-    }
-    let model = text("model-prefix");
-    if model == "kimik3" {
-        score += 1.5;
-    } else if ["glm5", "glm5.1", "kimik2.5", "dsv4", "minimaxm3", "qwen3.5", "dsr1"].contains(&model) {
-        score += 0.75;
-    }
-    if has("ci-checklist-complete") {
-        score += 0.25;
-    }
-    (score * 1000.0_f64).round() / 1000.0
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::plan_input::{Family, JobSpec, Point};
     use super::*;
+    use crate::repo::MemTree;
     use serde_json::json;
 
-    fn row(v: Value) -> serde_json::Map<String, Value> {
-        v.as_object().unwrap().clone()
+    const POLICY: &str = "version: 1\nbase-score: 1\nadjustments:\n  precision: {fp8: 3}\n\
+                          labels:\n  skip-queue: {name: skip_queue}\n  patchwork: {names: [ci-patchwork], score: 0}\n";
+
+    fn point(id: &str, precision: &str) -> Point {
+        let row = json!({"framework": "sglang", "precision": precision}).as_object().cloned().unwrap_or_default();
+        let job = JobSpec {
+            script: "s".into(),
+            env: Default::default(),
+            gpus: 1,
+            nodes: 1,
+            time_limit_minutes: 1,
+            recipe: None,
+        };
+        Point { id: id.into(), row, job }
+    }
+
+    /// The family's point order after scoring with the policy `tree` holds.
+    fn order(tree: &MemTree) -> (Vec<String>, PolicySource) {
+        let (policy, source) = priority_policy(tree, &Layout::default()).unwrap_or_else(|e| panic!("{e}"));
+        let points = vec![point("fp8-point", "fp8"), point("fp4-point", "fp4")];
+        let families = vec![Family { name: "f".into(), fail_fast: false, points }];
+        let mut plan = Plan { version: 1, sweep_id: "s".into(), repo: "o/r".into(), pr: 1, canary: None, families };
+        order_by_priority(&mut plan, &policy, &[], &mut HashMap::new());
+        (plan.families[0].points.iter().map(|p| p.id.clone()).collect(), source)
     }
 
     #[test]
-    fn priority_follows_the_policy_table() {
-        let plain = row(json!({"framework": "trt", "precision": "fp8", "model-prefix": "gptoss"}));
-        assert_eq!(row_priority(&plain, &[]), 1.0);
-        let rich = row(json!({"framework": "dynamo-sglang", "precision": "fp4", "model-prefix": "dsr1",
-            "spec-decoding": "mtp", "prefill": {}}));
-        assert_eq!(row_priority(&rich, &[]), 5.0);
-        assert_eq!(row_priority(&rich, &["ci-checklist-complete".into()]), 5.25);
-        assert_eq!(row_priority(&rich, &["ci-patchwork".into()]), 0.0);
-        assert_eq!(row_priority(&rich, &["ci-patchwork".into(), "ci-patchwork-waived".into()]), 5.0);
-        let sglang_like = row(json!({"framework": "sglang-disagg", "model-prefix": "kimik3"}));
-        assert_eq!(row_priority(&sglang_like, &[]), 3.0);
+    fn the_heads_ci_priority_file_orders_the_points_and_its_absence_is_named() {
+        let (ids, source) = order(&MemTree::new());
+        assert_eq!(ids, ["fp4-point", "fp8-point"], "spec 10 §9: fp4 +0.75");
+        assert_eq!(source, PolicySource::SpecDefault { path: "configs/ci-priority.yaml".into() });
+        let (ids, source) = order(&MemTree::new().with("configs/ci-priority.yaml", POLICY));
+        assert_eq!(ids, ["fp8-point", "fp4-point"], "the repository's policy: fp8 +3");
+        assert_eq!(source, PolicySource::File { path: "configs/ci-priority.yaml".into() });
+    }
+
+    #[test]
+    fn a_malformed_ci_priority_file_stops_the_launch_with_its_line() {
+        let tree = MemTree::new().with("configs/ci-priority.yaml", POLICY.replace("base-score: 1", "base-score: high"));
+        let err = priority_policy(&tree, &Layout::default()).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("configs/ci-priority.yaml:2:13: base-score: "), "{err}");
+        assert!(err.starts_with("CI priority policy (fix the file or remove it"), "{err}");
     }
 
     #[test]

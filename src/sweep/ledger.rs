@@ -559,6 +559,28 @@ impl Ledger {
     }
 }
 
+/// A point record as the dispatcher's and engine's unit tests need it (active states carry a
+/// job id).
+#[cfg(test)]
+pub(crate) fn test_record(id: &str, family: &str, canary: bool, state: PointState) -> PointRecord {
+    PointRecord {
+        point_id: id.into(),
+        ord: 0,
+        family: family.into(),
+        is_canary: canary,
+        state,
+        job_name: format!("sg-{id}"),
+        job_id: state.is_active().then(|| JobId(format!("{}", id.len()))),
+        sbatch_calls: 0,
+        submit_info: None,
+        cancel_reason: None,
+        reason: None,
+        exit_code: None,
+        state_source: None,
+        provenance: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-//! Sweep planning and dispatch: plan, SRT variant selection, pools, Slurm, ledger (spec 50).
+//! Sweep planning and dispatch: plan, pools, Slurm, ledger (spec 50). SRT variant selection is
+//! domain logic (`domain::srt`), shared with Check 18.
 
 pub mod cancel;
 pub mod check_run;
@@ -16,5 +17,6 @@ pub mod results_collect;
 pub mod results_store;
 pub mod scheduler;
 pub mod slurm;
-pub mod srt;
+pub mod slurmrestd;
 pub mod status_comment;
+pub mod transport;

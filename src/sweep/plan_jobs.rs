@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::plan::{PlannedFamily, SweepPlan, Template};
 use super::plan_input::{reserved_env, Canary, Family, JobSpec, Plan, Point, RecipeProvenance};
 use super::pool::{slurm_time_minutes, PoolProfile};
-use super::srt::{with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError};
+use crate::domain::srt::{with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError};
 use crate::matrix::generate::seq_name;
 use crate::matrix::Row;
 

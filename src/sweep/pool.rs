@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value as Json;
 
+use crate::domain::srt::TargetPool;
 use crate::yaml::Pos;
 
 /// A pool profile problem, located in its file.
@@ -35,7 +36,12 @@ pub enum Transport {
     /// `sbatch`/`squeue`/`scancel` on this host, or on `ssh_host` over ssh.
     Cli { ssh_host: Option<String> },
     /// The slurmrestd REST API (`url` is `http(s)://…` or `unix:/path`).
-    Slurmrestd { url: String, api_version: String },
+    Slurmrestd {
+        url: String,
+        api_version: String,
+        /// A file holding the JWT sent as `X-SLURM-USER-TOKEN` (read at start-up; never logged).
+        token_file: Option<String>,
+    },
 }
 
 /// How an image reference becomes a squash-file name in the cache (InferenceX replaces
@@ -152,6 +158,22 @@ pub struct AliasResolution {
     pub to: String,
 }
 
+impl TargetPool for PoolProfile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn sku(&self) -> &str {
+        &self.sku
+    }
+    fn gpus_per_node(&self) -> u32 {
+        self.gpus_per_node
+    }
+    /// A recipe `model.path` this pool can serve: a known alias, an absolute path or `hf:`.
+    fn knows_model(&self, path: &str) -> bool {
+        self.models.contains_key(path) || path.starts_with('/') || path.starts_with("hf:")
+    }
+}
+
 impl PoolProfile {
     /// Whether rows with this matrix `runner` run on this pool.
     pub fn serves(&self, runner: &str) -> bool {
@@ -227,10 +249,25 @@ impl PoolProfile {
                 out.push(format!("sbatch_directives key '{key}' is not an sbatch option name"));
             }
         }
-        if let Transport::Slurmrestd { url, .. } = &self.transport {
-            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("unix:/")) {
-                out.push(format!("transport.url '{url}' must start with http://, https:// or unix:/"));
+        match &self.transport {
+            Transport::Slurmrestd { url, token_file, .. } => {
+                if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("unix:/")) {
+                    out.push(format!("transport.url '{url}' must start with http://, https:// or unix:/"));
+                }
+                if let Some(file) = token_file.as_ref().filter(|f| !f.starts_with('/')) {
+                    out.push(format!("transport.token_file '{file}' must be an absolute path"));
+                }
             }
+            Transport::Cli { ssh_host: Some(host) } => {
+                // An argument to ssh: a leading `-` would be read as an option.
+                let ok = !host.starts_with('-')
+                    && !host.is_empty()
+                    && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@'));
+                if !ok {
+                    out.push(format!("transport.ssh_host '{host}' must be [user@]host of [A-Za-z0-9._-]"));
+                }
+            }
+            Transport::Cli { ssh_host: None } => {}
         }
         out
     }
@@ -243,11 +280,6 @@ impl PoolProfile {
         };
         let file: String = image.chars().map(|c| if matches!(c, '/' | ':' | '@' | '#') { sep } else { c }).collect();
         format!("{}/{file}.sqsh", self.containers.cache_dir.trim_end_matches('/'))
-    }
-
-    /// A recipe `model.path` this pool can serve: a known alias, an absolute path or `hf:`.
-    pub fn knows_model(&self, path: &str) -> bool {
-        self.models.contains_key(path) || path.starts_with('/') || path.starts_with("hf:")
     }
 
     /// `#SBATCH` defaults this profile contributes (QoS, reservation, constraint, extras).

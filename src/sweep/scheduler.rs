@@ -137,14 +137,19 @@ pub enum SchedulerError {
     Failed { command: String, code: i32, stderr: String },
     #[error("`{command}` printed output that could not be read: {detail}")]
     Unparsable { command: String, detail: String },
+    /// ssh could not reach the pool's host, or slurmrestd answered 5xx or not at all.
+    #[error("`{command}`: {host} could not be reached: {stderr}")]
+    Unreachable { command: String, host: String, stderr: String },
 }
 
 impl SchedulerError {
     /// The command may have taken effect, or the controller was unreachable: the caller must
     /// look the job up by name before trying again.
     pub fn outcome_unknown(&self) -> bool {
-        matches!(self, SchedulerError::Timeout { .. } | SchedulerError::Unparsable { .. })
-            || matches!(self, SchedulerError::Failed { stderr, .. } if stderr.contains("Unable to contact slurm controller"))
+        matches!(
+            self,
+            SchedulerError::Timeout { .. } | SchedulerError::Unparsable { .. } | SchedulerError::Unreachable { .. }
+        ) || matches!(self, SchedulerError::Failed { stderr, .. } if stderr.contains("Unable to contact slurm controller"))
     }
 }
 

@@ -4,12 +4,17 @@
 //! State lookup falls through the sources in spec 50 §7 order: `squeue -t all` (jobs in slurmctld
 //! memory, `MinJobAge` after the end), `sacct` (needs slurmdbd), `sacct -c` (the jobcomp/filetxt
 //! log). The log-marker fallback needs the job's output path and lives in the dispatcher.
+//!
+//! With [`Ssh`] the same commands run on the pool's login host: `ssh -o BatchMode=yes -o
+//! ConnectTimeout=… -T <host> -- <words>`, every word single-quoted for the remote shell and
+//! the batch script sent on stdin, so no text from a PR is ever interpreted by a shell.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::job_script::sh_quote;
 use super::scheduler::{ExitStatus, JobId, JobInfo, JobRequest, Scheduler, SchedulerError, SlurmState, StateSource};
 
 /// `squeue -O` fields; the name goes last because it may contain the separator.
@@ -23,16 +28,49 @@ const MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// At most this many ids per command line.
 const IDS_PER_CALL: usize = 500;
 
-/// The Slurm CLI client. `bin_dir` selects the tools (default: `PATH`).
+/// ssh's own exit status when it could not connect or authenticate (the remote command's status
+/// otherwise).
+const SSH_FAILED: i32 = 255;
+
+/// The Slurm CLI client. `bin_dir` selects the tools (default: `PATH`; on the remote host with
+/// `ssh`).
 #[derive(Debug, Clone)]
 pub struct SlurmCli {
     pub bin_dir: Option<PathBuf>,
     pub timeout: Duration,
+    /// Run the tools on this host over ssh instead of locally.
+    pub ssh: Option<Ssh>,
+}
+
+/// How the tools are reached on a remote host.
+#[derive(Debug, Clone)]
+pub struct Ssh {
+    /// `[user@]host`, checked by the pool profile (never starts with `-`).
+    pub host: String,
+    /// The ssh client (`ssh` on `PATH`).
+    pub program: PathBuf,
+    pub connect_timeout: Duration,
+}
+
+impl Ssh {
+    pub fn new(host: &str) -> Ssh {
+        Ssh { host: host.to_owned(), program: PathBuf::from("ssh"), connect_timeout: Duration::from_secs(10) }
+    }
+
+    /// ssh's argv for one remote command: non-interactive (BatchMode: no password prompt that
+    /// would hang the dispatcher), bounded connect, no tty, and the words quoted once each.
+    fn argv(&self, tool: &str, args: &[&str]) -> Vec<String> {
+        let mut argv: Vec<String> = ["-o", "BatchMode=yes", "-o"].map(String::from).to_vec();
+        argv.push(format!("ConnectTimeout={}", self.connect_timeout.as_secs().max(1)));
+        argv.extend(["-T".to_owned(), self.host.clone(), "--".to_owned()]);
+        argv.extend(std::iter::once(tool).chain(args.iter().copied()).map(sh_quote));
+        argv
+    }
 }
 
 impl Default for SlurmCli {
     fn default() -> Self {
-        SlurmCli { bin_dir: None, timeout: Duration::from_secs(60) }
+        SlurmCli { bin_dir: None, timeout: Duration::from_secs(60), ssh: None }
     }
 }
 
@@ -44,13 +82,20 @@ struct Output {
 
 impl SlurmCli {
     fn run(&self, tool: &str, args: &[&str], stdin: Option<&str>) -> Result<Output, SchedulerError> {
-        let program = match &self.bin_dir {
+        let tool_path = match &self.bin_dir {
             Some(dir) => dir.join(tool),
             None => PathBuf::from(tool),
         };
-        let command = format!("{tool} {}", args.join(" "));
+        let (program, argv, command) = match &self.ssh {
+            None => (tool_path, args.iter().map(|a| (*a).to_owned()).collect(), format!("{tool} {}", args.join(" "))),
+            Some(ssh) => (
+                ssh.program.clone(),
+                ssh.argv(&tool_path.to_string_lossy(), args),
+                format!("ssh {} -- {tool} {}", ssh.host, args.join(" ")),
+            ),
+        };
         let mut child = Command::new(&program)
-            .args(args)
+            .args(&argv)
             .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -78,7 +123,12 @@ impl SlurmCli {
         };
         let stdout = out_reader.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
         let stderr = err_reader.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        Ok(Output { code: status.code().unwrap_or(-1), stdout, stderr })
+        let code = status.code().unwrap_or(-1);
+        if let (Some(ssh), SSH_FAILED) = (&self.ssh, code) {
+            let stderr = stderr.trim().chars().take(2000).collect();
+            return Err(SchedulerError::Unreachable { command, host: ssh.host.clone(), stderr });
+        }
+        Ok(Output { code, stdout, stderr })
     }
 
     fn run_ok(&self, tool: &str, args: &[&str], stdin: Option<&str>) -> Result<String, SchedulerError> {
@@ -412,7 +462,7 @@ mod tests {
             std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let cli = SlurmCli { bin_dir: Some(dir.path().to_path_buf()), timeout: Duration::from_millis(500) };
+        let cli = SlurmCli { bin_dir: Some(dir.path().to_path_buf()), timeout: Duration::from_millis(500), ssh: None };
         (dir, cli)
     }
 
@@ -457,9 +507,42 @@ mod tests {
     }
 
     #[test]
+    fn ssh_words_are_quoted_once_each_and_the_host_follows_the_options() {
+        let ssh = Ssh::new("ops@login-1");
+        let argv = ssh.argv("squeue", &["-O", "JobID:|,Name:|", "--job-name=it's $x"]);
+        assert_eq!(
+            argv,
+            [
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=10",
+                "-T",
+                "ops@login-1",
+                "--",
+                "'squeue'",
+                "'-O'",
+                "'JobID:|,Name:|'",
+                "'--job-name=it'\\''s $x'"
+            ]
+        );
+    }
+
+    #[test]
+    fn ssh_exit_255_is_an_unreachable_host_with_an_unknown_outcome() {
+        let (dir, _) = tools(&[("ssh", "echo 'ssh: connect to host h port 22: Connection refused' >&2; exit 255")]);
+        let ssh = Ssh { program: dir.path().join("ssh"), ..Ssh::new("h") };
+        let cli = SlurmCli { bin_dir: None, timeout: Duration::from_secs(5), ssh: Some(ssh) };
+        let err = cli.submit_held(&JobRequest { name: "sg-q".into(), script: "#!/bin/bash\n".into() }).unwrap_err();
+        assert!(matches!(err, SchedulerError::Unreachable { .. }), "{err:?}");
+        assert!(err.to_string().contains("Connection refused") && err.to_string().contains("ssh h"), "{err}");
+        assert!(err.outcome_unknown(), "the connection may have dropped after sbatch ran");
+    }
+
+    #[test]
     fn missing_tools_are_spawn_errors_naming_the_command() {
-        let cli =
-            SlurmCli { bin_dir: Some(PathBuf::from("/nonexistent-sweepgate-bin")), timeout: Duration::from_secs(5) };
+        let bin_dir = Some(PathBuf::from("/nonexistent-sweepgate-bin"));
+        let cli = SlurmCli { bin_dir, timeout: Duration::from_secs(5), ssh: None };
         let err = cli.jobs(&[JobId("1".into())]).unwrap_err();
         assert!(matches!(err, SchedulerError::Spawn { .. }), "{err:?}");
         assert!(err.to_string().contains("squeue"), "{err}");

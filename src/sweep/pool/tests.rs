@@ -72,6 +72,15 @@ fn shape_problems_are_all_reported() {
     assert!(!text.contains("models.h"), "hf: model references are allowed");
     let rest = MINIMAL.replace("kind = \"cli\"", "kind = \"slurmrestd\"\nurl = \"ftp://x\"\napi_version = \"v0.0.38\"");
     assert!(parse(&rest).err().map(|e| e.to_string()).unwrap_or_default().contains("transport.url"));
+    let token = rest.replace("ftp://x\"", "http://x\"\ntoken_file = \"jwt\"");
+    assert!(parse(&token).err().map(|e| e.to_string()).unwrap_or_default().contains("transport.token_file 'jwt'"));
+    for bad in ["-oProxyCommand=x", "a b", "h;x", ""] {
+        let ssh = MINIMAL.replace("kind = \"cli\"", &format!("kind = \"cli\"\nssh_host = \"{bad}\""));
+        let err = parse(&ssh).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("transport.ssh_host"), "{bad:?}: {err}");
+    }
+    let ssh = MINIMAL.replace("kind = \"cli\"", "kind = \"cli\"\nssh_host = \"ops@login-1.example\"");
+    assert!(parse(&ssh).is_ok());
 }
 
 #[test]

@@ -171,16 +171,31 @@ fn precision_aliases_and_pipeline_parallel_points() {
     assert!(mismatch_fields(&point(pp), Checks::default()).is_empty(), "tp 4 x pp 2 = 8 GPUs");
 }
 
-fn pool(sku: &str, gpus_per_node: u32) -> PoolProfile {
-    let text = format!(
-        "cluster = \"c\"\nsku = \"{sku}\"\ngpus_per_node = {gpus_per_node}\npartition = \"p\"\ntime_limit = \"04:00:00\"\n\
-         segment_supported = false\noutput_root = \"/o\"\ncontainer_workdir = \"/w\"\n\
-         [srt_slurm]\nrepo = \"https://github.com/NVIDIA/srt-slurm\"\ncommit = \"{}\"\nroot = \"/srt\"\n\
-         [transport]\nkind = \"cli\"\n[containers]\ncache_dir = \"/sqsh\"\nnaming = \"underscore\"\n\
-         [models]\ndsr1-fp4 = \"/models/dsr1\"\n",
-        "c".repeat(40)
-    );
-    PoolProfile::parse(&text, "p", "p.toml").unwrap_or_else(|e| panic!("{e}"))
+/// A pool with one model alias, `dsr1-fp4`.
+#[derive(Debug, Clone)]
+struct Pool {
+    sku: &'static str,
+    gpus_per_node: u32,
+    models: Vec<&'static str>,
+}
+
+impl TargetPool for Pool {
+    fn name(&self) -> &str {
+        "p"
+    }
+    fn sku(&self) -> &str {
+        self.sku
+    }
+    fn gpus_per_node(&self) -> u32 {
+        self.gpus_per_node
+    }
+    fn knows_model(&self, path: &str) -> bool {
+        self.models.contains(&path)
+    }
+}
+
+fn pool(sku: &'static str, gpus_per_node: u32) -> Pool {
+    Pool { sku, gpus_per_node, models: vec!["dsr1-fp4"] }
 }
 
 #[test]
@@ -268,4 +283,42 @@ fn candidates_resolve_once_and_serve_many_points() {
     let err = Candidates::new(&bad_facts, None).and_then(|c| c.select(&point(json!({})), Checks::default()));
     let text = err.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(text.contains("override_a: demo.yaml:2:31: benchmark.isl: expected an integer"), "{text}");
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Layering (issue 16 item 5): the checks and the domain they read never depend on the
+/// dispatcher; variant selection lives here so that Check 18 needs no `sweep` import.
+#[test]
+fn checks_and_domain_never_import_the_dispatcher() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // Built from parts so that this file does not match itself.
+    let needles = [concat!("crate::", "sweep"), concat!("sweepgate::", "sweep")];
+    let mut offenders = Vec::new();
+    for layer in ["checks", "domain"] {
+        let files = rust_files(&src.join(layer));
+        assert!(files.len() > 5, "src/{layer} has too few files: {files:?}");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            for (n, line) in text.lines().enumerate() {
+                if needles.iter().any(|needle| line.contains(needle)) {
+                    offenders.push(format!("{}:{}: {line}", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "layering: checks/ and domain/ import sweep/:\n{}", offenders.join("\n"));
 }

@@ -13,7 +13,6 @@ use crate::domain::srt_recipe::{
     pos_of, Backend, Recipe, RecipeError, RecipeFacts, RecipeRef, Role, Selector, Variant,
 };
 use crate::repo::{Layout, Logical, RepoError, Tree};
-use crate::sweep::pool::PoolProfile;
 use crate::yaml::{self, Pos};
 
 /// One worker side of a multinode matrix row (spec 20 §3.4, §5.3).
@@ -193,10 +192,21 @@ pub struct Selected {
     pub facts: RecipeFacts,
 }
 
+/// What a recipe must match on the pool that runs it (spec 50 §3): implemented by the
+/// dispatcher's pool profile, so that selection stays domain logic without depending on it.
+pub trait TargetPool: fmt::Debug {
+    fn name(&self) -> &str;
+    /// The `resources.gpu_type` a recipe must declare.
+    fn sku(&self) -> &str;
+    fn gpus_per_node(&self) -> u32;
+    /// Whether a recipe's `model.path` resolves on this pool.
+    fn knows_model(&self, path: &str) -> bool;
+}
+
 /// What the check compares against besides the point.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Checks<'a> {
-    pub pool: Option<&'a PoolProfile>,
+    pub pool: Option<&'a dyn TargetPool>,
     pub concurrency: ConcurrencyRule,
 }
 
@@ -398,13 +408,13 @@ pub fn check(point: &Point, facts: &RecipeFacts, variant: &Variant, checks: Chec
     }
     if let Some(pool) = checks.pool {
         let gpu_type = facts.gpu_type.clone().unwrap_or_else(|| "none".into());
-        if !gpu_type.eq_ignore_ascii_case(&pool.sku) {
-            push("pool.sku", pool.sku.clone(), gpu_type, &["resources", "gpu_type"]);
+        if !gpu_type.eq_ignore_ascii_case(pool.sku()) {
+            push("pool.sku", pool.sku().to_owned(), gpu_type, &["resources", "gpu_type"]);
         }
-        if facts.gpus_per_node != i64::from(pool.gpus_per_node) {
+        if facts.gpus_per_node != i64::from(pool.gpus_per_node()) {
             push(
                 "pool.gpus_per_node",
-                pool.gpus_per_node.to_string(),
+                pool.gpus_per_node().to_string(),
                 facts.gpus_per_node.to_string(),
                 &["resources", "gpus_per_node"],
             );
@@ -413,7 +423,7 @@ pub fn check(point: &Point, facts: &RecipeFacts, variant: &Variant, checks: Chec
             if !pool.knows_model(model) {
                 push(
                     "pool.models",
-                    format!("no model alias '{model}' (pool '{}')", pool.name),
+                    format!("no model alias '{model}' (pool '{}')", pool.name()),
                     format!("model.path '{model}'"),
                     &["model", "path"],
                 );
