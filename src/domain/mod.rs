@@ -9,5 +9,6 @@ pub mod golden_al;
 pub mod master_config;
 pub mod models_md;
 pub mod runners;
+pub mod serving_settings;
 pub mod srt_recipe;
 pub mod waiver;
