@@ -404,7 +404,8 @@ fn excluded(detail: &str, name: &str) -> bool {
 struct Coverage {
     uncovered: Vec<Json>,
     covered: usize,
-    informational: BTreeSet<String>,
+    /// (name, class id of the data file, or `sweep`).
+    informational: BTreeSet<(String, String)>,
     excluded: BTreeSet<String>,
 }
 
@@ -413,7 +414,7 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
     let classes = classes();
     for setting in settings.settings.values() {
         if let Some(group) = classes.informational(&setting.name) {
-            out.informational.insert(format!("{} ({group})", setting.name));
+            out.informational.insert((setting.name.clone(), group.to_owned()));
             continue;
         }
         let mut values = BTreeSet::new();
@@ -428,7 +429,7 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             }
         }
         if values.is_empty() {
-            out.informational.insert(format!("{} (sweep range)", setting.name));
+            out.informational.insert((setting.name.clone(), "sweep".to_owned()));
             continue;
         }
         if excluded(detail, &setting.name) {
@@ -451,6 +452,7 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
         }
         out.uncovered.push(json!({
             "name": setting.name,
+            "kind": setting.kind,
             "values": show_values(&values),
             "missing": show_values(&missing),
             "partial": missing.len() < values.len(),
@@ -464,7 +466,8 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
 /// A recipe link whose content can be judged, with how the report names it.
 struct Usable<'e> {
     link: &'e UpstreamLink,
-    label: String,
+    /// `{short, kind, merged_at, files}`, rendered by the catalog in both languages.
+    label: Json,
     content: &'e UpstreamContent,
 }
 
@@ -553,11 +556,13 @@ pub fn check(cx: &Context) -> Outcome {
             };
             match content {
                 Some(Fact::Ok(content)) => {
-                    let label = match &merged_at {
-                        Some(at) => format!("{}, merged {at}, {}", link.short(), file_names(content)),
-                        None => format!("{} (published page)", link.short()),
-                    };
-                    good.push(json!({"url": link.key, "label": label}));
+                    let label = json!({
+                        "short": link.short(),
+                        "kind": if merged_at.is_some() { "pull" } else { "page" },
+                        "merged_at": merged_at.clone().unwrap_or_default(),
+                        "files": file_names(content),
+                    });
+                    good.push(label.clone());
                     usable.push(Usable { link, label, content });
                 }
                 Some(Fact::Unavailable(reason)) => {
@@ -589,7 +594,14 @@ pub fn check(cx: &Context) -> Outcome {
         .arg("links", good)
         .arg("configs", documented)
         .arg("covered", coverage.covered)
-        .arg("informational", coverage.informational.into_iter().collect::<Vec<_>>())
+        .arg(
+            "informational",
+            coverage
+                .informational
+                .into_iter()
+                .map(|(name, class)| json!({"name": name, "class": class}))
+                .collect::<Vec<_>>(),
+        )
         .arg("excluded", coverage.excluded.into_iter().collect::<Vec<_>>())
         .evidence(ev.signoff.url.clone())
 }
@@ -626,7 +638,7 @@ fn judge_config(
     };
     let text: String =
         tied.iter().flat_map(|u| u.content.files.values()).map(String::as_str).collect::<Vec<_>>().join("\n");
-    let label = tied.iter().map(|u| u.label.as_str()).collect::<Vec<_>>().join("; ");
+    let label: Vec<&Json> = tied.iter().map(|u| &u.label).collect();
     let before = problems.len();
     for role in &roles {
         let mut found = Coverage::default();
@@ -641,16 +653,13 @@ fn judge_config(
                 "source": role.source,
                 "role": role.role,
                 "concurrencies": show_concurrencies(&role.concurrencies),
-                "link": label,
+                "links": label,
                 "settings": found.uncovered,
             }));
         }
     }
     if problems.len() == before {
-        documented.push(format!(
-            "{key} ({})",
-            roles.iter().map(|r| r.role).collect::<BTreeSet<_>>().into_iter().collect::<Vec<_>>().join("/")
-        ));
+        documented.push(key.to_owned());
     }
 }
 
@@ -704,7 +713,14 @@ mod tests {
     #[test]
     fn the_settings_data_file_loads() {
         let c = classes();
-        assert_eq!(c.informational("--port"), Some("harness plumbing"));
+        assert_eq!(c.informational("--port"), Some("harness"));
+        for group in &c.informational {
+            assert!(
+                ["harness", "results", "synthetic"].contains(&group.group.as_str()),
+                "the catalog names {}",
+                group.group
+            );
+        }
         assert_eq!(c.informational("--chunked-prefill-size"), None, "production-useful since V15b");
         assert!(c.names_sweep_variable("$CONC") && c.names_sweep_variable("${ISL}") && !c.names_sweep_variable("$TP"));
     }
@@ -737,10 +753,8 @@ mod tests {
         assert_eq!(o.status, Status::Pass, "{o:?}");
         assert_eq!(o.message.args["covered"], 4, "{o:?}");
         let info = o.message.args["informational"].to_string();
-        assert!(
-            info.contains("--port (harness plumbing)") && info.contains("--max-running-requests (sweep range)"),
-            "{info}"
-        );
+        assert!(info.contains(r#"{"name":"--port","class":"harness"}"#), "{info}");
+        assert!(info.contains(r#"{"name":"--max-running-requests","class":"sweep"}"#), "{info}");
     }
 
     #[test]
@@ -761,7 +775,11 @@ mod tests {
         assert_eq!(settings[1]["values"], "0.85/0.9");
         assert_eq!(settings[1]["missing"], "0.9");
         assert_eq!(settings[1]["stated"], "0.85");
-        assert_eq!(o.message.args["problems"][0]["link"], "sglang#47394, merged 2026-10-30T05:24:00Z, qwen3.5.mdx");
+        let link = &o.message.args["problems"][0]["links"][0];
+        assert_eq!(
+            (&link["short"], &link["merged_at"], &link["files"]),
+            (&json!("sglang#47394"), &json!("2026-10-30T05:24:00Z"), &json!("qwen3.5.mdx"))
+        );
     }
 
     #[test]
@@ -817,7 +835,10 @@ mod tests {
         e.upstream.contents.insert(page.into(), content("page", COOKBOOK));
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?}");
-        assert_eq!(o.message.args["links"][0]["label"], format!("{page} (published page)"));
+        assert_eq!(
+            (&o.message.args["links"][0]["short"], &o.message.args["links"][0]["kind"]),
+            (&json!(page), &json!("page"))
+        );
     }
 
     #[test]
