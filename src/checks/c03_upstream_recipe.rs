@@ -319,6 +319,9 @@ struct Stated {
     rule: bool,
 }
 
+/// Longest value read after a setting's name (upstream text is untrusted and goes into the report).
+const MAX_VALUE_CHARS: usize = 64;
+
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }
@@ -346,8 +349,11 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
             }
             let found = out.get_or_insert_with(Stated::default);
             let value_text = after.trim_start_matches(['=', ':']).trim_start_matches([' ', '\t', '"', '\'', '`']);
-            let value: String =
-                value_text.chars().take_while(|c| !c.is_whitespace() && !"\"'`,;)]}<|".contains(*c)).collect();
+            let value: String = value_text
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !"\"'`,;)]}<|".contains(*c))
+                .take(MAX_VALUE_CHARS)
+                .collect();
             let value = value.trim_end_matches('.');
             if !value.is_empty() && !value.starts_with("--") {
                 found.values.insert(value.to_owned());
@@ -868,6 +874,27 @@ mod tests {
             .insert(kernel.into(), pull("closed", Some("2026-10-01T00:00:00Z"), &["python/sglang/srt/x.py"]));
         merged(&mut e, COOKBOOK);
         assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+    }
+
+    #[test]
+    fn stated_values_are_bounded_and_read_in_every_written_form() {
+        let setting = |name: &str| Setting {
+            name: name.into(),
+            kind: serving_settings::SettingKind::Flag,
+            values: BTreeSet::new(),
+            concurrencies: BTreeSet::new(),
+            at: String::new(),
+        };
+        let long = format!("--hicache-size {}", "9".repeat(10_000));
+        assert_eq!(
+            stated(&long, &setting("--hicache-size")).unwrap().values.iter().next().unwrap().len(),
+            MAX_VALUE_CHARS
+        );
+        let yaml = "sglang_config:\n  hicache_size: 310\n  mem-fraction-static: \"0.9\"\n";
+        assert_eq!(stated(yaml, &setting("--hicache-size")).unwrap().values, ["310".to_string()].into());
+        assert_eq!(stated(yaml, &setting("--mem-fraction-static")).unwrap().values, ["0.9".to_string()].into());
+        assert_eq!(stated("use a larger hicache size", &setting("--hicache-size")), None, "prose is not a setting");
+        assert_eq!(stated("--hicache-size-ratio 2", &setting("--hicache-size")), None, "a longer flag is another flag");
     }
 
     #[test]
