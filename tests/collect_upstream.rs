@@ -89,6 +89,80 @@ async fn draft_model_configs_and_upstream_pulls() {
     assert!(matches!(upstream.pull("sgl-project/sglang", 1).await, Fact::Unavailable(r) if r.contains("404")));
 }
 
+const MERGE_SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// Check 3(c)'s content: a cookbook PR's files at its merge commit, published pages as text
+/// (HTML, not UTF-8, too large, unreachable), and the allowlist for page hosts.
+#[tokio::test]
+async fn cookbook_pr_files_and_published_pages_are_read_as_text() {
+    let fake = FakeUpstream::start().await;
+    let pull = json!({"state": "closed", "draft": false, "merged_at": "2026-10-30T05:24:00Z", "merge_commit_sha": MERGE_SHA, "head": {"sha": "f".repeat(40)}});
+    let files = vec!["docs/cookbook/MuseSparkOpen.mdx".to_string(), "docs/cookbook/logo.png".to_string()];
+    fake.state().pulls.insert(("sgl-project/sglang".into(), 47394), (pull, files));
+    let mdx = "## HiCache (high concurrency)\n--hicache-size 310 --prefill-decode-interval 20\n";
+    fake.state().contents.insert(("sgl-project/sglang".into(), "docs/cookbook/MuseSparkOpen.mdx".into()), mdx.into());
+    let mut pages = std::collections::HashMap::new();
+    pages.insert(
+        "/cookbook/qwen3.5".to_string(),
+        (200u16, b"<h1>Qwen3.5</h1><p><code>--tp 8</code>&amp;</p><script>x()</script>".to_vec()),
+    );
+    pages.insert("/cookbook/latin1".to_string(), (200u16, vec![b'<', b'p', b'>', 0xE9, 0xFF, b'<', b'/', b'p', b'>']));
+    pages.insert("/cookbook/huge".to_string(), (200u16, vec![b'a'; 5 * 1024 * 1024]));
+    pages.insert("/cookbook/down".to_string(), (503u16, Vec::new()));
+    fake.state().pages = pages;
+    let mut config = UpstreamConfig {
+        github_api: fake.url.clone(),
+        backoff: Duration::from_millis(1),
+        attempts: 2,
+        allowed_hosts: [fake.host().to_string()].into(),
+        allow_private_addresses: true,
+        ..UpstreamConfig::default()
+    };
+    config.page_mirrors.insert("https://docs.sglang.io".into(), fake.url.clone());
+    let upstream = UpstreamClient::new(config).unwrap();
+
+    let (pull, content) = upstream.pull_and_content("sgl-project/sglang", 47394).await;
+    assert!(matches!(pull, Fact::Ok(ref p) if p.merged_at.is_some()), "{pull:?}");
+    let Fact::Ok(content) = content else { panic!("{content:?}") };
+    assert_eq!(content.files.keys().collect::<Vec<_>>(), ["docs/cookbook/MuseSparkOpen.mdx"], "images are not read");
+    assert_eq!(content.files["docs/cookbook/MuseSparkOpen.mdx"], mdx);
+    let log = fake.state().log.clone();
+    assert!(
+        log.contains(&format!(
+            "GET /repos/sgl-project/sglang/contents/docs/cookbook/MuseSparkOpen.mdx?ref={MERGE_SHA}"
+        )),
+        "{log:?}"
+    );
+
+    let page = |path: &str| {
+        let upstream = &upstream;
+        let url = format!("https://docs.sglang.io/cookbook/{path}");
+        async move { upstream.page_text(&url).await }
+    };
+    let Fact::Ok(text) = page("qwen3.5").await else { panic!("page unavailable") };
+    assert_eq!(text.source, "https://docs.sglang.io/cookbook/qwen3.5");
+    assert_eq!(text.files["page"], "\nQwen3.5\n\n--tp 8&\n");
+    let Fact::Ok(latin) = page("latin1").await else { panic!("non-UTF-8 page unavailable") };
+    assert!(latin.files["page"].contains('\u{FFFD}'), "{latin:?}");
+    for (path, expected) in [("huge", "larger than"), ("down", "HTTP 503"), ("missing", "not found")] {
+        match page(path).await {
+            Fact::Unavailable(reason) => assert!(reason.contains(expected), "{path}: {reason}"),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    // Without a mirror the real host is refused here: not on this client's allowlist.
+    let direct = UpstreamClient::new(UpstreamConfig {
+        attempts: 1,
+        allowed_hosts: ["api.github.com".into()].into(),
+        ..UpstreamConfig::default()
+    })
+    .unwrap();
+    match direct.page_text("https://docs.sglang.io/cookbook/qwen3.5").await {
+        Fact::Unavailable(reason) => assert!(reason.contains("not on the upstream allowlist"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Answers every connection with `answer` (raw HTTP) after reading the request head; counts
 /// connections.
 async fn raw_server(answer: Option<String>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {

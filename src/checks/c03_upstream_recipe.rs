@@ -1,14 +1,29 @@
-//! Check 3 — Upstream recipe (spec 30 Check 3 (a), (b); docs/decisions.md D15): every affected
-//! vLLM/SGLang production serving configuration is documented by a merged upstream recipe or
-//! cookbook pull request (or a published page) linked from the additional detail section.
+//! Check 3 — Upstream recipe (spec 30 Check 3 (a)-(c); docs/decisions.md D15, R11-R14): every
+//! affected vLLM/SGLang production serving configuration is documented by a merged upstream
+//! recipe or cookbook pull request (or a published page) linked from the additional detail
+//! section, and that upstream content covers the config's production-useful settings.
+//!
+//! (a) links: full URLs and short refs (`sgl-project/sglang#47394`) alike;
+//! (b) merged: from the collected upstream PR fact, never inferred;
+//! (c) coverage: the collected upstream content (PR files at the merge commit, published page
+//!     text) is tied to each config by the model it names; every setting of every role and
+//!     variant (`domain::serving_settings`) that is not informational
+//!     (`checks/data/03-serving-settings.toml`) must be stated there with its values, or given a
+//!     derivation rule, or excluded by name in the detail section. Unreadable content FAILs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
-use serde_json::json;
+use regex::Regex;
+use serde_json::{json, Value as Json};
 
-use super::affected::affected_configs;
+use super::affected::{affected_configs, sku, AffectedConfig};
 use super::{Context, Outcome};
-use crate::evidence::Fact;
+use crate::domain::serving_settings::{self, RoleSettings, Setting};
+use crate::domain::srt_recipe::{Recipe, RecipeRef};
+use crate::evidence::{Fact, UpstreamContent};
+use crate::repo::{Layout, Logical};
+use crate::yaml::{self, Node, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Engine {
@@ -19,7 +34,7 @@ enum Engine {
 impl Engine {
     fn of_framework(framework: &str) -> Option<Engine> {
         match framework {
-            "vllm" | "dynamo-vllm" | "llmd-vllm" => Some(Engine::Vllm),
+            "vllm" | "dynamo-vllm" | "llmd-vllm" | "vllm-disagg" => Some(Engine::Vllm),
             "sglang" | "dynamo-sglang" | "sglang-disagg" => Some(Engine::Sglang),
             _ => None,
         }
@@ -35,19 +50,435 @@ impl Engine {
     /// Upstream PR repository, the path its PR must touch, and the published-page prefix.
     fn upstream(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            Engine::Vllm => ("https://github.com/vllm-project/recipes/pull/", "", "https://recipes.vllm.ai/"),
-            Engine::Sglang => {
-                ("https://github.com/sgl-project/sglang/pull/", "docs/cookbook/", "https://docs.sglang.io/cookbook/")
+            Engine::Vllm => ("vllm-project/recipes", "", "https://recipes.vllm.ai/"),
+            Engine::Sglang => ("sgl-project/sglang", "docs/cookbook/", "https://docs.sglang.io/cookbook/"),
+        }
+    }
+
+    fn owns(self, link: &UpstreamLink) -> bool {
+        let (repo, _, page) = self.upstream();
+        match &link.kind {
+            LinkKind::Pull { repo: r, .. } => r == repo,
+            LinkKind::Page => link.key.starts_with(page),
+        }
+    }
+}
+
+/// Upstream repositories whose PRs the collector reads (Check 3's recipe sources).
+pub const RECIPE_REPOSITORIES: [&str; 2] = ["sgl-project/sglang", "vllm-project/recipes"];
+/// Published-page prefixes whose pages the collector fetches.
+pub const PAGE_PREFIXES: [&str; 2] = ["https://docs.sglang.io/cookbook/", "https://recipes.vllm.ai/"];
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LinkKind {
+    Pull { repo: String, number: u64 },
+    Page,
+}
+
+/// A recipe link of the detail section, keyed the way `Upstream::pulls` and
+/// `Upstream::contents` are: `https://github.com/<owner>/<repo>/pull/<n>` or the page URL
+/// without its fragment.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UpstreamLink {
+    pub key: String,
+    pub kind: LinkKind,
+}
+
+impl UpstreamLink {
+    fn pull(repo: &str, number: u64) -> UpstreamLink {
+        let repo = repo.to_ascii_lowercase();
+        UpstreamLink { key: format!("https://github.com/{repo}/pull/{number}"), kind: LinkKind::Pull { repo, number } }
+    }
+
+    /// `sglang#47394` for a PR, the URL for a page.
+    fn short(&self) -> String {
+        match &self.kind {
+            LinkKind::Pull { repo, number } => format!("{}#{number}", repo.rsplit('/').next().unwrap_or(repo)),
+            LinkKind::Page => self.key.clone(),
+        }
+    }
+}
+
+fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("a valid built-in pattern"))
+}
+
+/// Recipe links of the detail section: PR URLs and `owner/repo#N` short refs of the recipe
+/// repositories, and URLs under the published-page prefixes. Other links are not recipe links.
+pub fn upstream_links<'a>(detail: &str, urls: impl Iterator<Item = &'a str>) -> Vec<UpstreamLink> {
+    static SHORT: OnceLock<Regex> = OnceLock::new();
+    let mut out = BTreeSet::new();
+    for url in urls {
+        let url = url.trim();
+        if let Some(rest) = url.strip_prefix("https://github.com/") {
+            let mut parts = rest.split(['/', '#', '?']);
+            let (owner, name, kind, number) = (parts.next(), parts.next(), parts.next(), parts.next());
+            if let (Some(owner), Some(name), Some("pull"), Some(Ok(number))) =
+                (owner, name, kind, number.map(str::parse::<u64>))
+            {
+                out.insert(UpstreamLink::pull(&format!("{owner}/{name}"), number));
+            }
+        } else if let Some(prefix) = PAGE_PREFIXES.iter().find(|p| url.starts_with(*p)) {
+            let page = url.split(['#', '?']).next().unwrap_or(url);
+            if page.len() > prefix.len() {
+                out.insert(UpstreamLink { key: page.to_owned(), kind: LinkKind::Page });
+            }
+        }
+    }
+    let short = regex(&SHORT, r"(?:^|[\s(\[:,;*`])([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#([0-9]{1,9})\b");
+    for c in short.captures_iter(detail) {
+        if let Ok(number) = c[2].parse::<u64>() {
+            out.insert(UpstreamLink::pull(&c[1], number));
+        }
+    }
+    out.into_iter()
+        .filter(|l| match &l.kind {
+            LinkKind::Pull { repo, number } => RECIPE_REPOSITORIES.contains(&repo.as_str()) && *number > 0,
+            LinkKind::Page => true,
+        })
+        .collect()
+}
+
+/// How settings are classified (`checks/data/03-serving-settings.toml`).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Classes {
+    informational: Vec<InformationalGroup>,
+    sweep_variables: Vec<String>,
+    master_variables: BTreeMap<String, String>,
+    markers: Markers,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InformationalGroup {
+    group: String,
+    names: Vec<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Markers {
+    derivation: Vec<String>,
+    exclusion: Vec<String>,
+}
+
+const CLASSES_FILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/data/03-serving-settings.toml"));
+
+fn classes() -> &'static Classes {
+    static CLASSES: OnceLock<Classes> = OnceLock::new();
+    // Built-in data; `tests::the_settings_data_file_loads` keeps it valid.
+    CLASSES.get_or_init(|| toml::from_str(CLASSES_FILE).expect("checks/data/03-serving-settings.toml is valid"))
+}
+
+impl Classes {
+    fn informational(&self, name: &str) -> Option<&str> {
+        self.informational.iter().find(|g| g.names.iter().any(|n| n == name)).map(|g| g.group.as_str())
+    }
+
+    fn names_sweep_variable(&self, value: &str) -> bool {
+        self.sweep_variables.iter().any(|v| value.contains(&format!("${v}")) || value.contains(&format!("${{{v}")))
+    }
+}
+
+/// The master-config entry of an affected config, with what Check 3 reads from it.
+struct Entry {
+    model: String,
+    recipes: Vec<String>,
+    /// Search-space key (`tp`, `ep`, …) → every value it takes.
+    space: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn walk(node: &Node, entry: &mut Entry, keys: &BTreeSet<&str>) {
+    match &node.value {
+        Value::Map(items) => {
+            for (k, v) in items {
+                let key = k.key_text().map(|t| t.into_owned()).unwrap_or_default();
+                if keys.contains(key.as_str()) {
+                    if let Some(t) = v.key_text() {
+                        entry.space.entry(key).or_default().insert(t.into_owned());
+                    }
+                }
+                walk(v, entry, keys);
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| walk(i, entry, keys)),
+        _ => {
+            if let Some(reference) = node.as_str().and_then(|s| s.trim().strip_prefix("CONFIG_FILE=")) {
+                entry.recipes.push(reference.trim().to_owned());
             }
         }
     }
 }
 
-/// `https://github.com/o/r/pull/123/files#x` → `https://github.com/o/r/pull/123`.
-fn canonical_pull(url: &str, prefix: &str) -> Option<String> {
-    let rest = url.strip_prefix(prefix)?;
-    let number: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    (!number.is_empty()).then(|| format!("{prefix}{number}"))
+fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
+    let text = cx.evidence.head.text(&config.file).ok_or_else(|| format!("{} is not in the head tree", config.file))?;
+    let root = yaml::parse(text, &config.file).map_err(|e| e.to_string())?;
+    let node = root.get(&config.key).ok_or_else(|| format!("{}: no entry {}", config.file, config.key))?;
+    let mut entry = Entry {
+        model: node.get("model").and_then(Node::as_str).unwrap_or_default().to_owned(),
+        recipes: Vec::new(),
+        space: BTreeMap::new(),
+    };
+    let keys: BTreeSet<&str> = classes().master_variables.values().map(String::as_str).collect();
+    walk(node, &mut entry, &keys);
+    Ok(entry)
+}
+
+/// `a/b/../c` → `a/c`.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// The script a launcher sources: relative to the launcher, else the head file ending with it.
+fn sourced<'t>(cx: &Context<'t>, from: &str, target: &str) -> Option<(String, String)> {
+    let head = &cx.evidence.head;
+    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+    let relative = normalize(&format!("{dir}/{target}"));
+    if let Some(text) = head.text(&relative) {
+        return Some((relative, text.to_owned()));
+    }
+    let tail = normalize(target.trim_start_matches("./").trim_start_matches("../"));
+    let found = head.paths().find(|p| p.ends_with(&format!("/{tail}")) || *p == tail)?;
+    Some((found.to_owned(), head.text(found)?.to_owned()))
+}
+
+/// Effective settings of a config: its recipes (`CONFIG_FILE=`), or else its launcher scripts
+/// (`benchmarks/**/<prefix>_<precision>_<sku>_<framework>*.sh`). Missing sources are an error.
+fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<RoleSettings>, String> {
+    let head = &cx.evidence.head;
+    let mut out = Vec::new();
+    if !entry.recipes.is_empty() {
+        let dir = Layout::default()
+            .resolve(head, Logical::SrtRecipesDir)
+            .map_err(|e| e.to_string())?
+            .ok_or("the head tree has no srt-slurm recipe directory")?;
+        let unique: BTreeSet<&String> = entry.recipes.iter().collect();
+        for written in unique {
+            let reference = RecipeRef::parse(written).map_err(|e| e.to_string())?;
+            let path = crate::sweep::srt::repo_path(&reference.path, &dir)
+                .unwrap_or_else(|| format!("{}/{}", dir.trim_end_matches('/'), reference.path));
+            let text = head
+                .text(&path)
+                .ok_or_else(|| format!("recipe {path} (CONFIG_FILE={written}) is not in the evidence"))?;
+            let recipe = Recipe::parse(text, &path).map_err(|e| e.to_string())?;
+            out.extend(serving_settings::from_recipe(&recipe, reference.selector.as_ref()).map_err(|e| e.to_string())?);
+        }
+        return Ok(out);
+    }
+    let engine = config.framework.trim_start_matches("dynamo-");
+    let stem = format!("{}_{}_{}_{engine}", config.model_prefix, config.precision, sku(&config.runner));
+    let scripts: Vec<&str> = head
+        .paths()
+        .filter(|p| p.contains("benchmarks/") && p.ends_with(".sh"))
+        .filter(|p| p.rsplit('/').next().is_some_and(|name| name.starts_with(&stem)))
+        .collect();
+    for path in &scripts {
+        let text = head.text(path).ok_or_else(|| format!("{path} is not text"))?;
+        let resolve = |from: &str, target: &str| sourced(cx, from, target);
+        match serving_settings::from_script(text, path, &resolve) {
+            Some(settings) => out.push(settings),
+            None => return Err(format!("{path} starts no vLLM/SGLang server")),
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "neither a CONFIG_FILE recipe nor a launcher script benchmarks/**/{stem}*.sh is in the evidence"
+        ));
+    }
+    Ok(out)
+}
+
+/// Lowercase letters and digits only, so `Muse-Spark-Open` matches `MuseSparkOpen.mdx`.
+fn squash(text: &str) -> String {
+    text.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+}
+
+/// The upstream content names the model (its repository name), in a file path or its text.
+fn names_model(content: &UpstreamContent, model: &str) -> bool {
+    let name = squash(model.rsplit('/').next().unwrap_or(model));
+    !name.is_empty()
+        && content.files.iter().any(|(path, text)| squash(path).contains(&name) || squash(text).contains(&name))
+}
+
+/// What the upstream text says about one setting: the values written after its name and
+/// whether a line naming it gives a derivation rule. `None`: the name does not occur.
+#[derive(Debug, Default, PartialEq)]
+struct Stated {
+    values: BTreeSet<String>,
+    rule: bool,
+}
+
+/// Longest value read after a setting's name (upstream text is untrusted and goes into the report).
+const MAX_VALUE_CHARS: usize = 64;
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+
+fn stated(text: &str, setting: &Setting) -> Option<Stated> {
+    let bare = setting.name.trim_start_matches("--");
+    let mut forms = vec![(setting.name.clone(), false)];
+    if bare != setting.name {
+        forms.push((bare.to_owned(), true));
+        forms.push((bare.replace('-', "_"), true));
+    }
+    let markers = &classes().markers.derivation;
+    let mut out: Option<Stated> = None;
+    for (form, needs_separator) in forms {
+        for (at, _) in text.match_indices(&form) {
+            let before = text[..at].chars().next_back();
+            let rest = &text[at + form.len()..];
+            if before.is_some_and(is_name_char) || rest.chars().next().is_some_and(is_name_char) {
+                continue;
+            }
+            let after = rest.trim_start_matches([' ', '\t']);
+            let separated = after.starts_with(['=', ':']);
+            if needs_separator && !separated {
+                continue;
+            }
+            let found = out.get_or_insert_with(Stated::default);
+            let value_text = after.trim_start_matches(['=', ':']).trim_start_matches([' ', '\t', '"', '\'', '`']);
+            let value: String = value_text
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !"\"'`,;)]}<|".contains(*c))
+                .take(MAX_VALUE_CHARS)
+                .collect();
+            let value = value.trim_end_matches('.');
+            if !value.is_empty() && !value.starts_with("--") {
+                found.values.insert(value.to_owned());
+            }
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = rest.find('\n').map_or(text.len(), |i| at + form.len() + i);
+            let line = text[line_start..line_end].to_ascii_lowercase();
+            found.rule |= markers.iter().any(|m| line.contains(m.as_str()));
+        }
+    }
+    out
+}
+
+fn same_value(a: &str, b: &str) -> bool {
+    let clean = |s: &str| s.trim().trim_matches(['"', '\'']).to_owned();
+    let (a, b) = (clean(a), clean(b));
+    a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// `8192/16384`, or `0.86–0.96` for several numbers.
+fn show_values(values: &BTreeSet<String>) -> String {
+    let numbers: Option<Vec<(f64, &String)>> = values.iter().map(|v| v.parse::<f64>().ok().map(|n| (n, v))).collect();
+    match numbers {
+        Some(mut n) if n.len() > 2 => {
+            n.sort_by(|a, b| a.0.total_cmp(&b.0));
+            format!("{}–{}", n[0].1, n[n.len() - 1].1)
+        }
+        Some(mut n) => {
+            n.sort_by(|a, b| a.0.total_cmp(&b.0));
+            n.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join("/")
+        }
+        None => values.iter().take(8).cloned().collect::<Vec<_>>().join("/"),
+    }
+}
+
+fn show_concurrencies(c: &BTreeSet<i64>) -> String {
+    match (c.first(), c.last()) {
+        (Some(a), Some(b)) if a == b => format!("c{a}"),
+        (Some(a), Some(b)) => format!("c{a}–c{b}"),
+        _ => String::new(),
+    }
+}
+
+/// Lines of the detail section that exclude a setting as InferenceX-only, by name.
+fn excluded(detail: &str, name: &str) -> bool {
+    let markers = &classes().markers.exclusion;
+    detail.lines().any(|line| {
+        let lower = line.to_ascii_lowercase();
+        line.contains(name) && markers.iter().any(|m| lower.contains(m.as_str()))
+    })
+}
+
+#[derive(Default)]
+struct Coverage {
+    uncovered: Vec<Json>,
+    covered: usize,
+    /// (name, class id of the data file, or `sweep`).
+    informational: BTreeSet<(String, String)>,
+    excluded: BTreeSet<String>,
+}
+
+/// Judges every setting of one role against the tied upstream text.
+fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: &mut Coverage) {
+    let classes = classes();
+    for setting in settings.settings.values() {
+        if let Some(group) = classes.informational(&setting.name) {
+            out.informational.insert((setting.name.clone(), group.to_owned()));
+            continue;
+        }
+        let mut values = BTreeSet::new();
+        for value in &setting.values {
+            let master = classes.master_variables.iter().find(|(var, _)| value == &format!("${var}"));
+            match master.and_then(|(_, key)| entry.space.get(key)) {
+                Some(space) => values.extend(space.iter().cloned()),
+                None if classes.names_sweep_variable(value) => {}
+                None => {
+                    values.insert(value.clone());
+                }
+            }
+        }
+        if values.is_empty() {
+            out.informational.insert((setting.name.clone(), "sweep".to_owned()));
+            continue;
+        }
+        if excluded(detail, &setting.name) {
+            out.excluded.insert(setting.name.clone());
+            continue;
+        }
+        let found = stated(text, setting);
+        let missing: BTreeSet<String> = match &found {
+            None => values.clone(),
+            Some(s) if s.rule => BTreeSet::new(),
+            Some(s) => values
+                .iter()
+                .filter(|v| v.as_str() != "true" && !v.contains('$') && !s.values.iter().any(|w| same_value(v, w)))
+                .cloned()
+                .collect(),
+        };
+        if missing.is_empty() {
+            out.covered += 1;
+            continue;
+        }
+        out.uncovered.push(json!({
+            "name": setting.name,
+            "kind": setting.kind,
+            "values": show_values(&values),
+            "missing": show_values(&missing),
+            "partial": missing.len() < values.len(),
+            "concurrencies": show_concurrencies(&setting.concurrencies),
+            "stated": found.map(|s| show_values(&s.values)).unwrap_or_default(),
+            "at": setting.at,
+        }));
+    }
+}
+
+/// A recipe link whose content can be judged, with how the report names it.
+struct Usable<'e> {
+    link: &'e UpstreamLink,
+    /// `{short, kind, merged_at, files}`, rendered by the catalog in both languages.
+    label: Json,
+    content: &'e UpstreamContent,
+}
+
+fn file_names(content: &UpstreamContent) -> String {
+    content.files.keys().map(|p| p.rsplit('/').next().unwrap_or(p)).collect::<Vec<_>>().join(", ")
 }
 
 pub fn check(cx: &Context) -> Outcome {
@@ -56,10 +487,10 @@ pub fn check(cx: &Context) -> Outcome {
         Ok(c) => c,
         Err(reason) => return Outcome::unreadable("the master configs", reason),
     };
-    let mut by_engine: BTreeMap<Engine, Vec<String>> = BTreeMap::new();
+    let mut by_engine: BTreeMap<Engine, Vec<&AffectedConfig>> = BTreeMap::new();
     for c in &configs {
         if let Some(engine) = Engine::of_framework(&c.framework) {
-            by_engine.entry(engine).or_default().push(c.key.clone());
+            by_engine.entry(engine).or_default().push(c);
         }
     }
     if by_engine.is_empty() {
@@ -70,56 +501,172 @@ pub fn check(cx: &Context) -> Outcome {
         };
         return Outcome::na("no_serving_config").arg("scope", scope);
     }
-    let links: Vec<String> = match cx.signoff() {
-        Ok(s) => s.detail_links().map(|l| l.url.clone()).collect(),
-        Err(_) => Vec::new(),
+    let (detail, urls): (&str, Vec<&str>) = match cx.signoff() {
+        Ok(s) => (s.detail.as_str(), s.detail_links().map(|l| l.url.as_str()).collect()),
+        Err(_) => ("", Vec::new()),
     };
+    let links = upstream_links(detail, urls.into_iter());
     let mut problems = Vec::new();
     let mut good = Vec::new();
+    let mut documented = Vec::new();
+    let mut coverage = Coverage::default();
     for (engine, keys) in &by_engine {
-        let (pull_prefix, required_path, page_prefix) = engine.upstream();
-        let pulls: Vec<String> = links.iter().filter_map(|l| canonical_pull(l, pull_prefix)).collect();
-        let pages: Vec<&String> = links.iter().filter(|l| l.starts_with(page_prefix)).collect();
-        if pulls.is_empty() && pages.is_empty() {
-            problems.push(json!({"kind": "no_link", "engine": engine.name(), "configs": keys, "expected": pull_prefix.trim_end_matches("pull/")}));
+        let (repo, required_path, _) = engine.upstream();
+        let mine: Vec<&UpstreamLink> = links.iter().filter(|l| engine.owns(l)).collect();
+        if mine.is_empty() {
+            let keys: Vec<&str> = keys.iter().map(|c| c.key.as_str()).collect();
+            problems.push(json!({"kind": "no_link", "engine": engine.name(), "configs": keys, "expected": format!("https://github.com/{repo}")}));
             continue;
         }
-        for page in pages {
-            good.push(json!({"url": page, "kind": "page"}));
-        }
-        for url in pulls {
-            match ev.upstream.pulls.get(&url) {
-                Some(Fact::Ok(pull)) => match &pull.merged_at {
-                    Some(merged_at)
-                        if !required_path.is_empty() && !pull.files.iter().any(|f| f.starts_with(required_path)) =>
-                    {
-                        let _ = merged_at;
-                        problems.push(json!({"kind": "wrong_place", "url": url, "expected": required_path}));
+        let mut usable = Vec::new();
+        let mut elsewhere = Vec::new();
+        let mut blocked = false;
+        for link in mine {
+            let content = ev.upstream.contents.get(&link.key);
+            let merged_at = match &link.kind {
+                LinkKind::Page => None,
+                LinkKind::Pull { .. } => match ev.upstream.pulls.get(&link.key) {
+                    Some(Fact::Ok(pull)) => match &pull.merged_at {
+                        Some(_)
+                            if !required_path.is_empty()
+                                && !pull.files.iter().any(|f| f.starts_with(required_path)) =>
+                        {
+                            elsewhere.push(link);
+                            continue;
+                        }
+                        Some(at) => Some(at.clone()),
+                        None => {
+                            let state = if pull.draft {
+                                "a draft"
+                            } else if pull.state == "open" {
+                                "open"
+                            } else {
+                                "closed without merge"
+                            };
+                            problems.push(json!({"kind": "not_merged", "url": link.key, "state": state}));
+                            blocked = true;
+                            continue;
+                        }
+                    },
+                    Some(Fact::Unavailable(reason)) => {
+                        problems.push(json!({"kind": "unverifiable", "url": link.key, "reason": reason}));
+                        blocked = true;
+                        continue;
                     }
-                    Some(merged_at) => good.push(json!({"url": url, "kind": "pull", "merged_at": merged_at})),
                     None => {
-                        let state = if pull.draft {
-                            "a draft"
-                        } else if pull.state == "open" {
-                            "open"
-                        } else {
-                            "closed without merge"
-                        };
-                        problems.push(json!({"kind": "not_merged", "url": url, "state": state}));
+                        problems.push(json!({"kind": "unverifiable", "url": link.key, "reason": "not collected"}));
+                        blocked = true;
+                        continue;
                     }
                 },
-                Some(Fact::Unavailable(reason)) => {
-                    problems.push(json!({"kind": "unverifiable", "url": url, "reason": reason}))
+            };
+            match content {
+                Some(Fact::Ok(content)) => {
+                    let label = json!({
+                        "short": link.short(),
+                        "kind": if merged_at.is_some() { "pull" } else { "page" },
+                        "merged_at": merged_at.clone().unwrap_or_default(),
+                        "files": file_names(content),
+                    });
+                    good.push(label.clone());
+                    usable.push(Usable { link, label, content });
                 }
-                None => problems.push(json!({"kind": "unverifiable", "url": url, "reason": "not collected"})),
+                Some(Fact::Unavailable(reason)) => {
+                    problems.push(json!({"kind": "content_unavailable", "url": link.key, "reason": reason}));
+                    blocked = true;
+                }
+                None => {
+                    problems.push(json!({"kind": "content_unavailable", "url": link.key, "reason": "not collected"}));
+                    blocked = true;
+                }
             }
+        }
+        if usable.is_empty() {
+            if !blocked {
+                for link in elsewhere {
+                    problems.push(json!({"kind": "wrong_place", "url": link.key, "expected": required_path}));
+                }
+            }
+            continue;
+        }
+        for config in keys {
+            judge_config(cx, config, &usable, detail, &mut problems, &mut documented, &mut coverage);
         }
     }
     if !problems.is_empty() {
         return Outcome::fail("not_documented").arg("problems", problems).evidence(ev.signoff.url.clone());
     }
-    let all: Vec<String> = by_engine.into_values().flatten().collect();
-    Outcome::pass("merged").arg("links", good).arg("configs", all).evidence(ev.signoff.url.clone())
+    Outcome::pass("merged")
+        .arg("links", good)
+        .arg("configs", documented)
+        .arg("covered", coverage.covered)
+        .arg(
+            "informational",
+            coverage
+                .informational
+                .into_iter()
+                .map(|(name, class)| json!({"name": name, "class": class}))
+                .collect::<Vec<_>>(),
+        )
+        .arg("excluded", coverage.excluded.into_iter().collect::<Vec<_>>())
+        .evidence(ev.signoff.url.clone())
+}
+
+fn judge_config(
+    cx: &Context,
+    config: &AffectedConfig,
+    usable: &[Usable],
+    detail: &str,
+    problems: &mut Vec<Json>,
+    documented: &mut Vec<String>,
+    coverage: &mut Coverage,
+) {
+    let key = config.key.as_str();
+    let entry = match read_entry(cx, config) {
+        Ok(e) => e,
+        Err(reason) => {
+            problems.push(json!({"kind": "settings_unknown", "config": key, "reason": reason}));
+            return;
+        }
+    };
+    let tied: Vec<&Usable> = usable.iter().filter(|u| names_model(u.content, &entry.model)).collect();
+    if tied.is_empty() {
+        let links: Vec<String> = usable.iter().map(|u| u.link.short()).collect();
+        problems.push(json!({"kind": "not_tied", "config": key, "model": entry.model, "links": links}));
+        return;
+    }
+    let roles = match effective_settings(cx, config, &entry) {
+        Ok(r) => r,
+        Err(reason) => {
+            problems.push(json!({"kind": "settings_unknown", "config": key, "reason": reason}));
+            return;
+        }
+    };
+    let text: String =
+        tied.iter().flat_map(|u| u.content.files.values()).map(String::as_str).collect::<Vec<_>>().join("\n");
+    let label: Vec<&Json> = tied.iter().map(|u| &u.label).collect();
+    let before = problems.len();
+    for role in &roles {
+        let mut found = Coverage::default();
+        judge(role, &entry, &text, detail, &mut found);
+        coverage.covered += found.covered;
+        coverage.informational.extend(found.informational);
+        coverage.excluded.extend(found.excluded);
+        if !found.uncovered.is_empty() {
+            problems.push(json!({
+                "kind": "uncovered",
+                "config": key,
+                "source": role.source,
+                "role": role.role,
+                "concurrencies": show_concurrencies(&role.concurrencies),
+                "links": label,
+                "settings": found.uncovered,
+            }));
+        }
+    }
+    if problems.len() == before {
+        documented.push(key.to_owned());
+    }
 }
 
 #[cfg(test)]
@@ -129,11 +676,15 @@ mod tests {
     use crate::checks::Status;
     use crate::evidence::{Evidence, UpstreamPull};
 
-    const MASTER: &str = "q-mi355x-sglang:\n  image: lmsysorg/sglang:v1\n  model: m\n  model-prefix: qwen3.5\n  runner: mi355x\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4] }\n";
+    const MASTER: &str = "qwen3.5-fp8-mi355x-sglang:\n  image: lmsysorg/sglang:v1\n  model: Qwen/Qwen3.5-397B-A17B-FP8\n  model-prefix: qwen3.5\n  runner: mi355x\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4] }\n";
+    const SCRIPT_PATH: &str = "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_mi355x_sglang.sh";
+    const SCRIPT: &str = "#!/usr/bin/env bash\nexport SGLANG_USE_AITER=1\nif [[ $CONC -ge 64 ]]; then MEM=0.9; else MEM=0.85; fi\npython3 -m sglang.launch_server --model-path $MODEL --tp $TP \\\n  --mem-fraction-static $MEM --max-running-requests $CONC --port $PORT \\\n  --attention-backend aiter\n";
+    const COOKBOOK: &str = "# Qwen3.5-397B-A17B on MI355X\n\n```bash\nSGLANG_USE_AITER=1 python3 -m sglang.launch_server --model Qwen/Qwen3.5-397B-A17B-FP8 --tp 8 \\\n  --attention-backend aiter --mem-fraction-static 0.85\n```\nAt 64 concurrent requests and more use `--mem-fraction-static 0.9`.\n";
 
     fn pr(detail: &str) -> Evidence {
         let mut e = with_change(evidence(), "configs/amd-master.yaml", "@@ -1,1 +1,1 @@\n+x\n");
         e.head.insert("configs/amd-master.yaml", MASTER);
+        e.head.insert(SCRIPT_PATH, SCRIPT);
         e.signoff.body = format!("As a PR reviewer and CODEOWNER, I have reviewed this and have:\n- [x] item\n\n### Additional detail section:\n{detail}\n\nSigned: `alice`\n");
         e
     }
@@ -147,41 +698,207 @@ mod tests {
         })
     }
 
+    fn content(path: &str, text: &str) -> Fact<UpstreamContent> {
+        Fact::Ok(UpstreamContent { source: "test".into(), files: [(path.to_owned(), text.to_owned())].into() })
+    }
+
     const URL: &str = "https://github.com/sgl-project/sglang/pull/47394";
+    const MDX: &str = "docs/cookbook/qwen3.5.mdx";
+
+    fn merged(e: &mut Evidence, text: &str) {
+        e.upstream.pulls.insert(URL.into(), pull("closed", Some("2026-10-30T05:24:00Z"), &[MDX]));
+        e.upstream.contents.insert(URL.into(), content(MDX, text));
+    }
+
+    fn kinds(o: &Outcome) -> Vec<String> {
+        o.message.args["problems"]
+            .as_array()
+            .map_or(Vec::new(), |p| p.iter().map(|p| p["kind"].as_str().unwrap_or_default().to_owned()).collect())
+    }
 
     #[test]
-    fn a_merged_cookbook_pr_passes() {
-        let mut e = pr(&format!("Cookbook: {URL}/files"));
-        e.upstream
-            .pulls
-            .insert(URL.into(), pull("closed", Some("2026-10-30T05:24:00Z"), &["docs/cookbook/qwen3.5.mdx"]));
+    fn the_settings_data_file_loads() {
+        let c = classes();
+        assert_eq!(c.informational("--port"), Some("harness"));
+        for group in &c.informational {
+            assert!(
+                ["harness", "results", "synthetic"].contains(&group.group.as_str()),
+                "the catalog names {}",
+                group.group
+            );
+        }
+        assert_eq!(c.informational("--chunked-prefill-size"), None, "production-useful since V15b");
+        assert!(c.names_sweep_variable("$CONC") && c.names_sweep_variable("${ISL}") && !c.names_sweep_variable("$TP"));
+    }
+
+    #[test]
+    fn short_refs_and_urls_are_the_same_link_and_other_repos_are_not_recipe_links() {
+        let links = upstream_links(
+            "Cookbook PR: sgl-project/sglang#47394, also SGL-Project/sglang#47394 and foo/bar#3; vllm-project/recipes#88",
+            [format!("{URL}/files#diff"), "https://docs.sglang.io/cookbook/qwen3.5#tp8".into(), "https://example.com/x".into()]
+                .iter()
+                .map(String::as_str),
+        );
+        let keys: Vec<&str> = links.iter().map(|l| l.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "https://docs.sglang.io/cookbook/qwen3.5",
+                "https://github.com/sgl-project/sglang/pull/47394",
+                "https://github.com/vllm-project/recipes/pull/88"
+            ]
+        );
+        assert_eq!(links[1].short(), "sglang#47394");
+    }
+
+    #[test]
+    fn a_merged_cookbook_that_states_every_setting_passes() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        merged(&mut e, COOKBOOK);
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(o.message.args["covered"], 4, "{o:?}");
+        let info = o.message.args["informational"].to_string();
+        assert!(info.contains(r#"{"name":"--port","class":"harness"}"#), "{info}");
+        assert!(info.contains(r#"{"name":"--max-running-requests","class":"sweep"}"#), "{info}");
+    }
+
+    #[test]
+    fn a_setting_or_a_value_the_content_omits_is_uncovered_with_its_values() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        merged(
+            &mut e,
+            &COOKBOOK
+                .replace("At 64 concurrent requests and more use `--mem-fraction-static 0.9`.\n", "")
+                .replace("--attention-backend aiter ", ""),
+        );
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["uncovered"], "{o:?}");
+        let settings = &o.message.args["problems"][0]["settings"];
+        assert_eq!(settings[0]["name"], "--attention-backend");
+        assert_eq!(settings[0]["stated"], "");
+        assert_eq!(settings[1]["name"], "--mem-fraction-static");
+        assert_eq!(settings[1]["values"], "0.85/0.9");
+        assert_eq!(settings[1]["missing"], "0.9");
+        assert_eq!(settings[1]["stated"], "0.85");
+        let link = &o.message.args["problems"][0]["links"][0];
+        assert_eq!(
+            (&link["short"], &link["merged_at"], &link["files"]),
+            (&json!("sglang#47394"), &json!("2026-10-30T05:24:00Z"), &json!("qwen3.5.mdx"))
+        );
+    }
+
+    #[test]
+    fn a_derivation_rule_or_a_named_exclusion_covers_a_setting() {
+        let rule = COOKBOOK.replace(
+            "At 64 concurrent requests and more use `--mem-fraction-static 0.9`.",
+            "--mem-fraction-static scales with concurrency: 0.85 below 64, 0.9 above.",
+        );
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        merged(&mut e, &rule);
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+        let omitted = COOKBOOK
+            .replace(" --mem-fraction-static 0.85", "")
+            .replace("At 64 concurrent requests and more use `--mem-fraction-static 0.9`.\n", "");
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394\n`--mem-fraction-static` is InferenceX-only: it sizes the KV pool for the sweep.");
+        merged(&mut e, &omitted);
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(o.message.args["excluded"][0], "--mem-fraction-static");
+        // A generic argument that does not name the setting excludes nothing (seed 004).
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394\nThe memory fractions are per-concurrency selections, not a separate serving configuration.");
+        merged(&mut e, &omitted);
+        assert_eq!(kinds(&check(&Context::new(&e))), ["uncovered"]);
+    }
+
+    #[test]
+    fn unreadable_content_an_untied_link_or_unknown_settings_fail() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        merged(&mut e, COOKBOOK);
+        e.upstream.contents.insert(URL.into(), Fact::Unavailable("HTTP 502 (after 3 attempts)".into()));
+        assert_eq!(kinds(&check(&Context::new(&e))), ["content_unavailable"]);
+        e.upstream.contents.clear();
+        assert_eq!(kinds(&check(&Context::new(&e))), ["content_unavailable"]);
+        merged(&mut e, "# DeepSeek-R1 on B200\n--tp 8\n");
+        assert_eq!(kinds(&check(&Context::new(&e))), ["not_tied"]);
+        merged(&mut e, COOKBOOK);
+        e.head.insert(SCRIPT_PATH, "echo no server here\n");
+        assert_eq!(kinds(&check(&Context::new(&e))), ["settings_unknown"]);
+        e.head.insert(SCRIPT_PATH.replace(".sh", ".txt"), SCRIPT);
+        e.head.insert(SCRIPT_PATH, SCRIPT);
+        e.head.insert("configs/amd-master.yaml", MASTER.replace("precision: fp8", "precision: fp4"));
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["settings_unknown"]);
+        assert!(o.message.args["problems"][0]["reason"].as_str().unwrap().contains("qwen3.5_fp4_mi355x_sglang*.sh"));
+    }
+
+    #[test]
+    fn an_unfetched_published_page_fails_and_a_fetched_one_is_judged() {
+        let page = "https://docs.sglang.io/cookbook/qwen3.5";
+        let e = pr(page);
+        assert_eq!(kinds(&check(&Context::new(&e))), ["content_unavailable"], "a URL under the prefix is not trusted");
+        let mut e = pr(page);
+        e.upstream.contents.insert(page.into(), content("page", COOKBOOK));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(
+            (&o.message.args["links"][0]["short"], &o.message.args["links"][0]["kind"]),
+            (&json!(page), &json!("page"))
+        );
     }
 
     #[test]
     fn an_open_or_unverifiable_pr_fails() {
         let mut e = pr(&format!("Cookbook: {URL}"));
-        e.upstream.pulls.insert(URL.into(), pull("open", None, &["docs/cookbook/qwen3.5.mdx"]));
-        assert_eq!(check(&Context::new(&e)).message.args["problems"][0]["kind"], "not_merged");
+        e.upstream.pulls.insert(URL.into(), pull("open", None, &[MDX]));
+        assert_eq!(kinds(&check(&Context::new(&e))), ["not_merged"]);
         e.upstream.pulls.insert(URL.into(), Fact::Unavailable("HTTP 502".into()));
-        assert_eq!(check(&Context::new(&e)).message.args["problems"][0]["kind"], "unverifiable");
+        assert_eq!(kinds(&check(&Context::new(&e))), ["unverifiable"]);
         e.upstream.pulls.clear();
         assert_eq!(check(&Context::new(&e)).status, Status::Fail);
     }
 
     #[test]
-    fn no_link_or_a_pr_outside_the_cookbook_fails() {
+    fn a_non_cookbook_sglang_pr_fails_only_without_a_cookbook_link() {
         let e = pr("Recipes are similar to the existing ones.");
-        assert_eq!(check(&Context::new(&e)).message.args["problems"][0]["kind"], "no_link");
-        let mut e = pr(&format!("Cookbook: {URL}"));
-        e.upstream.pulls.insert(URL.into(), pull("closed", Some("2026-10-30T05:24:00Z"), &["python/sglang/srt/x.py"]));
-        assert_eq!(check(&Context::new(&e)).message.args["problems"][0]["kind"], "wrong_place");
+        assert_eq!(kinds(&check(&Context::new(&e))), ["no_link"]);
+        let kernel = "https://github.com/sgl-project/sglang/pull/47000";
+        let mut e = pr(&format!("Kernel fix: {kernel}"));
+        e.upstream
+            .pulls
+            .insert(kernel.into(), pull("closed", Some("2026-10-01T00:00:00Z"), &["python/sglang/srt/x.py"]));
+        assert_eq!(kinds(&check(&Context::new(&e))), ["wrong_place"]);
+        let mut e = pr(&format!("Kernel fix: {kernel}\nCookbook PR: sgl-project/sglang#47394"));
+        e.upstream
+            .pulls
+            .insert(kernel.into(), pull("closed", Some("2026-10-01T00:00:00Z"), &["python/sglang/srt/x.py"]));
+        merged(&mut e, COOKBOOK);
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
     }
 
     #[test]
-    fn published_pages_count_and_vendor_frameworks_are_out_of_scope() {
-        assert_eq!(check(&Context::new(&pr("https://docs.sglang.io/cookbook/qwen3.5"))).status, Status::Pass);
+    fn stated_values_are_bounded_and_read_in_every_written_form() {
+        let setting = |name: &str| Setting {
+            name: name.into(),
+            kind: serving_settings::SettingKind::Flag,
+            values: BTreeSet::new(),
+            concurrencies: BTreeSet::new(),
+            at: String::new(),
+        };
+        let long = format!("--hicache-size {}", "9".repeat(10_000));
+        assert_eq!(
+            stated(&long, &setting("--hicache-size")).unwrap().values.iter().next().unwrap().len(),
+            MAX_VALUE_CHARS
+        );
+        let yaml = "sglang_config:\n  hicache_size: 310\n  mem-fraction-static: \"0.9\"\n";
+        assert_eq!(stated(yaml, &setting("--hicache-size")).unwrap().values, ["310".to_string()].into());
+        assert_eq!(stated(yaml, &setting("--mem-fraction-static")).unwrap().values, ["0.9".to_string()].into());
+        assert_eq!(stated("use a larger hicache size", &setting("--hicache-size")), None, "prose is not a setting");
+        assert_eq!(stated("--hicache-size-ratio 2", &setting("--hicache-size")), None, "a longer flag is another flag");
+    }
+
+    #[test]
+    fn vendor_frameworks_are_out_of_scope() {
         let mut e = pr("");
         e.head.insert("configs/amd-master.yaml", MASTER.replace("framework: sglang", "framework: atom"));
         assert_eq!(check(&Context::new(&e)).status, Status::NotApplicable);

@@ -10,6 +10,7 @@ pub mod golden_al;
 pub mod master_config;
 pub mod models_md;
 pub mod runners;
+pub mod serving_settings;
 pub mod srt;
 pub mod srt_recipe;
 pub mod waiver;

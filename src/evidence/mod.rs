@@ -232,8 +232,9 @@ pub struct Upstream {
     /// The key [`ALL_SERIES`] applies to every affected config without an entry of its own.
     #[serde(default)]
     pub published_runs: BTreeMap<String, Fact<Option<PublishedRun>>>,
-    /// Upstream content linked from the sign-off (cookbook PR files, published recipe pages),
-    /// keyed by the link as written (`owner/repo#N` or a URL). Room for Check 3(c).
+    /// Upstream content linked from the sign-off (cookbook PR files, published recipe pages)
+    /// for Check 3(c), keyed like `pulls` (`https://github.com/<owner>/<repo>/pull/<n>`, also for
+    /// a short ref `owner/repo#N`) or by the page URL without its fragment.
     #[serde(default)]
     pub contents: BTreeMap<String, Fact<UpstreamContent>>,
 }

@@ -1,6 +1,7 @@
 //! Fake upstream services on 127.0.0.1 for the collectors: an OCI registry with the anonymous
 //! Bearer token flow (401 + `WWW-Authenticate` → `/token` → manifest HEAD), the Hugging Face
-//! `resolve/main/config.json` route, and upstream GitHub PRs (`/repos/{o}/{r}/pulls/{n}[/files]`).
+//! `resolve/main/config.json` route, upstream GitHub PRs (`/repos/{o}/{r}/pulls/{n}[/files]`) with
+//! raw file contents (`/repos/{o}/{r}/contents/{path}?ref=`), and published pages (any other path).
 
 #![allow(dead_code)]
 
@@ -24,6 +25,10 @@ pub struct Upstream {
     pub model_configs: HashMap<String, Value>,
     /// (owner/repo, number) → (PR JSON, file names).
     pub pulls: HashMap<(String, u64), (Value, Vec<String>)>,
+    /// (owner/repo, path) → raw file text at any ref (`/repos/{o}/{r}/contents/{path}`).
+    pub contents: HashMap<(String, String), String>,
+    /// Request path → (status, body) of a published page.
+    pub pages: HashMap<String, (u16, Vec<u8>)>,
     /// 5xx answers to give before serving normally (retries are tested with it).
     pub fail_first: u32,
     pub log: Vec<String>,
@@ -52,6 +57,8 @@ impl FakeUpstream {
             .route("/repos/{o}/{r}/pulls/{n}", get(pull))
             .route("/repos/{o}/{r}/pulls/{n}/files", get(pull_files))
             .route("/{org}/{name}/resolve/main/config.json", get(model_config))
+            .route("/repos/{o}/{r}/contents/{*path}", get(file_content))
+            .fallback(page)
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fake upstream");
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -152,6 +159,35 @@ async fn model_config(State(state): State<Shared>, Path((org, name)): Path<(Stri
     }
     match lock(&state).model_configs.get(&format!("{org}/{name}")) {
         Some(config) => Json(config.clone()).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn file_content(
+    State(state): State<Shared>,
+    Path((o, r, path)): Path<(String, String, String)>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let reference = q.get("ref").cloned().unwrap_or_default();
+    if let Some(resp) = injected(&state, format!("GET /repos/{o}/{r}/contents/{path}?ref={reference}")) {
+        return resp;
+    }
+    match lock(&state).contents.get(&(format!("{o}/{r}"), path)) {
+        Some(text) => text.clone().into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn page(State(state): State<Shared>, request: Request) -> Response {
+    let path = request.uri().path().to_owned();
+    if let Some(resp) = injected(&state, format!("GET {path}")) {
+        return resp;
+    }
+    match lock(&state).pages.get(&path) {
+        Some((status, body)) => {
+            (StatusCode::from_u16(*status).unwrap_or(StatusCode::OK), [("content-type", "text/html")], body.clone())
+                .into_response()
+        }
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

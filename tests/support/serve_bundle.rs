@@ -55,8 +55,17 @@ pub fn serve_upstream(upstream: &FakeUpstream, ev: &Evidence) {
         let parsed = url.strip_prefix("https://github.com/").and_then(|r| r.split_once("/pull/"));
         let (Some(pull), Some((repo, number))) = (fact.as_ok(), parsed) else { continue };
         let Ok(number) = number.parse() else { continue };
-        let json = json!({"state": pull.state, "draft": pull.draft, "merged_at": pull.merged_at});
+        let merge_sha = "6f1c2a9e0b7d4c3a8e5f9b1d2c7a4e6f8b0d3c5a";
+        let json = json!({"state": pull.state, "draft": pull.draft, "merged_at": pull.merged_at, "merge_commit_sha": merge_sha});
         upstream.state().pulls.insert((repo.to_owned(), number), (json, pull.files.clone()));
+    }
+    // Check 3's content: the PR files' text, served at any ref.
+    for (url, fact) in &ev.upstream.contents {
+        let repo = url.strip_prefix("https://github.com/").and_then(|r| r.split_once("/pull/")).map(|(repo, _)| repo);
+        let (Some(content), Some(repo)) = (fact.as_ok(), repo) else { continue };
+        for (path, text) in &content.files {
+            upstream.state().contents.insert((repo.to_owned(), path.clone()), text.clone());
+        }
     }
 }
 

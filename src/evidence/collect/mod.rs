@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures_util::stream::{self, StreamExt};
 
 use crate::checks::c01_in_pr_sweep::qualifying_run;
+use crate::checks::c03_upstream_recipe::{upstream_links, LinkKind, UpstreamLink};
 use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
 use crate::evidence::{
@@ -705,21 +706,26 @@ async fn read_upstream(
         Ok(parsed) => parsed.detail_links().map(|l| l.url.clone()).collect(),
         Err(_) => Vec::new(),
     };
-    let mut pulls = BTreeSet::new();
-    let mut models = BTreeSet::new();
-    for url in &links {
-        if let Some(found) = upstream_pull_of(url) {
-            pulls.insert(found);
-        } else if let Some(model) = hf_repo_of(url) {
-            models.insert(model);
-        }
-    }
+    // Check 3's recipe links (URLs and `owner/repo#N`): PR state and content, page text.
+    let recipe_links = upstream_links(cx.detail(), links.iter().map(String::as_str));
+    let models: BTreeSet<String> = links.iter().filter_map(|url| hf_repo_of(url)).collect();
     let images: BTreeSet<String> = match affected::affected_configs(&cx) {
         Ok(configs) => configs.into_iter().map(|c| c.image).filter(|i| !i.is_empty()).collect(),
         Err(_) => BTreeSet::new(),
     };
     let n = limits.concurrency;
-    let pull = |(url, repo, number): (String, String, u64)| async move { (url, client.pull(&repo, number).await) };
+    let recipe = |link: UpstreamLink| async move {
+        match &link.kind {
+            LinkKind::Pull { repo, number } => {
+                let (pull, content) = client.pull_and_content(repo, *number).await;
+                (link.key, Some(pull), content)
+            }
+            LinkKind::Page => {
+                let content = client.page_text(&link.key).await;
+                (link.key, None, content)
+            }
+        }
+    };
     let digest = |image: String| async move {
         let fact = client.image_digest(&image).await;
         (image, fact)
@@ -729,25 +735,19 @@ async fn read_upstream(
         (model, fact)
     };
     let (pulls, image_digests, model_configs) = tokio::join!(
-        bounded(n, pulls.into_iter().take(limits.max_upstream).map(pull)),
+        bounded(n, recipe_links.into_iter().take(limits.max_upstream).map(recipe)),
         bounded(n, images.into_iter().take(limits.max_upstream).map(digest)),
         bounded(n, models.into_iter().take(limits.max_upstream).map(config)),
     );
-    out.pulls = pulls.into_iter().collect();
+    for (key, pull, content) in pulls {
+        if let Some(pull) = pull {
+            out.pulls.insert(key.clone(), pull);
+        }
+        out.contents.insert(key, content);
+    }
     out.image_digests = image_digests.into_iter().collect();
     out.model_configs = model_configs.into_iter().collect();
     out
-}
-
-/// `https://github.com/(sgl-project/sglang|vllm-project/recipes)/pull/<n>…` → (canonical URL, repo, n).
-fn upstream_pull_of(url: &str) -> Option<(String, String, u64)> {
-    let rest = url.trim().strip_prefix("https://github.com/")?;
-    let mut parts = rest.split(['/', '#', '?']);
-    let (owner, name, kind, number) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    let repo = format!("{owner}/{name}").to_ascii_lowercase();
-    let known = ["sgl-project/sglang", "vllm-project/recipes"].contains(&repo.as_str());
-    let number: u64 = number.parse().ok()?;
-    (known && kind == "pull" && number > 0).then(|| (format!("https://github.com/{repo}/pull/{number}"), repo, number))
 }
 
 /// `https://huggingface.co/<org>/<name>[/…]` → `org/name`.
@@ -773,13 +773,6 @@ mod tests {
 
     #[test]
     fn upstream_links() {
-        assert_eq!(
-            upstream_pull_of("https://github.com/vllm-project/recipes/pull/88/files"),
-            Some(("https://github.com/vllm-project/recipes/pull/88".into(), "vllm-project/recipes".into(), 88))
-        );
-        assert_eq!(upstream_pull_of("https://github.com/sgl-project/sglang/pull/1#x").map(|p| p.2), Some(1));
-        assert_eq!(upstream_pull_of("https://github.com/evil/repo/pull/1"), None);
-        assert_eq!(upstream_pull_of("https://github.com/sgl-project/sglang/issues/1"), None);
         assert_eq!(
             hf_repo_of("https://huggingface.co/nvidia/DSR1-Eagle3/blob/main/config.json").as_deref(),
             Some("nvidia/DSR1-Eagle3")

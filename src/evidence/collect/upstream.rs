@@ -1,5 +1,7 @@
 //! The `Upstream` edge (ARCHITECTURE decision 6): upstream recipe PRs on GitHub, OCI image
 //! digests through the registries' anonymous token flow, and Hugging Face `config.json` files.
+//! Check 3's upstream content too: a recipe PR's changed files at its merge commit, and published
+//! recipe pages as text (HTML stripped, bounded, lossy UTF-8).
 //! Every answer is a [`Fact`]: what could not be fetched says why, and never stops collection.
 //!
 //! Definite answers ("this image tag, model or PR does not exist": HTTP 404) are
@@ -22,7 +24,7 @@ use reqwest::header::{HeaderMap, ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use crate::evidence::{Fact, UpstreamPull};
+use crate::evidence::{Fact, UpstreamContent, UpstreamPull};
 
 /// Manifest media types a registry may answer with; an index digest is what `docker pull` pins.
 const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.index.v1+json, \
@@ -34,13 +36,28 @@ application/vnd.oci.image.manifest.v1+json";
 const MAX_JSON_BYTES: usize = 4 * 1024 * 1024;
 /// Most pages of an upstream PR's file list (100 files each).
 const MAX_FILE_PAGES: u32 = 5;
+/// Most files of one upstream PR read for Check 3 (documentation and recipe files only).
+const MAX_CONTENT_FILES: usize = 16;
+/// Most bytes of text kept per upstream file or page (a cookbook page is tens of KiB).
+const MAX_CONTENT_CHARS: usize = 512 * 1024;
+/// File kinds of an upstream PR that document a recipe.
+const CONTENT_EXTENSIONS: [&str; 8] = [".md", ".mdx", ".markdown", ".rst", ".txt", ".yaml", ".yml", ".sh"];
 
 use crate::evidence::NOT_FOUND;
 
 /// Hosts the defaults reach: the GitHub API, Hugging Face, and the registries the spec names
 /// with their token realms (Docker Hub's `auth.docker.io`; nvcr.io and ghcr.io serve their own).
-pub const DEFAULT_ALLOWED_HOSTS: [&str; 6] =
-    ["api.github.com", "huggingface.co", "registry-1.docker.io", "auth.docker.io", "nvcr.io", "ghcr.io"];
+/// The published recipe sites (Check 3) are fetched too.
+pub const DEFAULT_ALLOWED_HOSTS: [&str; 8] = [
+    "api.github.com",
+    "huggingface.co",
+    "registry-1.docker.io",
+    "auth.docker.io",
+    "nvcr.io",
+    "ghcr.io",
+    "docs.sglang.io",
+    "recipes.vllm.ai",
+];
 
 #[derive(Debug, Clone)]
 pub struct UpstreamConfig {
@@ -52,6 +69,9 @@ pub struct UpstreamConfig {
     pub huggingface: String,
     /// Registry name in an image reference → base URL of its distribution API.
     pub registries: BTreeMap<String, String>,
+    /// Published-page origin (`https://docs.sglang.io`) → base URL it is read from instead (a
+    /// mirror, or a test fake). Empty: pages are read from their own origin.
+    pub page_mirrors: BTreeMap<String, String>,
     /// Hosts (`name`, or `name:port` for one port) that may be contacted; everything else,
     /// including a registry a PR names, is refused before any connection.
     pub allowed_hosts: BTreeSet<String>,
@@ -78,6 +98,7 @@ impl Default for UpstreamConfig {
             github_token: None,
             huggingface: "https://huggingface.co".into(),
             registries,
+            page_mirrors: BTreeMap::new(),
             allowed_hosts: DEFAULT_ALLOWED_HOSTS.map(String::from).into(),
             allow_private_addresses: false,
             timeout: Duration::from_secs(30),
@@ -389,12 +410,93 @@ impl UpstreamClient {
     /// State, merge time and files of `owner/repo#number` (e.g. a vLLM recipes PR).
     pub async fn pull(&self, owner_repo: &str, number: u64) -> Fact<UpstreamPull> {
         match self.fetch_pull(owner_repo, number).await {
-            Ok(pull) => Fact::Ok(pull),
+            Ok((pull, _)) => Fact::Ok(pull),
             Err(reason) => Fact::Unavailable(reason),
         }
     }
 
-    async fn fetch_pull(&self, owner_repo: &str, number: u64) -> Result<UpstreamPull, String> {
+    /// The PR fact and its content: each changed documentation or recipe file's text at the
+    /// merge commit (the head commit while unmerged). Content fails closed: one unreadable file
+    /// makes the content unavailable, naming it.
+    pub async fn pull_and_content(&self, owner_repo: &str, number: u64) -> (Fact<UpstreamPull>, Fact<UpstreamContent>) {
+        let (pull, commit) = match self.fetch_pull(owner_repo, number).await {
+            Ok(found) => found,
+            Err(reason) => return (Fact::Unavailable(reason.clone()), Fact::Unavailable(reason)),
+        };
+        let content = match commit {
+            None => Fact::Unavailable(format!("{owner_repo}#{number}: no merge or head commit to read files at")),
+            Some(commit) => match self.fetch_files(owner_repo, &commit, &pull.files).await {
+                Ok(content) => Fact::Ok(content),
+                Err(reason) => Fact::Unavailable(reason),
+            },
+        };
+        (Fact::Ok(pull), content)
+    }
+
+    async fn fetch_files(&self, owner_repo: &str, commit: &str, files: &[String]) -> Result<UpstreamContent, String> {
+        let api = self.config.github_api.trim_end_matches('/');
+        let wanted: Vec<&String> =
+            files.iter().filter(|f| CONTENT_EXTENSIONS.iter().any(|e| f.to_ascii_lowercase().ends_with(e))).collect();
+        if wanted.is_empty() {
+            return Err(format!("{owner_repo}@{commit}: the PR changes no documentation or recipe file"));
+        }
+        let mut headers = vec![(ACCEPT, "application/vnd.github.raw".to_string())];
+        if let Some(token) = self.config.github_token.as_deref() {
+            headers.push((AUTHORIZATION, format!("Bearer {token}")));
+        }
+        let mut out = UpstreamContent {
+            source: format!("{api}/repos/{owner_repo}/contents?ref={commit}"),
+            files: BTreeMap::new(),
+        };
+        for path in wanted.into_iter().take(MAX_CONTENT_FILES) {
+            let url = format!("{api}/repos/{owner_repo}/contents/{path}?ref={commit}");
+            let (status, _, body) = self.send(Method::GET, &url, &headers).await?;
+            match status {
+                // Deleted by the PR: nothing to read at the merge commit.
+                StatusCode::NOT_FOUND => continue,
+                s if !s.is_success() => return Err(format!("{url}: HTTP {}", s.as_u16())),
+                _ => {
+                    out.files.insert(path.clone(), bounded_text(&String::from_utf8_lossy(&body)));
+                }
+            }
+        }
+        if out.files.is_empty() {
+            return Err(format!("{owner_repo}@{commit}: none of the PR's documentation files could be read"));
+        }
+        Ok(out)
+    }
+
+    /// A published recipe page as text (scripts, styles and tags removed, entities decoded).
+    pub async fn page_text(&self, url: &str) -> Fact<UpstreamContent> {
+        let fetched = self.mirrored(url);
+        let headers = [(ACCEPT, "text/html, text/plain;q=0.9".to_string())];
+        let answer = self.send(Method::GET, &fetched, &headers).await;
+        match answer {
+            Ok((StatusCode::NOT_FOUND, _, _)) => Fact::Unavailable(format!("{NOT_FOUND} {url}: HTTP 404")),
+            Ok((status, _, _)) if !status.is_success() => Fact::Unavailable(format!("{url}: HTTP {}", status.as_u16())),
+            Ok((_, _, body)) => {
+                let text = html_to_text(&String::from_utf8_lossy(&body));
+                Fact::Ok(UpstreamContent {
+                    source: url.to_owned(),
+                    files: [("page".to_owned(), bounded_text(&text))].into(),
+                })
+            }
+            Err(reason) => Fact::Unavailable(reason),
+        }
+    }
+
+    /// `url` with its origin replaced by a configured mirror.
+    fn mirrored(&self, url: &str) -> String {
+        for (origin, base) in &self.config.page_mirrors {
+            if let Some(rest) = url.strip_prefix(origin.trim_end_matches('/')) {
+                return format!("{}{rest}", base.trim_end_matches('/'));
+            }
+        }
+        url.to_owned()
+    }
+
+    /// The PR fact and the commit its files are read at (merge commit, else head).
+    async fn fetch_pull(&self, owner_repo: &str, number: u64) -> Result<(UpstreamPull, Option<String>), String> {
         let base = format!("{}/repos/{owner_repo}/pulls/{number}", self.config.github_api.trim_end_matches('/'));
         let token = self.config.github_token.as_deref();
         let pull = self.get_json(&base, token).await?;
@@ -408,12 +510,16 @@ impl UpstreamClient {
                 break;
             }
         }
-        Ok(UpstreamPull {
+        let is_sha = |s: &String| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        let head = pull.get("head").and_then(|h| h.get("sha")).and_then(Value::as_str).map(str::to_string);
+        let commit = text("merge_commit_sha").filter(|_| text("merged_at").is_some()).or(head).filter(is_sha);
+        let fact = UpstreamPull {
             state: text("state").ok_or_else(|| format!("{base}: no state"))?,
             draft: pull.get("draft").and_then(Value::as_bool).unwrap_or(false),
             merged_at: text("merged_at"),
             files,
-        })
+        };
+        Ok((fact, commit))
     }
 
     /// The manifest digest `image` resolves to now (`sha256:…`); a registry's 404 (manifest
@@ -502,6 +608,88 @@ impl UpstreamClient {
     }
 }
 
+/// `text` cut to [`MAX_CONTENT_CHARS`] bytes at a character boundary.
+fn bounded_text(text: &str) -> String {
+    let mut end = text.len().min(MAX_CONTENT_CHARS);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// Visible text of an HTML page: `<script>`, `<style>` and comments dropped, block tags as line
+/// breaks, inline tags removed, the common entities decoded. Linear, never panics.
+pub fn html_to_text(html: &str) -> String {
+    const BLOCKS: [&str; 16] =
+        ["p", "div", "br", "li", "ul", "ol", "pre", "tr", "td", "th", "h1", "h2", "h3", "h4", "section", "table"];
+    let mut out = String::with_capacity(html.len() / 2);
+    let lower = html.to_ascii_lowercase();
+    let mut i = 0;
+    while i < html.len() {
+        let rest = &html[i..];
+        if rest.starts_with("<!--") {
+            i += rest.find("-->").map_or(rest.len(), |e| e + 3);
+            continue;
+        }
+        if rest.starts_with('<') {
+            let close = rest.find('>').map_or(rest.len(), |e| e + 1);
+            let tag = lower[i..i + close].trim_start_matches('<').trim_end_matches('>').trim_start_matches('/');
+            let name: String = tag.chars().take_while(char::is_ascii_alphanumeric).collect();
+            if (name == "script" || name == "style") && !lower[i + 1..].starts_with('/') {
+                let end = format!("</{name}");
+                i += lower[i..]
+                    .find(&end)
+                    .map_or(rest.len(), |e| e + lower[i + e..].find('>').map_or(end.len(), |g| g + 1));
+                continue;
+            }
+            if BLOCKS.contains(&name.as_str()) {
+                out.push('\n');
+            }
+            i += close;
+            continue;
+        }
+        if rest.starts_with('&') {
+            let end = rest.as_bytes().iter().take(12).position(|&b| b == b';');
+            let decoded = end.and_then(|e| {
+                let entity = &rest[1..e];
+                let ch = match entity {
+                    "amp" => Some('&'),
+                    "lt" => Some('<'),
+                    "gt" => Some('>'),
+                    "quot" => Some('"'),
+                    "apos" | "#39" => Some('\''),
+                    "nbsp" => Some(' '),
+                    _ => entity
+                        .strip_prefix("#x")
+                        .or_else(|| entity.strip_prefix("#X"))
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                        .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
+                        .and_then(char::from_u32),
+                };
+                ch.map(|c| (c, e + 1))
+            });
+            if let Some((c, len)) = decoded {
+                out.push(c);
+                i += len;
+                continue;
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    let mut text = String::with_capacity(out.len());
+    let mut blank = 0;
+    for line in out.lines().map(str::trim_end) {
+        blank = if line.trim().is_empty() { blank + 1 } else { 0 };
+        if blank <= 1 {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,5 +757,21 @@ mod tests {
         ] {
             assert_eq!(non_public(ip.parse().unwrap()), kind, "{ip}");
         }
+    }
+
+    #[test]
+    fn html_pages_become_their_visible_text() {
+        let html = "<html><head><style>p{x:1}</style><script>var a='<p>';</script></head><body><!-- nav --><h1>Qwen3.5 &amp; MI355X</h1><p>Run <code>--tp</code> <code>8</code> with <b>SGLANG_USE_AITER=1</b>&nbsp;&#x2014;&#8212;</p><pre>python3 -m sglang.launch_server \\\n  --mem-fraction-static 0.85</pre></body></html>";
+        let text = html_to_text(html);
+        assert!(text.contains("Qwen3.5 & MI355X\n"), "{text}");
+        assert!(text.contains("Run --tp 8 with SGLANG_USE_AITER=1 \u{2014}\u{2014}"), "{text}");
+        assert!(text.contains("--mem-fraction-static 0.85"), "{text}");
+        assert!(!text.contains("var a") && !text.contains("x:1") && !text.contains("nav"), "{text}");
+        for bad in ["<", "<scr", "<script>never closed", "&#xFFFFFFFF;", "&#55296;", "a &", "<!-- open", "ä<ö>ü&"] {
+            let _ = html_to_text(bad);
+        }
+        let huge = "é".repeat(MAX_CONTENT_CHARS);
+        let cut = bounded_text(&huge);
+        assert!(cut.len() <= MAX_CONTENT_CHARS && cut.chars().all(|c| c == 'é'));
     }
 }

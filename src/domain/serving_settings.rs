@@ -1,0 +1,469 @@
+//! Effective serving settings of a vLLM/SGLang config (spec 30 Check 3(c)): the engine flags and
+//! environment variables each role runs with, and every value each one takes across the recipe's
+//! variants or the launcher's branches. Pure: the caller hands in file texts.
+//!
+//! Two sources:
+//! - an SRT recipe: every variant (`override_*`, `zip_override_*[i]`, deep-merged with `base`),
+//!   per role, `backend.<engine>_config.<role>` flags, `backend.<role>_environment` and the
+//!   top-level `environment`;
+//! - a launcher script: the engine command (`sglang.launch_server`, `sglang serve`, `vllm serve`,
+//!   vLLM's `api_server`), its flags, the variables they expand (every value a variable is
+//!   assigned anywhere, branches included, and `${VAR:-default}`), exports and `VAR=x cmd`
+//!   prefixes, scripts it sources first (inherited).
+//!
+//! A value that still names a variable after resolution is kept as written (`$CONC`): the
+//! caller decides whether that variable is harness plumbing or a sweep range.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::srt_recipe::{Recipe, RecipeError, RecipeFacts, Role, Selector};
+use crate::yaml::{Node, Value};
+
+/// Deepest chain of sourced scripts followed (a script sourcing itself stops here too).
+const MAX_SOURCE_DEPTH: usize = 4;
+/// Most values one variable is expanded to (a combinatorial script stays bounded).
+const MAX_VALUES: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SettingKind {
+    Flag,
+    Env,
+}
+
+/// One setting and every value it takes in the scope it was read for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Setting {
+    /// `--flag` or `ENV_NAME`.
+    pub name: String,
+    pub kind: SettingKind,
+    /// Values as written after resolution; a flag without a value is `true`.
+    pub values: BTreeSet<String>,
+    /// Concurrencies of the variants that set it (empty when unknown, e.g. a script).
+    pub concurrencies: BTreeSet<i64>,
+    /// `file:line` where it was first read.
+    pub at: String,
+}
+
+/// The settings of one role of one source (a recipe file or a launcher script).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RoleSettings {
+    pub source: String,
+    /// `aggregated`, `prefill` or `decode`.
+    pub role: &'static str,
+    /// Variants read (`base` excluded, as srtctl never runs it alone).
+    pub variants: Vec<String>,
+    /// Concurrencies of those variants.
+    pub concurrencies: BTreeSet<i64>,
+    pub settings: BTreeMap<String, Setting>,
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Agg => "aggregated",
+        Role::Prefill => "prefill",
+        Role::Decode => "decode",
+    }
+}
+
+fn scalar_text(node: &Node) -> Option<String> {
+    match &node.value {
+        Value::Null => None,
+        Value::Seq(items) => Some(items.iter().filter_map(scalar_text).collect::<Vec<_>>().join(",")),
+        Value::Map(_) => Some(node.to_json().to_string()),
+        _ => node.key_text().map(|t| t.into_owned()),
+    }
+}
+
+fn add(settings: &mut BTreeMap<String, Setting>, name: String, kind: SettingKind, value: String, at: String) {
+    let entry = settings.entry(name.clone()).or_insert_with(|| Setting {
+        name,
+        kind,
+        values: BTreeSet::new(),
+        concurrencies: BTreeSet::new(),
+        at,
+    });
+    if entry.values.len() < MAX_VALUES {
+        entry.values.insert(value);
+    }
+}
+
+/// Per role, every setting of every variant `selector` picks (all variants when `None`).
+pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<RoleSettings>, RecipeError> {
+    let variants = recipe.resolve(selector)?.variants;
+    let mut roles: BTreeMap<&'static str, RoleSettings> = BTreeMap::new();
+    for variant in &variants {
+        let config = &variant.config;
+        let facts = RecipeFacts::read(config, &recipe.file)?;
+        let concurrencies: BTreeSet<i64> = facts.concurrencies.clone().unwrap_or_default().into_iter().collect();
+        let label = if variant.selector.is_empty() { "plain".to_owned() } else { variant.selector.clone() };
+        let engine_dict = format!("{}_config", facts.backend.as_str());
+        for role in [Role::Agg, Role::Prefill, Role::Decode] {
+            let flags = config.get("backend").and_then(|b| b.get(&engine_dict)).and_then(|d| d.get(role.config_key()));
+            let Some(flags) = flags.and_then(Node::as_map) else { continue };
+            let name = role_name(role);
+            let out = roles.entry(name).or_insert_with(|| RoleSettings {
+                source: recipe.file.clone(),
+                role: name,
+                variants: Vec::new(),
+                concurrencies: BTreeSet::new(),
+                settings: BTreeMap::new(),
+            });
+            out.variants.push(label.clone());
+            out.concurrencies.extend(&concurrencies);
+            let at = |n: &Node| format!("{}:{}", recipe.file, n.pos.line);
+            let mut touched = Vec::new();
+            for (key, value) in flags {
+                let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
+                if matches!(value.value, Value::Bool(false)) {
+                    continue;
+                }
+                let flag = format!("--{}", key.replace('_', "-"));
+                touched.push(flag.clone());
+                add(&mut out.settings, flag, SettingKind::Flag, text, at(value));
+            }
+            let env_maps = [
+                config.get("backend").and_then(|b| b.get(&format!("{}_environment", role.config_key()))),
+                config.get("environment"),
+            ];
+            for env in env_maps.into_iter().flatten().filter_map(Node::as_map) {
+                for (key, value) in env {
+                    let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
+                    touched.push(key.to_string());
+                    add(&mut out.settings, key.into_owned(), SettingKind::Env, text, at(value));
+                }
+            }
+            for name in touched {
+                if let Some(s) = out.settings.get_mut(&name) {
+                    s.concurrencies.extend(&concurrencies);
+                }
+            }
+        }
+    }
+    Ok(roles.into_values().collect())
+}
+
+/// Shell words of one logical line: quotes removed, `$VAR` kept as written.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+                any = false;
+            }
+            (None, '#') if current.is_empty() && !any => break,
+            (None, c) => current.push(c),
+        }
+    }
+    if any || !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// Lines with `\` continuations joined, each with its first line number.
+fn logical_lines(text: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut pending: Option<(u32, String)> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        let (start, mut joined) = pending.take().unwrap_or((line, String::new()));
+        let trimmed = raw.trim_end();
+        if let Some(body) = trimmed.strip_suffix('\\') {
+            joined.push_str(body);
+            joined.push(' ');
+            pending = Some((start, joined));
+        } else {
+            joined.push_str(trimmed);
+            out.push((start, joined));
+        }
+    }
+    out.extend(pending);
+    out
+}
+
+fn is_var_name(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !s.as_bytes()[0].is_ascii_digit()
+}
+
+/// `NAME=value` → (NAME, value).
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    is_var_name(name).then_some((name, value))
+}
+
+fn is_engine_command(words: &[String]) -> bool {
+    let joined = words.join(" ");
+    joined.contains("sglang.launch_server")
+        || joined.contains("sglang serve")
+        || joined.contains("vllm serve")
+        || joined.contains("vllm.entrypoints.openai.api_server")
+}
+
+/// Variables of a script and the scripts it sources, with every value each is assigned.
+#[derive(Debug, Default)]
+struct Scope {
+    vars: BTreeMap<String, BTreeSet<String>>,
+    exports: BTreeMap<String, String>,
+}
+
+impl Scope {
+    fn assign(&mut self, name: &str, value: &str) {
+        let values = self.vars.entry(name.to_owned()).or_default();
+        if values.len() < MAX_VALUES {
+            values.insert(value.to_owned());
+        }
+    }
+
+    /// Every expansion of `text`; an unknown variable stays as written.
+    fn expand(&self, text: &str, depth: usize) -> BTreeSet<String> {
+        let Some(start) = text.find('$') else { return [text.to_owned()].into() };
+        let (head, rest) = text.split_at(start);
+        let rest = &rest[1..];
+        let (name, default, tail) = if let Some(inner) = rest.strip_prefix('{') {
+            let Some(end) = inner.find('}') else { return [text.to_owned()].into() };
+            let body = &inner[..end];
+            let (name, default) = match body.split_once(":-").or_else(|| body.split_once('-')) {
+                Some((n, d)) => (n, Some(d)),
+                None => (body, None),
+            };
+            (name, default, &inner[end + 1..])
+        } else {
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            (&rest[..end], None, &rest[end..])
+        };
+        let literal = &text[start..text.len() - tail.len()];
+        let values: BTreeSet<String> =
+            match self.vars.get(name).filter(|_| depth < MAX_SOURCE_DEPTH && is_var_name(name)) {
+                Some(values) => values.iter().flat_map(|v| self.expand(v, depth + 1)).collect(),
+                None => match default {
+                    Some(d) => self.expand(d, depth + 1),
+                    None => [literal.to_owned()].into(),
+                },
+            };
+        let tails = self.expand(tail, depth);
+        let mut out = BTreeSet::new();
+        for v in &values {
+            for t in &tails {
+                if out.len() < MAX_VALUES {
+                    out.insert(format!("{head}{v}{t}"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Finds a sourced script: `(sourcing file, path as written)` → its path and text.
+pub type SourceResolver<'a> = dyn Fn(&str, &str) -> Option<(String, String)> + 'a;
+
+/// The path a `source x` / `. x` line names, with `$(dirname "$0")`-style prefixes dropped.
+fn sourced_path(words: &[String]) -> Option<String> {
+    let (first, path) = (words.first()?, words.get(1)?);
+    if first != "source" && first != "." {
+        return None;
+    }
+    let cleaned = path.replace("$(dirname $0)", ".").replace("${SCRIPT_DIR}", ".").replace("$SCRIPT_DIR", ".");
+    Some(cleaned)
+}
+
+fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scope, depth: usize) {
+    for (_, line) in logical_lines(text) {
+        let words = words(&line);
+        if let Some(target) = sourced_path(&words) {
+            if depth < MAX_SOURCE_DEPTH {
+                if let Some((sub_path, sub_text)) = resolve(path, &target) {
+                    read_scope(&sub_text, &sub_path, resolve, scope, depth + 1);
+                }
+            }
+            continue;
+        }
+        if is_engine_command(&words) {
+            continue;
+        }
+        // Assignments open a command: at the line start and after `;`, `then`, `&&`, ….
+        let (mut at_start, mut exported) = (true, false);
+        for word in &words {
+            let (w, ends) = match word.strip_suffix(';') {
+                Some(w) => (w, true),
+                None => (word.as_str(), false),
+            };
+            if matches!(w, "if" | "then" | "else" | "elif" | "do" | "&&" | "||" | "fi" | "done" | "{" | "}") {
+                (at_start, exported) = (true, false);
+                continue;
+            }
+            if at_start {
+                if w == "export" {
+                    exported = true;
+                } else if let Some((name, value)) = assignment(w) {
+                    scope.assign(name, value);
+                    if exported {
+                        scope.exports.insert(name.to_owned(), path.to_owned());
+                    }
+                } else if exported && is_var_name(w) {
+                    scope.exports.insert(w.to_owned(), path.to_owned());
+                } else {
+                    (at_start, exported) = (false, false);
+                }
+            }
+            if ends {
+                (at_start, exported) = (true, false);
+            }
+        }
+    }
+}
+
+/// The aggregated settings of a launcher script: the engine command's flags and the env it
+/// runs with. `resolve(from, target)` finds a sourced script's path and text. `None` when the
+/// script starts no vLLM/SGLang server.
+pub fn from_script(text: &str, path: &str, resolve: &SourceResolver) -> Option<RoleSettings> {
+    let mut scope = Scope::default();
+    read_scope(text, path, resolve, &mut scope, 0);
+    let mut settings = BTreeMap::new();
+    let mut found = false;
+    for (line, logical) in logical_lines(text) {
+        let words = words(&logical);
+        let Some(start) = words.iter().position(|w| w.contains("sglang") || w == "vllm" || w.contains("vllm.")) else {
+            continue;
+        };
+        if !is_engine_command(&words) {
+            continue;
+        }
+        found = true;
+        let at = format!("{path}:{line}");
+        for word in &words[..start] {
+            if let Some((name, value)) = assignment(word) {
+                for v in scope.expand(value, 0) {
+                    add(&mut settings, name.to_owned(), SettingKind::Env, v, at.clone());
+                }
+            }
+        }
+        let mut i = start + 1;
+        while i < words.len() {
+            let word = &words[i];
+            i += 1;
+            let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else { continue };
+            let (flag, value) = match flag.split_once('=') {
+                Some((f, v)) => (f.to_owned(), v.to_owned()),
+                None => match words
+                    .get(i)
+                    .filter(|w| !w.starts_with("--") && !matches!(w.as_str(), "&" | "|" | ">" | "2>&1"))
+                {
+                    Some(v) => {
+                        i += 1;
+                        (flag.to_owned(), v.clone())
+                    }
+                    None => (flag.to_owned(), "true".to_owned()),
+                },
+            };
+            for v in scope.expand(&value, 0) {
+                add(&mut settings, format!("--{}", flag.replace('_', "-")), SettingKind::Flag, v, at.clone());
+            }
+        }
+    }
+    if !found {
+        return None;
+    }
+    for (name, from) in &scope.exports {
+        let values = scope.vars.get(name).cloned().unwrap_or_default();
+        for v in values.iter().flat_map(|v| scope.expand(v, 0)) {
+            add(&mut settings, name.clone(), SettingKind::Env, v, from.clone());
+        }
+    }
+    Some(RoleSettings {
+        source: path.to_owned(),
+        role: "aggregated",
+        variants: Vec::new(),
+        concurrencies: BTreeSet::new(),
+        settings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(s: &RoleSettings, name: &str) -> Vec<String> {
+        s.settings.get(name).map(|s| s.values.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Shaped like InferenceX's MI355X TP4/EP4 HiCache recipe: a base plus per-concurrency zips.
+    const HICACHE: &str = "base:\n  name: muse-tep4\n  model: {path: /models/m, container: lmsysorg/sglang:v0.5.10-rocm700-mi35x, precision: fp8}\n  resources: {gpu_type: mi355x, gpus_per_node: 8, agg_nodes: 1, agg_workers: 2}\n  backend:\n    type: sglang\n    aggregated_environment:\n      PYTORCH_HIP_ALLOC_CONF: \"expandable_segments:True\"\n      ROCM_QUICK_REDUCE_QUANTIZATION: NONE\n    sglang_config:\n      aggregated:\n        tensor-parallel-size: 4\n        expert-parallel-size: 4\n        enable-hierarchical-cache: true\n        hicache-size: 310\n        chunked-prefill-size: 8192\n        disable-radix-cache: false\n  benchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [10]}\nzip_override_conc:\n  name: [c10, c24, c40]\n  benchmark:\n    concurrencies: [[10], [24], [40]]\n  backend:\n    sglang_config:\n      aggregated:\n        hicache-size: [253, 253, 310]\n        mem_fraction_static: [0.86, 0.9, 0.96]\n";
+
+    #[test]
+    fn recipe_settings_collect_every_variant_value_per_role() {
+        let recipe = Recipe::parse(HICACHE, "r.yaml").unwrap();
+        let roles = from_recipe(&recipe, None).unwrap();
+        assert_eq!(roles.len(), 1);
+        let agg = &roles[0];
+        assert_eq!(agg.role, "aggregated");
+        assert_eq!(agg.variants.len(), 3);
+        assert_eq!(agg.concurrencies, [10, 24, 40].into());
+        assert_eq!(values(agg, "--hicache-size"), ["253", "310"]);
+        assert_eq!(values(agg, "--mem-fraction-static"), ["0.86", "0.9", "0.96"]);
+        assert_eq!(values(agg, "PYTORCH_HIP_ALLOC_CONF"), ["expandable_segments:True"]);
+        assert_eq!(values(agg, "--enable-hierarchical-cache"), ["true"]);
+        assert!(!agg.settings.contains_key("--disable-radix-cache"), "false booleans are not set");
+        assert_eq!(agg.settings["--mem-fraction-static"].at, "r.yaml:27");
+        let one = Selector::parse("zip_override_conc[2]").unwrap();
+        let last = from_recipe(&recipe, Some(&one)).unwrap();
+        assert_eq!(values(&last[0], "--hicache-size"), ["310"]);
+        assert_eq!(last[0].concurrencies, [40].into());
+    }
+
+    const DISAGG: &str = "name: dsr1-1p1d\nmodel: {path: m, container: c, precision: fp4}\nresources: {gpu_type: gb200, gpus_per_node: 4, prefill_nodes: 1, decode_nodes: 2, prefill_workers: 1, decode_workers: 1}\nbackend:\n  type: sglang\n  prefill_environment: {SGLANG_DISAGG_X: \"1\"}\n  sglang_config:\n    prefill: {tp-size: 4, disaggregation-mode: prefill, disaggregation-transfer-backend: nixl}\n    decode: {tp-size: 8, disaggregation-mode: decode, cuda-graph-max-bs: 256}\nbenchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [64, 128]}\n";
+
+    #[test]
+    fn a_plain_disagg_recipe_has_one_entry_per_role() {
+        let roles = from_recipe(&Recipe::parse(DISAGG, "d.yaml").unwrap(), None).unwrap();
+        let names: Vec<&str> = roles.iter().map(|r| r.role).collect();
+        assert_eq!(names, ["decode", "prefill"]);
+        assert_eq!(values(&roles[1], "SGLANG_DISAGG_X"), ["1"]);
+        assert!(!roles[0].settings.contains_key("SGLANG_DISAGG_X"), "prefill env stays on prefill");
+        assert_eq!(values(&roles[0], "--cuda-graph-max-bs"), ["256"]);
+    }
+
+    const SHARED: &str = "#!/bin/bash\nexport SGLANG_USE_AITER=1\nexport ROCM_QUICK_REDUCE_QUANTIZATION=NONE\n";
+    const LAUNCHER: &str = "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../amd_utils/server_sglang.sh\"\nif [[ $CONC -ge 32 ]]; then\n  MEM=0.9\nelse\n  MEM=0.85\nfi\nif [[ $CONC -ge 64 ]]; then MEM=0.95; fi\nPREFILL=${PREFILL_SIZE:-16384}\nPYTORCH_HIP_ALLOC_CONF=expandable_segments:True python3 -m sglang.launch_server \\\n  --model-path \"$MODEL\" --tp \"$TP\" \\\n  --mem-fraction-static $MEM \\\n  --chunked-prefill-size=$PREFILL \\\n  --enable-torch-compile \\\n  --max-running-requests $CONC --port 8888 > $LOG 2>&1 &\n";
+
+    #[test]
+    fn script_settings_follow_variables_branches_and_sourced_files() {
+        let resolve = |_: &str, target: &str| {
+            target.ends_with("amd_utils/server_sglang.sh").then(|| ("amd_utils/server_sglang.sh".into(), SHARED.into()))
+        };
+        let s = from_script(LAUNCHER, "bench/x.sh", &resolve).unwrap();
+        assert_eq!(values(&s, "--mem-fraction-static"), ["0.85", "0.9", "0.95"]);
+        assert_eq!(values(&s, "--chunked-prefill-size"), ["16384"]);
+        assert_eq!(values(&s, "--enable-torch-compile"), ["true"]);
+        assert_eq!(values(&s, "--tp"), ["$TP"], "harness variables stay symbolic");
+        assert_eq!(values(&s, "--port"), ["8888"]);
+        assert_eq!(values(&s, "PYTORCH_HIP_ALLOC_CONF"), ["expandable_segments:True"]);
+        assert_eq!(values(&s, "ROCM_QUICK_REDUCE_QUANTIZATION"), ["NONE"], "inherited from the sourced script");
+        assert_eq!(s.settings["ROCM_QUICK_REDUCE_QUANTIZATION"].at, "amd_utils/server_sglang.sh");
+        assert_eq!(s.settings["--mem-fraction-static"].at, "bench/x.sh:10");
+        assert!(!s.settings.contains_key("MEM"), "plain variables are not env settings");
+    }
+
+    #[test]
+    fn vllm_serve_and_scripts_without_a_server() {
+        let s =
+            from_script("vllm serve $MODEL --max-num-seqs 256 --kv-cache-dtype fp8\n", "v.sh", &|_, _| None).unwrap();
+        assert_eq!(values(&s, "--kv-cache-dtype"), ["fp8"]);
+        assert_eq!(from_script("echo hi\n# vllm serve --x\n", "n.sh", &|_, _| None), None);
+        // A script sourcing itself and an unterminated quote never loop or panic.
+        let selfish = |_: &str, _: &str| Some(("s.sh".to_owned(), "source s.sh\nX=\"1\n".to_owned()));
+        assert_eq!(from_script("source s.sh\n", "s.sh", &selfish), None);
+    }
+}
