@@ -111,18 +111,18 @@ pub fn check(cx: &Context) -> Outcome {
     }
     if sets == 0 {
         return Outcome::fail("no_results")
-            .arg("run", run.run_id)
+            .arg("run", run.label())
             .arg("unavailable", unavailable)
-            .evidence(format!("run {}", run.run_id));
+            .evidence(run.evidence_line());
     }
     if !failures.is_empty() || !unavailable.is_empty() {
         if failures.is_empty() {
-            return Outcome::fail("no_results").arg("run", run.run_id).arg("unavailable", unavailable);
+            return Outcome::fail("no_results").arg("run", run.label()).arg("unavailable", unavailable);
         }
         return Outcome::fail("below_threshold")
             .arg("failures", failures)
-            .arg("run", run.run_id)
-            .evidence(format!("run {}", run.run_id));
+            .arg("run", run.label())
+            .evidence(run.evidence_line());
     }
     let lowest = all_checks.iter().min_by(|a, b| {
         let margin = |r: &serde_json::Value| r["raw"].as_f64().unwrap_or(0.0) - r["threshold"].as_f64().unwrap_or(0.0);
@@ -130,9 +130,9 @@ pub fn check(cx: &Context) -> Outcome {
     });
     Outcome::pass("passed")
         .arg("count", sets)
-        .arg("run", run.run_id)
+        .arg("run", run.label())
         .arg("lowest", lowest.cloned())
-        .evidence(format!("run {}", run.run_id))
+        .evidence(run.evidence_line())
 }
 
 #[cfg(test)]
@@ -205,6 +205,7 @@ mod tests {
                 artifacts: [("eval_x".to_owned(), Fact::Unavailable("HTTP 410 expired".into()))].into(),
                 archives: Default::default(),
                 jobs: Default::default(),
+                sweep_id: None,
             },
         );
         let o = outcome(&e);
