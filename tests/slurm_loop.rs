@@ -256,7 +256,8 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     assert!(check2.contains(&format!("of run {id} meet their thresholds")), "{check2}\n{verdict}");
     assert!(check2.contains("gsm8k") && check2.contains("0.9532"), "Check 2 names the eval scores: {check2}");
     let word = if verdict.contains("**APPROVED**") { "APPROVED" } else { "REJECTED" };
-    eprintln!("verdict on the sweep's results: {word}");
+    let failing: Vec<&str> = verdict.lines().filter(|l| l.starts_with("❌") || l.starts_with("⚠")).collect();
+    eprintln!("verdict on the sweep's results: {word}\n{}", failing.join("\n"));
 }
 
 #[test]
