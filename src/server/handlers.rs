@@ -894,6 +894,38 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_sweep_must_be_stored_for_this_pr_successful_and_in_it() {
+        use crate::sweep::results_store::{ResultsStore, StoredSweep};
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultsStore::open(dir.path()).unwrap();
+        let stored = |id: &str, pr: u64, conclusion: &str| StoredSweep {
+            sweep_id: id.into(),
+            repo: "o/r".into(),
+            pr,
+            head_sha: "abcdef0123".repeat(4),
+            conclusion: conclusion.into(),
+            completed_at: String::new(),
+            points: vec![],
+        };
+        store.store(stored("pr4-abcdef0123-a1", 4, "success"), &[]).unwrap();
+        store.store(stored("pr4-abcdef0123-a2", 5, "failure"), &[]).unwrap();
+        let mut cfg = BotConfig::default();
+        let repo = RepoRef::parse("o/r").unwrap();
+        let sweep = |id: &str| command::SweepRef::parse(id).unwrap();
+        let commits = vec!["abcdef0123".repeat(4)];
+        let check = |cfg: &BotConfig, id: &str, commits: &[String]| validate_sweep(cfg, &repo, 4, sweep(id), commits);
+        assert_eq!(codes(&check(&cfg, "pr4-abcdef0123-a1", &commits).err().unwrap()), ["run-not-found"], "no store");
+        cfg.verify.limits.sweeps.results_dir = Some(dir.path().to_path_buf());
+        let accepted = check(&cfg, "pr4-abcdef0123-a1", &commits).ok().unwrap();
+        assert_eq!((accepted.id.as_str(), accepted.head_sha.len()), ("pr4-abcdef0123-a1", 40));
+        assert_eq!(codes(&check(&cfg, "pr4-abcdef0123-a9", &commits).err().unwrap()), ["run-not-found"]);
+        assert_eq!(
+            codes(&check(&cfg, "pr4-abcdef0123-a2", &[]).err().unwrap()),
+            ["sweep-of-another-pr", "not-successful", "not-in-pr"]
+        );
+    }
+
+    #[test]
     fn a_good_pinned_run_passes_with_failure_or_cancelled_conclusions() {
         let commits = vec!["abc".to_string()];
         let artifacts = vec![("results_bmk".to_string(), false)];
