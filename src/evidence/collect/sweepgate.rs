@@ -233,9 +233,8 @@ pub fn drop_unlisted_workflows(evidence: &mut Evidence, options: &SweepOptions) 
 mod tests {
     use super::*;
     use crate::checks::tests_support::{evidence, run};
-    use crate::sweep::ledger::{PointRecord, PointState, StoredJson};
+    use crate::sweep::ledger::{PointState, StoredJson};
     use crate::sweep::results_store::StoredSweep;
-    use crate::sweep::scheduler::JobId;
 
     fn check_run(id: u64, name: &str, external_id: Option<&str>) -> crate::github::types::CheckRun {
         crate::github::types::CheckRun {
@@ -287,22 +286,8 @@ mod tests {
         let provenance = serde_json::json!({"output_dir": job.display().to_string(), "files": [
             {"path": "logs/results_concurrency_4_gpus_8.json", "kind": "result"},
             {"path": "logs/eval/results_2026-12-01.json", "kind": "result"}]});
-        let record = PointRecord {
-            point_id: "p1".into(),
-            ord: 0,
-            family: "f".into(),
-            is_canary: false,
-            state: PointState::Succeeded,
-            job_name: "sg-p1".into(),
-            job_id: Some(JobId("7".into())),
-            sbatch_calls: 1,
-            submit_info: None,
-            cancel_reason: None,
-            reason: None,
-            exit_code: Some(0),
-            state_source: None,
-            provenance: Some(StoredJson::from_value(&provenance).unwrap()),
-        };
+        let mut record = crate::sweep::results_store::tests::record("p1", PointState::Succeeded, &job);
+        record.provenance = Some(StoredJson::from_value(&provenance).unwrap());
         let root = dir.join("results");
         let sweep = StoredSweep {
             sweep_id: "pr42-bbbbbbbbbb-a1".into(),
