@@ -87,7 +87,8 @@ fn every_outcome_is_recorded_with_fail_fast_per_family() {
     assert_eq!(r["ok"]["state_source"], "squeue");
     let ok_job = r["ok"]["job_id"].as_str().unwrap();
     let files = r["ok"]["provenance"]["files"].as_array().unwrap();
-    assert_eq!(files.len(), 2, "a result JSON and a power CSV: {files:?}");
+    let kinds: Vec<&str> = files.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["eval", "eval", "power", "result"], "lm-eval output, a power CSV and a result JSON: {files:?}");
     assert!(files
         .iter()
         .all(|f| f["problems"].as_array().unwrap().is_empty() && f["sha256"].as_str().unwrap().len() == 64));

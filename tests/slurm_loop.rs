@@ -9,13 +9,16 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use sweepgate::evidence::read_bundle;
 use sweepgate::sweep::ledger::{Ledger, PointState};
 use sweepgate::sweep::results_store::{export, ResultsStore};
 
 mod support;
 
 use support::fake_github::FakeGitHub;
+use support::fake_upstream::FakeUpstream;
 use support::fixture_repo::fixture_git_repo;
+use support::serve_bundle::fixture;
 use support::slurm_sweep::{slurm_enabled, Sweep, BENCH, BOUND};
 
 fn git(repo: &Path, rev: &str) -> String {
@@ -117,6 +120,45 @@ impl Loop {
         }
     }
 
+    /// Serves the PR's commits, trees and sign-off from the fake, delivers the CODEOWNER's
+    /// sign-off comment, and returns the bot's verdict comment (`handled` events so far + 1).
+    async fn sign_off(&self, fake: &FakeGitHub, server: &support::ServerProcess, handled: u64) -> String {
+        let (repo, pr) = (self.s.repo.clone(), self.s.pr);
+        let archive = |sha: &str| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(self.s.path("repo"))
+                .args(["archive", "--format=tar.gz", &format!("--prefix=repo-{}/", &sha[..7]), sha])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git archive {sha}");
+            out.stdout
+        };
+        let body = read_bundle(&fixture("green-sweep")).unwrap().signoff.body;
+        let id = fake.add_comment(&repo, pr, "nv-owner", "MEMBER", &body);
+        {
+            let mut w = fake.world();
+            w.commits.insert((repo.clone(), pr), vec![json!({"sha": self.head, "commit": {"message": "head"}})]);
+            for sha in [&self.base, &self.head] {
+                w.tarballs.insert((repo.clone(), sha.clone()), archive(sha));
+            }
+            w.permissions.insert((repo.clone(), "nv-owner".into()), "write".into());
+        }
+        let mut payload = support::comment_event(pr, id, "nv-owner", "MEMBER", &body, None);
+        payload["repository"]["full_name"] = json!(repo);
+        assert_eq!(server.deliver("issue_comment", "d-signoff", &payload).await.0, 202);
+        server.wait_handled(handled).await;
+        let w = fake.world();
+        let verdicts: Vec<String> = w
+            .comments_on(&repo, pr)
+            .into_iter()
+            .filter(|c| c.login == support::BOT && c.body.starts_with("<!-- sweepgate:verdict "))
+            .map(|c| c.body.clone())
+            .collect();
+        assert_eq!(verdicts.len(), 1, "one verdict: {verdicts:#?}");
+        verdicts[0].clone()
+    }
+
     fn ledger(&self) -> Ledger {
         Ledger::open(&self.s.path("sweeps/ledger.db")).unwrap()
     }
@@ -144,8 +186,16 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let upstream = runtime.block_on(FakeUpstream::start());
     let l = Loop::new("loop", 160, &fake);
-    let args = l.server_args(&fake);
+    let mut args = l.server_args(&fake);
+    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
+    for flag in ["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url, "--registry", &docker]
+        .into_iter()
+        .chain(["--registry", &nvcr, "--upstream-allow-host", upstream.host(), "--upstream-allow-private"])
+    {
+        args.push(flag.to_owned());
+    }
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     let sent = Instant::now();
     let sent_at = chrono::Utc::now();
@@ -196,6 +246,18 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     assert_eq!(exported.run.conclusion, "success");
     assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/bmk_canary/results_concurrency_"))));
     assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/power_canary/"))));
+    assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/eval_canary/results_"))));
+
+    // Done-when 4-5: a CODEOWNER signs off, and the verdict reads the sweep's stored results.
+    let verdict = runtime.block_on(l.sign_off(&fake, &server, 3));
+    let row = |check: &str| verdict.lines().find(|l| l.contains(check)).unwrap_or_default().to_owned();
+    let (check1, check2) = (row("Check 1 ("), row("Check 2 ("));
+    assert!(check1.contains(&format!("run {id}")) && check1.contains("29 benchmark"), "{check1}\n{verdict}");
+    assert!(check2.contains(&format!("of run {id} meet their thresholds")), "{check2}\n{verdict}");
+    assert!(check2.contains("gsm8k") && check2.contains("0.9532"), "Check 2 names the eval scores: {check2}");
+    let word = if verdict.contains("**APPROVED**") { "APPROVED" } else { "REJECTED" };
+    let failing: Vec<&str> = verdict.lines().filter(|l| l.starts_with("❌") || l.starts_with("⚠")).collect();
+    eprintln!("verdict on the sweep's results: {word}\n{}", failing.join("\n"));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::scan::{role, Role};
 use super::{Context, Outcome};
-use crate::evidence::{CheckRun, Evidence, Fact};
+use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
 
 /// Benchmark job families, by display-name prefix (spec 10 §6.1; e2e-tests.yml prefixes too).
 const BENCHMARK_PREFIXES: [&str; 9] = [
@@ -43,9 +43,27 @@ fn family(name: &str) -> Option<Family> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QualifyingRun {
     pub sha: String,
+    /// The key of the run in `Evidence.runs` and `artifacts`.
     pub run_id: u64,
     pub benchmark_jobs: usize,
     pub eval_jobs: usize,
+    /// Set when the run is a sweep sweepgate ran itself (decision L7).
+    pub sweep_id: Option<String>,
+}
+
+impl QualifyingRun {
+    /// How reports name the run: the sweep id of a sweepgate sweep, else the run id (a number).
+    pub fn label(&self) -> serde_json::Value {
+        self.sweep_id.as_ref().map_or_else(|| json!(self.run_id), |sweep| json!(sweep))
+    }
+
+    /// The evidence line that names the run.
+    pub fn evidence_line(&self) -> String {
+        match &self.sweep_id {
+            Some(sweep) => format!("sweepgate sweep {sweep}"),
+            None => format!("run {}", self.run_id),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,11 +108,33 @@ fn judge_run(runs: &[&CheckRun]) -> Result<(usize, usize), Problem> {
     Ok((bench, evals))
 }
 
+/// A sweepgate sweep counts like a run: completed `success`, with stored benchmark and eval
+/// results (points, not jobs: one `bmk_`/`eval_` artifact per point). Results that could not be
+/// read are named as the failure.
+fn judge_sweep(check: &CheckRun, run: &WorkflowRun) -> Result<(usize, usize), Problem> {
+    if check.status != "completed" {
+        return Err(Problem::Running { count: 1 });
+    }
+    if check.conclusion.as_deref() != Some("success") {
+        let conclusion = check.conclusion.as_deref().unwrap_or("none");
+        return Err(Problem::Failed { count: 1, example: format!("{} concluded {conclusion}", check.name) });
+    }
+    if let Some(Fact::Unavailable(reason)) = run.artifacts.get("*") {
+        return Err(Problem::Failed { count: 1, example: format!("its results: {reason}") });
+    }
+    let count = |prefix: &str| run.artifacts.keys().filter(|a| a.starts_with(prefix)).count();
+    match (count("bmk_"), count("eval_")) {
+        (0, _) => Err(Problem::NoBenchmark),
+        (_, 0) => Err(Problem::NoEval),
+        counts => Ok(counts),
+    }
+}
+
 /// What examining the PR's check-runs found.
 struct Examination {
     best: Option<QualifyingRun>,
-    /// (short SHA, run id, why that run does not qualify).
-    problems: Vec<(String, u64, Problem)>,
+    /// (short SHA, run label, why that run does not qualify).
+    problems: Vec<(String, serde_json::Value, Problem)>,
     /// Short SHAs whose check-runs could not be read.
     unreadable: Vec<String>,
 }
@@ -121,9 +161,28 @@ fn examine(evidence: &Evidence) -> Examination {
         for (run_id, group) in by_run {
             match judge_run(&group) {
                 Ok((benchmark_jobs, eval_jobs)) => {
-                    best = Some(QualifyingRun { sha: sha.clone(), run_id, benchmark_jobs, eval_jobs });
+                    best = Some(QualifyingRun { sha: sha.clone(), run_id, benchmark_jobs, eval_jobs, sweep_id: None });
                 }
-                Err(problem) => problems.push((short.clone(), run_id, problem)),
+                Err(problem) => problems.push((short.clone(), json!(run_id), problem)),
+            }
+        }
+        // sweepgate's own sweeps on this commit, preferred over a workflow run on the same one.
+        for check in runs {
+            let Some((run, sweep_id)) = check
+                .run_id
+                .and_then(|id| evidence.runs.get(&id))
+                .and_then(|run| Some((run, run.sweep_id.clone()?)))
+                .filter(|(run, _)| run.head_sha == *sha)
+            else {
+                continue;
+            };
+            match judge_sweep(check, run) {
+                Ok((benchmark_jobs, eval_jobs)) => {
+                    let sweep_id = Some(sweep_id);
+                    best =
+                        Some(QualifyingRun { sha: sha.clone(), run_id: run.id, benchmark_jobs, eval_jobs, sweep_id });
+                }
+                Err(problem) => problems.push((short.clone(), json!(sweep_id), problem)),
             }
         }
     }
@@ -192,9 +251,9 @@ pub fn check(cx: &Context) -> Outcome {
                 .arg("sha", short(&q.sha))
                 .arg("bench", q.benchmark_jobs)
                 .arg("evals", q.eval_jobs)
-                .arg("run", q.run_id)
+                .arg("run", q.label())
                 .arg("head", short(head))
-                .evidence(format!("run {}", q.run_id))
+                .evidence(q.evidence_line())
         };
         if q.sha == *head {
             return base("qualifying_run").arg("files", 0);
@@ -218,7 +277,10 @@ pub fn check(cx: &Context) -> Outcome {
         .collect();
     let mut outcome = Outcome::fail("no_qualifying_run").arg("runs", runs).arg("unreadable", unreadable);
     for (_, run, _) in &problems {
-        outcome = outcome.evidence(format!("run {run}"));
+        outcome = outcome.evidence(match run.as_str() {
+            Some(sweep) => format!("sweepgate sweep {sweep}"),
+            None => format!("run {run}"),
+        });
     }
     outcome
 }
@@ -357,6 +419,75 @@ mod tests {
         e.blobs.insert("a".repeat(40), Fact::Ok(BTreeMap::new()));
         e.blobs.insert("b".repeat(40), Fact::Ok(BTreeMap::new()));
         assert_eq!(outcome(&e).message.key, "head_unverifiable", "nothing recorded proves nothing");
+    }
+
+    /// A sweepgate sweep (check run 900) on `sha`, as the collector attaches it.
+    fn with_sweep(sha: &str, conclusion: &str, artifacts: &[(&str, Fact<()>)]) -> Evidence {
+        let mut e = evidence();
+        let mut check = run("sweepgate/sweep", conclusion, 900);
+        check.details_url = "https://sweepgate.example/prs/example/bench/42".into();
+        e.check_runs.insert(sha.into(), Fact::Ok(vec![check]));
+        e.runs.insert(
+            900,
+            WorkflowRun {
+                id: 900,
+                name: "sweepgate/sweep".into(),
+                path: String::new(),
+                head_sha: sha.into(),
+                event: "sweepgate".into(),
+                status: "completed".into(),
+                conclusion: Some(conclusion.into()),
+                artifacts: artifacts.iter().map(|(n, f)| ((*n).to_owned(), f.clone())).collect(),
+                archives: BTreeMap::new(),
+                jobs: BTreeMap::new(),
+                sweep_id: Some("pr42-bbbbbbbbbb-a1".into()),
+            },
+        );
+        e
+    }
+
+    #[test]
+    fn a_sweepgate_sweep_with_stored_results_is_the_in_pr_sweep_and_is_named() {
+        let ok = [("bmk_p1", Fact::Ok(())), ("bmk_p2", Fact::Ok(())), ("eval_p1", Fact::Ok(()))];
+        let e = with_sweep(&"b".repeat(40), "success", &ok);
+        let o = outcome(&e);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Pass, "qualifying_run"), "{o:?}");
+        assert_eq!(o.message.args["run"], "pr42-bbbbbbbbbb-a1");
+        assert_eq!((o.message.args["bench"].clone(), o.message.args["evals"].clone()), (json!(2), json!(1)));
+        assert_eq!(o.evidence, ["sweepgate sweep pr42-bbbbbbbbbb-a1"]);
+        let q = qualifying_run(&e).unwrap();
+        assert_eq!((q.run_id, q.sweep_id.as_deref()), (900, Some("pr42-bbbbbbbbbb-a1")));
+    }
+
+    #[test]
+    fn a_sweepgate_sweep_that_failed_or_cannot_be_read_does_not_count() {
+        let ok = [("bmk_p1", Fact::Ok(())), ("eval_p1", Fact::Ok(()))];
+        let o = outcome(&with_sweep(&"b".repeat(40), "failure", &ok));
+        assert_eq!((o.status, o.message.args["runs"][0]["problem"].as_str()), (Status::Fail, Some("failed")));
+        assert_eq!(o.message.args["runs"][0]["run"], "pr42-bbbbbbbbbb-a1");
+        let unread = [("*", Fact::Unavailable("sweep pr42-bbbbbbbbbb-a1: not stored".into()))];
+        let o = outcome(&with_sweep(&"b".repeat(40), "success", &unread));
+        assert_eq!(o.status, Status::Fail);
+        assert!(o.message.args["runs"][0]["example"].as_str().unwrap().contains("not stored"), "{o:?}");
+        let no_eval = [("bmk_p1", Fact::Ok(()))];
+        let o = outcome(&with_sweep(&"b".repeat(40), "success", &no_eval));
+        assert_eq!(o.message.args["runs"][0]["problem"], "no_eval");
+        let o = outcome(&with_sweep(&"f".repeat(40), "success", &ok));
+        assert_eq!(o.message.key, "no_qualifying_run", "a sweep on a commit rebased out of the PR");
+    }
+
+    #[test]
+    fn head_equivalence_applies_to_a_sweepgate_sweep_on_an_older_commit() {
+        let ok = [("bmk_p1", Fact::Ok(())), ("eval_p1", Fact::Ok(()))];
+        let mut e = with_sweep(&"a".repeat(40), "success", &ok);
+        e.check_runs.insert("b".repeat(40), Fact::Ok(vec![]));
+        let o = outcome(&e);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "head_unverifiable"), "{o:?}");
+        assert_eq!(o.message.args["run"], "pr42-bbbbbbbbbb-a1");
+        let blobs = Fact::Ok(BTreeMap::from([("configs/nvidia-master.yaml".to_owned(), "77aa".to_owned())]));
+        e.blobs.insert("a".repeat(40), blobs.clone());
+        e.blobs.insert("b".repeat(40), blobs);
+        assert_eq!(outcome(&e).status, Status::Pass);
     }
 
     #[test]

@@ -403,9 +403,9 @@ pub fn check(cx: &Context) -> Outcome {
     let set_count: usize = sets.iter().map(|s| s.results.len()).sum();
     if set_count == 0 || !unavailable.is_empty() {
         return Outcome::fail("no_results")
-            .arg("run", run.run_id)
+            .arg("run", run.label())
             .arg("unavailable", unavailable)
-            .evidence(format!("run {}", run.run_id));
+            .evidence(run.evidence_line());
     }
 
     let mut problems = Vec::new();
@@ -526,8 +526,8 @@ pub fn check(cx: &Context) -> Outcome {
             .arg("scores", scores)
             .arg("image", image)
             .arg("cohort_runs", compared.clone())
-            .arg("run", run.run_id)
-            .evidence(format!("run {}", run.run_id));
+            .arg("run", run.label())
+            .evidence(run.evidence_line());
     }
     let lowest = passed.iter().min_by(|a, b| {
         let margin = |r: &Value| r["raw"].as_f64().unwrap_or(0.0) - r["threshold"].as_f64().unwrap_or(0.0);
@@ -535,14 +535,14 @@ pub fn check(cx: &Context) -> Outcome {
     });
     Outcome::pass("passed")
         .arg("count", set_count)
-        .arg("run", run.run_id)
+        .arg("run", run.label())
         .arg("lowest", lowest.cloned())
         .arg("scores", scores)
         .arg("image", image)
         .arg("cohort_runs", compared.clone())
         .arg("proofs", proofs)
         .arg("not_evaluated", not_evaluated)
-        .evidence(format!("run {}", run.run_id))
+        .evidence(run.evidence_line())
 }
 
 #[cfg(test)]
@@ -586,6 +586,7 @@ mod tests {
             artifacts: Default::default(),
             archives: Default::default(),
             jobs: Default::default(),
+            sweep_id: None,
         }
     }
 

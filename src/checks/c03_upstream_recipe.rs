@@ -266,7 +266,7 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
         let unique: BTreeSet<&String> = entry.recipes.iter().collect();
         for written in unique {
             let reference = RecipeRef::parse(written).map_err(|e| e.to_string())?;
-            let path = crate::sweep::srt::repo_path(&reference.path, &dir)
+            let path = crate::domain::srt::repo_path(&reference.path, &dir)
                 .unwrap_or_else(|| format!("{}/{}", dir.trim_end_matches('/'), reference.path));
             let text = head
                 .text(&path)

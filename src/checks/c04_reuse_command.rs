@@ -28,8 +28,10 @@ pub fn check(cx: &Context) -> Outcome {
     // Comments carry no acknowledgement records here, so an edited command counts from its edit.
     if let Some(auth) = resolve(&views, "", &[]) {
         let url = ev.comments.iter().find(|c| c.id == auth.comment_id).map(|c| c.url.clone()).unwrap_or_default();
-        let other_run = match (auth.command.run_id, c01_in_pr_sweep::qualifying_run(ev)) {
-            (Some(pinned), Some(q)) if q.run_id != pinned => Some(q.run_id),
+        // A pin names a workflow run or a sweepgate sweep; the qualifying run may be either.
+        let other_run = match (auth.command.run_id, auth.command.sweep, c01_in_pr_sweep::qualifying_run(ev)) {
+            (Some(pinned), _, Some(q)) if q.sweep_id.is_some() || q.run_id != pinned => Some(q.label()),
+            (None, Some(pinned), Some(q)) if q.sweep_id != Some(pinned.to_string()) => Some(q.label()),
             _ => None,
         };
         let mut o = Outcome::pass("authorized")
@@ -104,6 +106,24 @@ mod tests {
             comment(2, "maint", "OWNER", "please `/use 12` later"),
         ]);
         assert_eq!(check(&Context::new(&e)).status, Status::Warn);
+    }
+
+    #[test]
+    fn a_pinned_sweepgate_sweep_is_authorized_and_compared_with_the_qualifying_run() {
+        let mut e = with(vec![comment(1, "maint", "MEMBER", "/reuse-sweep-run pr42-bbbbbbbbbb-a1")]);
+        let o = check(&Context::new(&e));
+        assert_eq!(
+            (o.status, o.message.args["command"].as_str()),
+            (Status::Pass, Some("/reuse-sweep-run pr42-bbbbbbbbbb-a1"))
+        );
+        assert_eq!(o.message.args["other_run"], serde_json::Value::Null);
+        let runs = vec![
+            crate::checks::tests_support::run("single-node 1k1k / x", "success", 7),
+            crate::checks::tests_support::run("eval / x", "success", 7),
+        ];
+        e.check_runs.insert("b".repeat(40), crate::evidence::Fact::Ok(runs));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.message.args["other_run"], 7, "the green run is not the pinned sweep");
     }
 
     #[test]

@@ -178,11 +178,15 @@ pub fn check(cx: &Context) -> Outcome {
     };
     outcome
         .arg("curves", rows)
-        .arg("run", run.run_id)
+        .arg("run", run.label())
         .arg("recommended", RECOMMENDED_POINTS)
         // Finite numbers only (invalid points are left out), so this cannot fail.
         .arg("charts", serde_json::to_value(&charts).unwrap_or_default())
-        .evidence(format!("https://github.com/{}/actions/runs/{}", ev.repository, run.run_id))
+        // A sweepgate sweep has no Actions page; it is named instead (decision L7).
+        .evidence(match &run.sweep_id {
+            Some(_) => run.evidence_line(),
+            None => format!("https://github.com/{}/actions/runs/{}", ev.repository, run.run_id),
+        })
 }
 
 #[cfg(test)]

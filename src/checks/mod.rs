@@ -30,7 +30,7 @@ pub mod curves;
 pub mod generated;
 pub mod scan;
 #[cfg(test)]
-mod tests_support;
+pub(crate) mod tests_support;
 
 use std::collections::BTreeMap;
 

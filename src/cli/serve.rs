@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 use secrecy::SecretString;
+use sweepgate::evidence::collect::sweepgate::{parse_sources, SweepOptions};
 use sweepgate::github::octo::{AppClients, OctoGitHub, RetryPolicy};
 use sweepgate::github::outbox::OutboxGitHub;
 use sweepgate::github::ApiMetrics;
@@ -133,6 +134,10 @@ pub struct ServeArgs {
     /// How often the sweeps poll Slurm.
     #[arg(long, env = "SWEEPGATE_SWEEP_POLL_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(50..))]
     pub sweep_poll_ms: u64,
+    /// Which in-PR sweeps count for the verifier, in order of preference (repeatable):
+    /// `sweepgate` (this server's sweeps, read from its results store) and `workflow:<file>`.
+    #[arg(long, env = "SWEEPGATE_SWEEP_SOURCE", value_delimiter = ',', default_values_t = ["sweepgate".to_owned(), "workflow:run-sweep.yml".to_owned()])]
+    pub sweep_source: Vec<String>,
     /// The URL this server is reachable at: serves /prs/{owner}/{repo}/{number} and links every
     /// status to it.
     #[arg(long, env = "SWEEPGATE_PUBLIC_URL")]
@@ -287,6 +292,7 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     l.set("sweep_check_name", &mut a.sweep_check_name, file.sweep_check_name);
     l.set("sweep_check_every_secs", &mut a.sweep_check_every_secs, file.sweep_check_every_secs);
     l.set("sweep_poll_ms", &mut a.sweep_poll_ms, file.sweep_poll_ms);
+    l.set("sweep_source", &mut a.sweep_source, file.sweep_source);
     let v = &mut a.verifier;
     l.set("signoff_status_context", &mut v.signoff_status_context, file.signoff_status_context);
     l.set("advisory", &mut v.advisory, file.advisory);
@@ -381,6 +387,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mut verify = args.verifier.verify_config();
     verify.details = details_store(args)?;
+    verify.limits.sweeps = sweep_options(args)?;
     let config = ServerConfig {
         secrets: args.webhook_secrets.iter().map(|s| SecretString::from(s.clone())).collect(),
         bot: BotConfig {
@@ -477,6 +484,15 @@ async fn run_server<C: Clients>(
     }
     tracing::info!(left_queued = drained.left, interrupted = drained.interrupted, "sweepgate serve stopped");
     Ok(())
+}
+
+/// What the verifier counts as an in-PR sweep; this server's results store only when it runs sweeps.
+fn sweep_options(args: &ServeArgs) -> anyhow::Result<SweepOptions> {
+    Ok(SweepOptions {
+        sources: parse_sources(&args.sweep_source)?,
+        check_name: args.sweep_check_name.clone(),
+        results_dir: sweep_settings(args).map(|s| s.state_dir.join("results")),
+    })
 }
 
 /// The sweep settings when pools are configured.

@@ -159,6 +159,11 @@ pub struct WorkflowRun {
     /// `artifacts/` at `<run id>/job-logs/<job id>.log`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub jobs: BTreeMap<u64, Job>,
+    /// Set when the run is a sweep sweepgate ran itself (decision L7): its sweep id. Such a run
+    /// is keyed by its `sweepgate/sweep` check run's id, and its artifacts come from the results
+    /// store in the layout of `run-sweep.yml` artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

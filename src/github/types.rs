@@ -178,6 +178,9 @@ pub struct CheckRun {
     /// Links to the Actions job (`…/actions/runs/<run id>/job/<job id>`) for Actions check-runs.
     #[serde(default)]
     pub details_url: Option<String>,
+    /// The creator's own reference; sweepgate's sweep check run carries its sweep id here.
+    #[serde(default)]
+    pub external_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -324,6 +327,9 @@ pub struct CheckRunInput {
     /// The sweep's details page (`serve --public-url`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub details_url: Option<String>,
+    /// The sweep id, so a verifier finds the sweep's stored results from the check run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub external_id: Option<String>,
     pub output: CheckRunOutput,
 }
 

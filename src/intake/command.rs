@@ -1,6 +1,7 @@
 //! Reuse commands (spec 10 §3.2-3.4, §13; decisions I2-I4): `/use <run_id>` and the legacy
 //! `/reuse-sweep-run [run_id]`, found Markdown-aware (never inside code, quotes or HTML), alone
-//! on their line, digits only; the newest authorized command decides.
+//! on their line, digits only or a sweepgate sweep id (decision L8); the newest authorized
+//! command decides.
 
 use std::ops::Range;
 
@@ -35,18 +36,59 @@ impl CommandName {
     }
 }
 
-/// A well-formed reuse command: a pinned run, or (legacy spelling only) unpinned.
+/// A sweep sweepgate ran itself: `pr<N>-<head 10 hex>-a<k>` (decision L2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SweepRef {
+    pub pr: u64,
+    head: [u8; 10],
+    pub attempt: u32,
+}
+
+impl SweepRef {
+    /// `None` unless `text` is exactly a sweep id (lowercase hex, PR and attempt ≥ 1).
+    pub fn parse(text: &str) -> Option<SweepRef> {
+        let mut parts = text.strip_prefix("pr")?.split('-');
+        let (pr, head, attempt) = (parts.next()?, parts.next()?, parts.next()?);
+        let digits = |s: &str| !s.is_empty() && s.len() <= 19 && s.bytes().all(|b| b.is_ascii_digit());
+        let hex = head.len() == 10 && head.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        let attempt = attempt.strip_prefix('a').filter(|a| digits(a) && a.len() <= 9)?;
+        if parts.next().is_some() || !digits(pr) || !hex {
+            return None;
+        }
+        let sweep =
+            SweepRef { pr: pr.parse().ok()?, head: head.as_bytes().try_into().ok()?, attempt: attempt.parse().ok()? };
+        (sweep.pr > 0 && sweep.attempt > 0).then_some(sweep)
+    }
+
+    /// The first 10 hex digits of the head the sweep ran.
+    pub fn head(&self) -> &str {
+        std::str::from_utf8(&self.head).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for SweepRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pr{}-{}-a{}", self.pr, self.head(), self.attempt)
+    }
+}
+
+/// A well-formed reuse command: a pinned run or sweepgate sweep, or (legacy spelling only)
+/// unpinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReuseCommand {
     pub name: CommandName,
     pub run_id: Option<u64>,
+    /// Set instead of `run_id` when the command names a sweepgate sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepRef>,
 }
 
 impl std::fmt::Display for ReuseCommand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.run_id {
-            Some(id) => write!(f, "{} {id}", self.name.as_str()),
-            None => f.write_str(self.name.as_str()),
+        match (self.run_id, self.sweep) {
+            (Some(id), _) => write!(f, "{} {id}", self.name.as_str()),
+            (None, Some(sweep)) => write!(f, "{} {sweep}", self.name.as_str()),
+            (None, None) => f.write_str(self.name.as_str()),
         }
     }
 }
@@ -169,7 +211,10 @@ fn parse_line(line: &str, number: usize) -> Option<Result<ReuseCommand, CommandE
     }
     Some(match (name, arg) {
         (CommandName::Use, None) => Err(CommandError::MissingRunId { line: number }),
-        (_, None) => Ok(ReuseCommand { name, run_id: None }),
+        (_, None) => Ok(ReuseCommand { name, run_id: None, sweep: None }),
+        (_, Some(arg)) if SweepRef::parse(arg).is_some() => {
+            Ok(ReuseCommand { name, run_id: None, sweep: SweepRef::parse(arg) })
+        }
         (_, Some(arg)) if !arg.bytes().all(|b| b.is_ascii_digit()) => {
             // `/reuse-sweep-run please` is text after the command rather than a bad id.
             if name == CommandName::ReuseSweepRun && !arg.bytes().any(|b| b.is_ascii_digit()) {
@@ -179,7 +224,7 @@ fn parse_line(line: &str, number: usize) -> Option<Result<ReuseCommand, CommandE
             }
         }
         (_, Some(arg)) => match arg.parse::<u64>() {
-            Ok(id) => Ok(ReuseCommand { name, run_id: Some(id) }),
+            Ok(id) => Ok(ReuseCommand { name, run_id: Some(id), sweep: None }),
             Err(_) => Err(CommandError::RunIdTooLarge { line: number, arg: arg.to_string() }),
         },
     })
@@ -262,10 +307,10 @@ mod tests {
     use super::*;
 
     fn pinned(name: CommandName, id: u64) -> Scan {
-        Scan::Command(ReuseCommand { name, run_id: Some(id) })
+        Scan::Command(ReuseCommand { name, run_id: Some(id), sweep: None })
     }
 
-    const BARE: Scan = Scan::Command(ReuseCommand { name: CommandName::ReuseSweepRun, run_id: None });
+    const BARE: Scan = Scan::Command(ReuseCommand { name: CommandName::ReuseSweepRun, run_id: None, sweep: None });
 
     #[test]
     fn valid_forms_from_the_spec_table() {
@@ -276,6 +321,21 @@ mod tests {
         assert_eq!(scan("Looks good.\n\n/reuse-sweep-run 7\r\nthanks"), pinned(CommandName::ReuseSweepRun, 7));
         assert_eq!(scan("/use 40714803265"), pinned(CommandName::Use, 40714803265));
         assert_eq!(scan("   /use   42 \t\n"), pinned(CommandName::Use, 42));
+    }
+
+    #[test]
+    fn a_sweepgate_sweep_id_is_a_pin_too() {
+        let Scan::Command(command) = scan("/reuse-sweep-run pr160-0123456789-a2") else { panic!("not a command") };
+        let sweep = command.sweep.unwrap();
+        assert_eq!((command.run_id, sweep.pr, sweep.head(), sweep.attempt), (None, 160, "0123456789", 2));
+        assert_eq!(command.to_string(), "/reuse-sweep-run pr160-0123456789-a2");
+        assert!(matches!(scan("/use pr7-abcdefabcd-a1"), Scan::Command(ReuseCommand { sweep: Some(_), .. })));
+        for bad in ["pr160-0123456789", "pr160-012345678-a1", "pr160-0123456789-a0", "pr0-0123456789-a1"] {
+            assert!(SweepRef::parse(bad).is_none(), "{bad}");
+            assert!(matches!(scan(&format!("/use {bad}")), Scan::Malformed(_)), "{bad}");
+        }
+        assert!(SweepRef::parse("pr1-ABCDEF0123-a1").is_none(), "the id is lowercase hex");
+        assert!(SweepRef::parse("pr1-abcdef0123-a1-x").is_none());
     }
 
     #[test]
@@ -417,9 +477,11 @@ mod tests {
     #[test]
     fn an_acknowledged_command_keeps_its_place_when_unrelated_text_is_edited() {
         let comments = [comment(1, "OWNER", "/use 100\n\ntypo fixed", 1, 9), comment(2, "OWNER", "/use 200", 5, 5)];
-        let ack = Ack { comment_id: 1, command: ReuseCommand { name: CommandName::Use, run_id: Some(100) } };
+        let ack =
+            Ack { comment_id: 1, command: ReuseCommand { name: CommandName::Use, run_id: Some(100), sweep: None } };
         assert_eq!(resolve(&comments, "bot", &[ack]).unwrap().command.run_id, Some(200));
-        let stale_ack = Ack { comment_id: 1, command: ReuseCommand { name: CommandName::Use, run_id: Some(99) } };
+        let stale_ack =
+            Ack { comment_id: 1, command: ReuseCommand { name: CommandName::Use, run_id: Some(99), sweep: None } };
         assert_eq!(resolve(&comments, "bot", &[stale_ack]).unwrap().command.run_id, Some(100));
     }
 

@@ -57,6 +57,8 @@ pub struct ServeFile {
     pub sweep_check_name: Option<String>,
     pub sweep_check_every_secs: Option<u64>,
     pub sweep_poll_ms: Option<u64>,
+    /// In-PR sweep sources the verifier counts (`--sweep-source`).
+    pub sweep_source: Option<Vec<String>>,
     /// Where the details page is reachable; statuses link to it (`--public-url`).
     pub public_url: Option<String>,
     pub details_db: Option<PathBuf>,

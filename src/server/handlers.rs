@@ -642,6 +642,74 @@ fn first_command_line(body: &str) -> String {
         .to_string()
 }
 
+/// The run a reuse command was accepted for: a workflow run or a sweepgate sweep.
+struct AcceptedRun {
+    /// The run id, or the sweep id.
+    id: String,
+    url: String,
+    head_sha: String,
+}
+
+impl AcceptedRun {
+    fn of(run: &WorkflowRun) -> AcceptedRun {
+        AcceptedRun { id: run.id.to_string(), url: run.html_url.clone(), head_sha: run.head_sha.clone() }
+    }
+}
+
+/// A pinned sweepgate sweep is reusable when this server's results store holds it, for this PR,
+/// concluded `success`, on a commit of the PR (decision L8).
+fn validate_sweep(
+    cfg: &BotConfig,
+    repo: &RepoRef,
+    number: u64,
+    sweep: command::SweepRef,
+    commits: &[String],
+) -> Result<AcceptedRun, Vec<Reason>> {
+    let options = &cfg.verify.limits.sweeps;
+    let found = options.results_dir.as_ref().map(|dir| {
+        crate::sweep::results_store::ResultsStore::open(dir).and_then(|store| store.load(&sweep.to_string()))
+    });
+    let stored = match found {
+        Some(Ok(stored)) => stored,
+        None | Some(Err(_)) => {
+            return Err(vec![reject(
+                "run-not-found",
+                format!("Sweep {sweep} was not found in this server's results store."),
+                format!("在本服务器的结果库中找不到扫描 {sweep}。"),
+            )])
+        }
+    };
+    let mut reasons = Vec::new();
+    if !stored.repo.eq_ignore_ascii_case(&repo.to_string()) || stored.pr != number {
+        let other = format!("{}#{}", stored.repo, stored.pr);
+        reasons.push(reject(
+            "sweep-of-another-pr",
+            format!("Sweep {sweep} ran for {other}, not this PR."),
+            format!("扫描 {sweep} 属于 {other}，不是本 PR。"),
+        ));
+    }
+    if stored.conclusion != "success" {
+        let c = &stored.conclusion;
+        reasons.push(reject(
+            "not-successful",
+            format!("Sweep {sweep} concluded {c}, not success."),
+            format!("扫描 {sweep} 的结论为 {c}，不是 success。"),
+        ));
+    }
+    if !commits.contains(&stored.head_sha) {
+        reasons.push(reject(
+            "not-in-pr",
+            format!("Sweep {sweep} ran on {}, which is not in this PR's commit list.", short(&stored.head_sha)),
+            format!("扫描 {sweep} 运行于 {}，该提交不在本 PR 的提交列表中。", short(&stored.head_sha)),
+        ));
+    }
+    if !reasons.is_empty() {
+        return Err(reasons);
+    }
+    let url = cfg.verify.details.as_ref().map(|d| d.url(repo, number)).unwrap_or_default();
+    Ok(AcceptedRun { id: sweep.to_string(), url, head_sha: stored.head_sha })
+}
+
 /// Resolves and validates the source run: `Ok(run)` or the reasons it cannot be reused.
 async fn validate_command<G: GitHub>(
     gh: &G,
@@ -649,7 +717,7 @@ async fn validate_command<G: GitHub>(
     (repo, number): (&RepoRef, u64),
     command: ReuseCommand,
     commanded_at: chrono::DateTime<chrono::Utc>,
-) -> Result<Result<WorkflowRun, Vec<Reason>>, HandlerError> {
+) -> Result<Result<AcceptedRun, Vec<Reason>>, HandlerError> {
     let pull = gh.get_pull(repo, number).await?;
     if let Some(stale) = pushed_after_command(&pull, commanded_at) {
         return Ok(Err(vec![stale]));
@@ -682,7 +750,10 @@ async fn validate_command<G: GitHub>(
             };
             let artifacts = artifact_flags(gh, repo, id).await?;
             let reasons = validate_pinned_run(&run, &artifacts, &commits, &cfg.sweep_workflow);
-            Ok(if reasons.is_empty() { Ok(run) } else { Err(reasons) })
+            Ok(if reasons.is_empty() { Ok(AcceptedRun::of(&run)) } else { Err(reasons) })
+        }
+        None if command.sweep.is_some() => {
+            Ok(command.sweep.map_or(Err(Vec::new()), |sweep| validate_sweep(cfg, repo, number, sweep, &commits)))
         }
         None => {
             let query = RunQuery {
@@ -698,7 +769,7 @@ async fn validate_command<G: GitHub>(
             for run in candidates {
                 let artifacts = artifact_flags(gh, repo, run.id).await?;
                 if artifacts.iter().any(|(name, expired)| !expired && is_results_artifact(name)) {
-                    return Ok(Ok(run));
+                    return Ok(Ok(AcceptedRun::of(&run)));
                 }
             }
             let k = commits.len();
@@ -717,7 +788,7 @@ async fn artifact_flags<G: GitHub>(gh: &G, repo: &RepoRef, run_id: u64) -> Resul
 
 /// The answer to one command.
 enum Verdict<'a> {
-    Accepted(ReuseCommand, &'a WorkflowRun),
+    Accepted(ReuseCommand, &'a AcceptedRun),
     Rejected(&'a [Reason]),
 }
 
@@ -759,11 +830,11 @@ async fn reply<G: GitHub>(
                 CommandName::Use => "use",
                 CommandName::ReuseSweepRun => "reuse-sweep-run",
             };
-            marker = marker.with("comment", e.comment.id).with("cmd", name).with("run", run.id);
+            marker = marker.with("comment", e.comment.id).with("cmd", name).with("run", &run.id);
             json!({
                 "accepted": true, "command": shown, "author": author,
                 "association": e.comment.author_association, "run_id": run.id,
-                "run_url": run.html_url, "run_sha": short(&run.head_sha),
+                "run_url": run.url, "run_sha": short(&run.head_sha),
             })
         }
         Verdict::Rejected(reasons) => {
@@ -811,8 +882,9 @@ pub fn acks_from_comments(comments: &[Comment], bot_login: &str, pr: u64) -> Vec
         _ => None,
     };
     let run_id = marker.get("run").and_then(|v| v.parse().ok());
+    let sweep = marker.get("run").and_then(command::SweepRef::parse);
     match (comment_id, name) {
-        (Some(comment_id), Some(name)) => vec![Ack { comment_id, command: ReuseCommand { name, run_id } }],
+        (Some(comment_id), Some(name)) => vec![Ack { comment_id, command: ReuseCommand { name, run_id, sweep } }],
         _ => Vec::new(),
     }
 }
@@ -855,6 +927,38 @@ mod tests {
 
     fn codes(reasons: &[Reason]) -> Vec<&'static str> {
         reasons.iter().map(|r| r.code).collect()
+    }
+
+    #[test]
+    fn a_pinned_sweep_must_be_stored_for_this_pr_successful_and_in_it() {
+        use crate::sweep::results_store::{ResultsStore, StoredSweep};
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultsStore::open(dir.path()).unwrap();
+        let stored = |id: &str, pr: u64, conclusion: &str| StoredSweep {
+            sweep_id: id.into(),
+            repo: "o/r".into(),
+            pr,
+            head_sha: "abcdef0123".repeat(4),
+            conclusion: conclusion.into(),
+            completed_at: String::new(),
+            points: vec![],
+        };
+        store.store(stored("pr4-abcdef0123-a1", 4, "success"), &[]).unwrap();
+        store.store(stored("pr4-abcdef0123-a2", 5, "failure"), &[]).unwrap();
+        let mut cfg = BotConfig::default();
+        let repo = RepoRef::parse("o/r").unwrap();
+        let sweep = |id: &str| command::SweepRef::parse(id).unwrap();
+        let commits = vec!["abcdef0123".repeat(4)];
+        let check = |cfg: &BotConfig, id: &str, commits: &[String]| validate_sweep(cfg, &repo, 4, sweep(id), commits);
+        assert_eq!(codes(&check(&cfg, "pr4-abcdef0123-a1", &commits).err().unwrap()), ["run-not-found"], "no store");
+        cfg.verify.limits.sweeps.results_dir = Some(dir.path().to_path_buf());
+        let accepted = check(&cfg, "pr4-abcdef0123-a1", &commits).ok().unwrap();
+        assert_eq!((accepted.id.as_str(), accepted.head_sha.len()), ("pr4-abcdef0123-a1", 40));
+        assert_eq!(codes(&check(&cfg, "pr4-abcdef0123-a9", &commits).err().unwrap()), ["run-not-found"]);
+        assert_eq!(
+            codes(&check(&cfg, "pr4-abcdef0123-a2", &[]).err().unwrap()),
+            ["sweep-of-another-pr", "not-successful", "not-in-pr"]
+        );
     }
 
     #[test]

@@ -411,8 +411,9 @@ impl SweepService {
         }
     }
 
-    /// Posts the sweep's check run when it changed state or `check_every` has passed; stores the
-    /// results and marks the sweep concluded once GitHub accepted the completed check run. A
+    /// Posts the sweep's check run when it changed state or `check_every` has passed; a finished
+    /// sweep's results are stored first, and it is concluded once GitHub accepted the completed
+    /// check run. A
     /// refused update is a note in the check run and retried next time, never a stuck sweep.
     fn publish(&self, inner: &mut Inner, id: &str, checks: &dyn CheckRuns, runtime: &tokio::runtime::Handle) {
         let Some(record) = inner.sweeps.get(id).cloned() else { return };
@@ -459,6 +460,22 @@ impl SweepService {
             }
         };
         input.details_url = self.settings.details.as_ref().map(|d| d.url(&repo, record.pr));
+        // The results are stored before GitHub shows the sweep completed, so a verifier that
+        // sees the completed check run finds them (decision L7).
+        if let Some(conclusion) = &conclusion {
+            let stored = StoredSweep {
+                sweep_id: record.id.clone(),
+                repo: record.repo.clone(),
+                pr: record.pr,
+                head_sha: record.head_sha.clone(),
+                conclusion: conclusion.clone(),
+                completed_at: chrono::Utc::now().to_rfc3339(),
+                points: Vec::new(),
+            };
+            if let Err(e) = self.store.store(stored, &all_points) {
+                tracing::error!(sweep = id, error = %e, "cannot store the sweep's results");
+            }
+        }
         let posted = runtime.block_on(async {
             match record.check_run_id {
                 Some(run) => checks.update(record.installation, &repo, run, &input).await.map(|()| run),
@@ -470,21 +487,7 @@ impl SweepService {
         match posted {
             Ok(run) => {
                 entry.check_run_id = Some(run);
-                if let Some(conclusion) = conclusion {
-                    entry.concluded = true;
-                    let stored = StoredSweep {
-                        sweep_id: entry.id.clone(),
-                        repo: entry.repo.clone(),
-                        pr: entry.pr,
-                        head_sha: entry.head_sha.clone(),
-                        conclusion,
-                        completed_at: chrono::Utc::now().to_rfc3339(),
-                        points: Vec::new(),
-                    };
-                    if let Err(e) = self.store.store(stored, &all_points) {
-                        tracing::error!(sweep = id, error = %e, "cannot store the sweep's results");
-                    }
-                }
+                entry.concluded |= conclusion.is_some();
             }
             Err(e) => {
                 tracing::warn!(sweep = id, error = %e, "GitHub refused the check run; retrying");

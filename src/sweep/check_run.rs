@@ -116,6 +116,7 @@ impl SweepView<'_> {
             status: if conclusion.is_some() { "completed" } else { "in_progress" }.to_owned(),
             conclusion: conclusion.map(str::to_owned),
             details_url: None,
+            external_id: Some(self.sweep_id.to_owned()),
             output: CheckRunOutput {
                 title,
                 summary: render_bilingual("sweep_check", &context)?,

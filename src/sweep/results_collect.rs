@@ -24,6 +24,8 @@ const POSITIVE_RESULT_FIELDS: [&str; 4] = ["duration", "completed", "total_input
 pub enum FileKind {
     Result,
     Power,
+    /// lm-eval output under `logs/eval/` (`meta_env.json`, `results_*.json`): Check 2's evidence.
+    Eval,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -85,9 +87,13 @@ fn classify(relative: &Path) -> Option<FileKind> {
     if name.starts_with("results_concurrency_") && name.ends_with(".json") {
         return Some(FileKind::Result);
     }
-    let in_power_dir = relative.parent().and_then(|p| p.file_name()).is_some_and(|d| d == "power");
-    if name.ends_with(".csv") && (in_power_dir || name.starts_with("gpu_metrics")) {
+    let in_dir = |dir: &str| relative.parent().and_then(|p| p.file_name()).is_some_and(|d| d == dir);
+    if name.ends_with(".csv") && (in_dir("power") || name.starts_with("gpu_metrics")) {
         return Some(FileKind::Power);
+    }
+    let eval_output = name == "meta_env.json" || (name.starts_with("results_") && name.ends_with(".json"));
+    if in_dir("eval") && eval_output {
+        return Some(FileKind::Eval);
     }
     None
 }
@@ -177,8 +183,15 @@ fn check_file(job_dir: &Path, relative: &Path, kind: FileKind) -> CollectedFile 
         Ok(content) => {
             file.sha256 = Some(hex::encode(Sha256::digest(&content)));
             // Power files are judged against a result's window by `validate_power`.
-            if kind == FileKind::Result {
-                file.problems = check_result(&content);
+            match kind {
+                FileKind::Result => file.problems = check_result(&content),
+                // Scores are judged by the verifier (Check 2); here only the shape is checked.
+                FileKind::Eval => {
+                    if !serde_json::from_slice::<serde_json::Value>(&content).is_ok_and(|v| v.is_object()) {
+                        file.problems.push("not a JSON object".into());
+                    }
+                }
+                FileKind::Power => {}
             }
         }
         Err(e) => file.problems.push(format!("unreadable: {e}")),
@@ -350,6 +363,10 @@ mod tests {
         std::fs::write(bench.join("results_concurrency_8_gpus_2.json"), "{}").unwrap();
         std::fs::write(job.join("logs/power/samples.csv"), GOOD_POWER).unwrap();
         std::fs::write(job.join("logs/other.csv"), "x").unwrap();
+        std::fs::create_dir_all(job.join("logs/eval")).unwrap();
+        std::fs::write(job.join("logs/eval/meta_env.json"), "{\"infmax_model_prefix\": \"dsr1\"}").unwrap();
+        std::fs::write(job.join("logs/eval/results_2026-12-01T00-00-00.json"), "[1]").unwrap();
+        std::fs::write(job.join("logs/eval/notes.txt"), "x").unwrap();
         let log = job.join("logs/sweep_12.log");
         std::fs::write(&log, format!("{END_MARKER}0\n")).unwrap();
         let c = collect(&job, &log);
@@ -359,6 +376,8 @@ mod tests {
         assert_eq!(
             paths,
             [
+                ("logs/eval/meta_env.json", true),
+                ("logs/eval/results_2026-12-01T00-00-00.json", false),
                 ("logs/power/samples.csv", true),
                 ("logs/sa-bench_isl_1024_osl_1024/results_concurrency_4_gpus_2.json", true),
                 ("logs/sa-bench_isl_1024_osl_1024/results_concurrency_8_gpus_2.json", false),

@@ -216,12 +216,13 @@ pub fn export(store: &ResultsStore, sweep_id: &str, check_name: &str) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sweep::ledger::StoredJson;
     use crate::sweep::scheduler::JobId;
 
-    fn record(id: &str, state: PointState, job_dir: &Path) -> PointRecord {
+    /// A point record whose provenance lists a result and a power file under `job_dir`.
+    pub(crate) fn record(id: &str, state: PointState, job_dir: &Path) -> PointRecord {
         let provenance = serde_json::json!({
             "output_dir": job_dir.display().to_string(),
             "files": [

@@ -16,6 +16,7 @@
 
 pub mod archive;
 pub mod published;
+pub mod sweepgate;
 pub mod upstream;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,6 +71,8 @@ pub struct CollectLimits {
     pub max_job_logs: usize,
     /// Requests in flight at once.
     pub concurrency: usize,
+    /// Which sweep sources count, and where sweepgate's own sweeps are stored.
+    pub sweeps: sweepgate::SweepOptions,
 }
 
 impl Default for CollectLimits {
@@ -86,6 +89,7 @@ impl Default for CollectLimits {
             max_upstream: 16,
             max_job_logs: 16,
             concurrency: 6,
+            sweeps: sweepgate::SweepOptions::default(),
         }
     }
 }
@@ -205,19 +209,14 @@ pub async fn collect<G: GitHub>(
     let mut downloaded = Budget::new(limits.max_download_bytes);
     let wanted = &wanted_paths(&files);
     let check_runs_of = |sha: String| async move {
-        let fact = match gh.list_check_runs(repo, &sha).await {
-            Ok(list) => Fact::Ok(
-                list.into_iter()
-                    .map(|c| {
-                        let details_url = c.details_url.unwrap_or_default();
-                        let run_id = run_id_of(&details_url);
-                        CheckRun { name: c.name, status: c.status, conclusion: c.conclusion, details_url, run_id }
-                    })
-                    .collect(),
-            ),
-            Err(err) => unavailable("check-runs", err),
+        let (fact, sweeps) = match gh.list_check_runs(repo, &sha).await {
+            Ok(list) => {
+                let (runs, sweeps) = sweepgate::split_check_runs(&sha, list, &limits.sweeps);
+                (Fact::Ok(runs), sweeps)
+            }
+            Err(err) => (unavailable("check-runs", err), Vec::new()),
         };
-        (sha, fact)
+        ((sha, fact), sweeps)
     };
     let (base_tree, head_tree, check_runs) = tokio::join!(
         read_tree(gh, repo, &base_sha, limits, wanted),
@@ -226,7 +225,8 @@ pub async fn collect<G: GitHub>(
     );
     let [(base, base_fact), (head, head_fact)] =
         [base_tree, head_tree].map(|(tree, fact, bytes)| (tree, downloaded.charge_tree(fact, bytes)));
-    let check_runs: BTreeMap<String, Fact<Vec<CheckRun>>> = check_runs.into_iter().collect();
+    let (check_runs, sweeps): (BTreeMap<String, Fact<Vec<CheckRun>>>, Vec<_>) = check_runs.into_iter().unzip();
+    let sweeps: Vec<sweepgate::SweepCheck> = sweeps.into_iter().flatten().collect();
 
     let mut people: BTreeSet<String> = BTreeSet::from([signoff.author.clone()]);
     people.extend(
@@ -278,6 +278,10 @@ pub async fn collect<G: GitHub>(
     let mut run_ids: BTreeSet<u64> =
         evidence.check_runs.values().filter_map(Fact::as_ok).flatten().filter_map(|c| c.run_id).collect();
     run_ids.extend(&reused);
+    // A sweepgate sweep is keyed by its check run's id, which is no workflow run.
+    for sweep in &sweeps {
+        run_ids.remove(&sweep.check_run_id);
+    }
     // Check 1 compares the files a sweep ran at the qualifying commit with the head.
     let mut blob_commits = vec![head_sha.clone()];
     blob_commits.extend(qualifying.as_ref().map(|q| q.sha.clone()).filter(|sha| *sha != head_sha));
@@ -332,6 +336,8 @@ pub async fn collect<G: GitHub>(
     let (runs, artifacts) = download_runs(gh, repo, listed, jobs, &order, limits, &mut downloaded).await;
     evidence.runs = runs;
     evidence.artifacts = artifacts;
+    sweepgate::attach(&mut evidence, &sweeps, &limits.sweeps);
+    sweepgate::drop_unlisted_workflows(&mut evidence, &limits.sweeps);
     evidence.upstream = read_upstream(upstream, &evidence, limits).await;
     evidence.upstream.published_runs = published;
     // Head anchoring (spec 30 §1.6): the verdict says so when the PR moved meanwhile.
@@ -550,6 +556,7 @@ async fn download_runs<G: GitHub>(
             artifacts,
             archives: BTreeMap::new(),
             jobs: BTreeMap::new(),
+            sweep_id: None,
         };
         runs.insert(run.id, workflow);
     }

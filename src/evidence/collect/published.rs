@@ -131,15 +131,19 @@ async fn resolve_pr<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<Publis
     let decision =
         comments.iter().rev().filter(|c| authorized.contains(&c.author_association.as_str())).find_map(|c| {
             match command::scan(&c.body) {
-                Scan::Command(command) => Some(command.run_id),
+                Scan::Command(command) => Some(command),
                 _ => None,
             }
         });
     let merged_at = Some(super::github_time(merged_at));
     let found = |run_id, source: &str| PublishedRun { run_id, pr, source: source.into(), merged_at: merged_at.clone() };
-    match decision {
-        Some(Some(run_id)) => Ok(found(run_id, "reuse")),
-        Some(None) => {
+    match decision.map(|command| (command.run_id, command.sweep)) {
+        Some((Some(run_id), _)) => Ok(found(run_id, "reuse")),
+        // Published curves are read from workflow-run artifacts only; a sweep is never a guess.
+        Some((None, Some(sweep))) => {
+            Err(format!("its results come from sweepgate sweep {sweep}, which the published-run lookup cannot read"))
+        }
+        Some((None, None)) => {
             let query = RunQuery {
                 event: Some("pull_request".into()),
                 branch: Some(pull.head.ref_name.clone()),
