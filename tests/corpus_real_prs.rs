@@ -296,6 +296,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
         upstream: Default::default(),
         trees: Default::default(),
         blobs: Default::default(),
+        texts_at: Default::default(),
         format: sweepgate::evidence::BUNDLE_FORMAT,
         base,
         head,

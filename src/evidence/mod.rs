@@ -326,6 +326,12 @@ pub struct Evidence {
     /// compares: the qualifying sweep commit and the head. Format 1 has none (unavailable).
     #[serde(default)]
     pub blobs: BTreeMap<String, Fact<BTreeMap<String, String>>>,
+    /// Text of files at a commit other than the head (`commit → path → text`): the master
+    /// configs whose blob differs between the qualifying sweep commit and the head, so Check 1
+    /// can compare the affected entries (decision F8). A path absent from an `Ok` map did not
+    /// exist at that commit. Format 1 and older format-2 bundles have none (unavailable).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub texts_at: BTreeMap<String, Fact<BTreeMap<String, String>>>,
     /// The bundle format this Evidence was read from (not serialized; set by `read_bundle`).
     #[serde(skip, default = "current_format")]
     pub format: u32,

@@ -260,6 +260,7 @@ pub async fn collect<G: GitHub>(
         upstream: Default::default(),
         trees: Trees { base: base_fact, head: head_fact },
         blobs: BTreeMap::new(),
+        texts_at: BTreeMap::new(),
         format: crate::evidence::BUNDLE_FORMAT,
         base,
         head,
