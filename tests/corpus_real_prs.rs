@@ -253,6 +253,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
         artifacts: BTreeMap::new(),
         archives: BTreeMap::new(),
         jobs: BTreeMap::new(),
+        jobs_unavailable: None,
     };
     let member: BTreeMap<String, Fact<bool>> = BTreeMap::from([(signer.clone(), Fact::Ok(true))]);
     let signoff_id = 4_000_000_000 + number;

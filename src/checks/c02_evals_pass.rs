@@ -205,6 +205,7 @@ mod tests {
                 artifacts: [("eval_x".to_owned(), Fact::Unavailable("HTTP 410 expired".into()))].into(),
                 archives: Default::default(),
                 jobs: Default::default(),
+                jobs_unavailable: None,
             },
         );
         let o = outcome(&e);

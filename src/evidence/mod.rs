@@ -159,6 +159,11 @@ pub struct WorkflowRun {
     /// `artifacts/` at `<run id>/job-logs/<job id>.log`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub jobs: BTreeMap<u64, Job>,
+    /// Why the jobs of this run could not be listed (the collector lists the qualifying run's
+    /// jobs to read their logs); `jobs` is then empty and says nothing. Absent: listed, or not
+    /// asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_unavailable: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

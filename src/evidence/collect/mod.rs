@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures_util::stream::{self, StreamExt};
 
 use crate::checks::c01_in_pr_sweep::qualifying_run;
+use crate::checks::scan::{role, Role};
 use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
 use crate::evidence::{
@@ -122,7 +123,8 @@ pub fn run_id_of(details_url: &str) -> Option<u64> {
 fn wanted_paths(files: &[ChangedFile]) -> impl Fn(&str) -> bool {
     let layout = Layout::default();
     let mut prefixes: Vec<String> = Logical::ALL.iter().flat_map(|l| layout.candidates(*l)).collect();
-    prefixes.extend(["benchmarks", "inferencex-e2e/benchmarks"].map(String::from));
+    // Runner launchers too: Check 1 compares the ones a sweep ran (decision F8).
+    prefixes.extend(["benchmarks", "inferencex-e2e/benchmarks", "runners", "inferencex-e2e/runners"].map(String::from));
     let changed: BTreeSet<String> =
         files.iter().flat_map(|f| std::iter::once(f.filename.clone()).chain(f.previous_filename.clone())).collect();
     move |path: &str| {
@@ -315,6 +317,10 @@ pub async fn collect<G: GitHub>(
         eval_jobs(gh, repo, qualifying.as_ref().map(|q| q.run_id), limits),
     );
     evidence.blobs = blobs.into_iter().collect();
+    if let Some(sweep) = qualifying.as_ref().map(|q| &q.sha).filter(|sha| **sha != head_sha) {
+        let texts = master_texts_at(gh, repo, sweep, &evidence, limits).await;
+        evidence.texts_at.extend(texts.map(|fact| (sweep.clone(), fact)));
+    }
     evidence.permissions = permissions.into_iter().collect();
     evidence.team_members = team_members;
     let mut listed = listed;
@@ -343,6 +349,47 @@ pub async fn collect<G: GitHub>(
         }
     };
     Ok(evidence)
+}
+
+/// The master configs whose blob differs between the qualifying commit `sweep` and the head, as
+/// text at `sweep` (Check 1 compares the affected entries, decision F8). `None` when none
+/// differs or the blobs are unknown (Check 1 then says so); a file that does not exist at
+/// `sweep` is left out of the map; any read that fails makes the whole fact unavailable.
+async fn master_texts_at<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    sweep: &str,
+    evidence: &Evidence,
+    limits: &CollectLimits,
+) -> Option<Fact<BTreeMap<String, String>>> {
+    let blobs = |sha: &str| evidence.blobs.get(sha).and_then(Fact::as_ok);
+    let (at_sweep, at_head) = (blobs(sweep)?, blobs(&evidence.pull_request.head_sha)?);
+    let differing: Vec<String> = at_sweep
+        .keys()
+        .chain(at_head.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|path| role(path) == Role::MasterConfig && at_sweep.get(*path) != at_head.get(*path))
+        .cloned()
+        .collect();
+    if differing.is_empty() {
+        return None;
+    }
+    let read = |path: String| async move {
+        let answer = gh.get_file_text(repo, &path, sweep, limits.max_log_bytes).await;
+        (path, answer)
+    };
+    let mut texts = BTreeMap::new();
+    for (path, answer) in bounded(limits.concurrency, differing.into_iter().map(read)).await {
+        match answer {
+            Ok(Some(text)) => {
+                texts.insert(path, text);
+            }
+            Ok(None) => {}
+            Err(err) => return Some(unavailable(&format!("{path} at {sweep}"), err)),
+        }
+    }
+    Some(Fact::Ok(texts))
 }
 
 /// What is left of a global byte bound, charged in a fixed order so the same answers give the
@@ -433,8 +480,9 @@ async fn read_tree<G: GitHub>(
 
 /// A run and its artifact list (or why the list is unreadable).
 type ListedRun = (crate::github::types::WorkflowRun, Result<Vec<Artifact>, String>);
-/// The qualifying run's id and its eval jobs with their downloaded logs.
-type EvalLogs = (u64, Vec<(crate::github::types::RunJob, Result<Vec<u8>, String>)>);
+/// The qualifying run's id and its eval jobs with their downloaded logs, or why its jobs could
+/// not be listed.
+type EvalLogs = (u64, Result<Vec<(crate::github::types::RunJob, Result<Vec<u8>, String>)>, String>);
 
 /// The order downloads are charged to the global bounds in.
 struct Priority {
@@ -493,17 +541,14 @@ async fn eval_jobs<G: GitHub>(gh: &G, repo: &RepoRef, run: Option<u64>, limits: 
     let run = run?;
     let jobs = match gh.list_run_jobs(repo, run).await {
         Ok(jobs) => jobs,
-        Err(err) => {
-            tracing::warn!("jobs of run {run}: {err}");
-            return None;
-        }
+        Err(err) => return Some((run, Err(format!("the job list of run {run} could not be read: {err}")))),
     };
     let evals = jobs.into_iter().filter(|j| is_eval_job(&j.name)).take(limits.max_job_logs);
     let log = |job: crate::github::types::RunJob| async move {
         let bytes = gh.download_job_log(repo, job.id, limits.max_log_bytes).await.map_err(|e| e.to_string());
         (job, bytes)
     };
-    Some((run, bounded(limits.concurrency, evals.map(log)).await))
+    Some((run, Ok(bounded(limits.concurrency, evals.map(log)).await)))
 }
 
 /// Downloads, in [`Priority`] order under the global bounds, the collected artifacts and eval
@@ -550,6 +595,7 @@ async fn download_runs<G: GitHub>(
             artifacts,
             archives: BTreeMap::new(),
             jobs: BTreeMap::new(),
+            jobs_unavailable: None,
         };
         runs.insert(run.id, workflow);
     }
@@ -611,6 +657,13 @@ fn store_job_logs(
 ) {
     let Some((run_id, jobs)) = jobs else { return };
     let Some(run) = runs.get_mut(&run_id) else { return };
+    let jobs = match jobs {
+        Ok(jobs) => jobs,
+        Err(reason) => {
+            run.jobs_unavailable = Some(reason);
+            return;
+        }
+    };
     for (job, log) in jobs {
         let log = match log {
             Err(reason) => Fact::Unavailable(format!("job log: {reason}")),
