@@ -553,3 +553,48 @@ async fn an_unreadable_job_list_is_a_named_fact_of_the_run() {
     assert!(reason.contains(&format!("job list of run {RUN}")) && reason.contains("404"), "{reason:?}");
     assert!(run.jobs.is_empty());
 }
+
+/// Off a terminal (CI logs, these tests) collect writes plain lines only: no carriage return,
+/// no escape sequence, and the summary names the artifacts downloaded. On a terminal (a pty
+/// from util-linux `script`, part of every Debian system) it draws the progress bar.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collect_shows_download_progress_only_on_a_terminal() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, &dir.path().join("plain"));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+    assert!(err.contains("6 of 6 artifacts downloaded ("), "{err}");
+
+    let command = [
+        env!("CARGO_BIN_EXE_sweepgate"),
+        "collect",
+        "--repo",
+        REPO,
+        "--pr",
+        &original.pull_request.number.to_string(),
+        "--signoff",
+        &url,
+        "--out",
+        &dir.path().join("tty").to_string_lossy(),
+        "--api-url",
+        &fake.url,
+        "--token",
+        TOKEN,
+        "--review-date",
+        "2026-11-29",
+        "--upstream-github-api",
+        &upstream.url,
+        "--upstream-allow-host",
+        upstream.host(),
+        "--upstream-allow-private",
+    ]
+    .map(|arg| format!("'{}'", arg.replace('\'', r"'\''")))
+    .join(" ");
+    let tty = Command::new("script").args(["-qefc", &command, "/dev/null"]).env_remove("GITHUB_TOKEN").output();
+    let tty = tty.expect("run collect under script(1)");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{shown}");
+    assert!(shown.contains("\r\x1b[2K[") && shown.contains("] artifacts 6/6 · "), "{shown:?}");
+}

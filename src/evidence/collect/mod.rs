@@ -19,6 +19,7 @@ pub mod published;
 pub mod upstream;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use futures_util::stream::{self, StreamExt};
 
@@ -143,12 +144,38 @@ fn bounded<F: std::future::Future>(
     stream::iter(jobs).buffered(limit.max(1)).collect::<Vec<_>>()
 }
 
+/// How far the artifact downloads are, reported after each one finishes (what `sweepgate
+/// collect` shows on a terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DownloadProgress {
+    /// Artifacts whose download finished (downloaded, refused or failed).
+    pub done: usize,
+    /// Artifacts planned for download.
+    pub total: usize,
+    /// Bytes downloaded so far.
+    pub bytes: u64,
+}
+
+/// Receives [`DownloadProgress`]; `Sync` because downloads run concurrently.
+pub type ProgressFn<'a> = &'a (dyn Fn(DownloadProgress) + Sync);
+
 /// Collects the Evidence of one sign-off.
 pub async fn collect<G: GitHub>(
     gh: &G,
     upstream: &UpstreamClient,
     request: &CollectRequest,
     limits: &CollectLimits,
+) -> Result<Evidence, CollectError> {
+    collect_with_progress(gh, upstream, request, limits, &|_| {}).await
+}
+
+/// [`collect`], reporting each finished artifact download to `progress`.
+pub async fn collect_with_progress<G: GitHub>(
+    gh: &G,
+    upstream: &UpstreamClient,
+    request: &CollectRequest,
+    limits: &CollectLimits,
+    progress: ProgressFn<'_>,
 ) -> Result<Evidence, CollectError> {
     let (repo, pr) = (&request.repo, request.pr);
     if !request.signoff.repo.eq_ignore_ascii_case(&repo.to_string()) || request.signoff.pr != pr {
@@ -335,7 +362,7 @@ pub async fn collect<G: GitHub>(
 
     let published_ids = published.values().filter_map(|f| f.as_ok().cloned().flatten()).map(|p| p.run_id).collect();
     let order = Priority { qualifying: qualifying.map(|q| q.run_id), reused, published: published_ids };
-    let (runs, artifacts) = download_runs(gh, repo, listed, jobs, &order, limits, &mut downloaded).await;
+    let (runs, artifacts) = download_runs(gh, repo, listed, jobs, &order, limits, &mut downloaded, progress).await;
     evidence.runs = runs;
     evidence.artifacts = artifacts;
     evidence.upstream = read_upstream(upstream, &evidence, limits).await;
@@ -553,6 +580,7 @@ async fn eval_jobs<G: GitHub>(gh: &G, repo: &RepoRef, run: Option<u64>, limits: 
 
 /// Downloads, in [`Priority`] order under the global bounds, the collected artifacts and eval
 /// job logs; unpacks the artifacts.
+#[allow(clippy::too_many_arguments)] // one call site; the arguments are the stages' results
 async fn download_runs<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
@@ -561,6 +589,7 @@ async fn download_runs<G: GitHub>(
     order: &Priority,
     limits: &CollectLimits,
     downloaded: &mut Budget,
+    progress: ProgressFn<'_>,
 ) -> (BTreeMap<u64, WorkflowRun>, MemTree) {
     let mut runs = BTreeMap::new();
     let mut planned: Vec<(u8, u64, Artifact)> = Vec::new();
@@ -609,15 +638,21 @@ async fn download_runs<G: GitHub>(
         caps.push(limits.max_artifact_bytes.min(downloaded.remaining().saturating_sub(declared)));
         declared = declared.saturating_add(a.size_in_bytes);
     }
+    let (total, done, bytes) = (planned.len(), &AtomicUsize::new(0), &AtomicU64::new(0));
     // `Err(None)`: the global bound, not the artifact's own bound, stopped the download.
     let fetch = |(id, cap): (u64, u64)| async move {
-        if cap == 0 {
-            return Err(None);
-        }
-        match gh.download_artifact(repo, id, cap).await {
-            Err(GitHubError::TooLarge { .. }) if cap < limits.max_artifact_bytes => Err(None),
-            answer => answer.map_err(Some),
-        }
+        let answer = if cap == 0 {
+            Err(None)
+        } else {
+            match gh.download_artifact(repo, id, cap).await {
+                Err(GitHubError::TooLarge { .. }) if cap < limits.max_artifact_bytes => Err(None),
+                answer => answer.map_err(Some),
+            }
+        };
+        let size = answer.as_ref().map_or(0, |b| b.len() as u64);
+        let bytes = bytes.fetch_add(size, Ordering::Relaxed) + size;
+        progress(DownloadProgress { done: done.fetch_add(1, Ordering::Relaxed) + 1, total, bytes });
+        answer
     };
     let answers =
         bounded(limits.concurrency, planned.iter().map(|(_, _, a)| a.id).zip(caps.iter().copied()).map(fetch)).await;
