@@ -502,3 +502,99 @@ async fn a_nested_archive_that_will_not_extract_is_named_and_its_artifact_kept()
     );
     assert!(!run.artifacts.keys().any(|k| k.contains(':')), "no name:path keys in artifacts");
 }
+
+/// Serves what a bundle records of its commits besides base and head: the git tree listing of
+/// each commit with blobs, and a tarball at each commit with texts (the contents API reads it).
+fn serve_commits(fake: &FakeGitHub, ev: &sweepgate::evidence::Evidence) {
+    let mut w = fake.world();
+    for (sha, blobs) in &ev.blobs {
+        let listing = blobs.as_ok().unwrap().iter().map(|(p, b)| (p.clone(), b.clone())).collect();
+        w.git_trees.insert((REPO.into(), sha.clone()), listing);
+    }
+    for (sha, texts) in &ev.texts_at {
+        let mut tree = sweepgate::repo::MemTree::new();
+        for (path, text) in texts.as_ok().unwrap() {
+            tree.insert(path, text.as_str());
+        }
+        let tarball = support::serve_bundle::tar_gz(&format!("example-inferencex-{}", &sha[..7]), &tree);
+        w.tarballs.insert((REPO.into(), sha.clone()), tarball);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_before_a_merge_of_main_is_collected_with_the_master_text_check_1_compares() {
+    for (name, check_1) in [("merged-main-after-sweep", "PASS"), ("merged-main-changed-entry", "FAIL")] {
+        let (original, fake, upstream, url) = served(read_bundle(&fixture(name)).unwrap()).await;
+        serve_commits(&fake, &original);
+        let dir = tempfile::tempdir().unwrap();
+        let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let got = read_bundle(dir.path()).unwrap();
+        assert_eq!(got.texts_at, original.texts_at, "{name}: the differing master file's text at the sweep commit");
+        let verdict: serde_json::Value = serde_json::from_slice(&verify(dir.path(), "json").stdout).unwrap();
+        let row = &verdict["checks"][1];
+        assert_eq!(row["status"], check_1, "{name}: {}", row["summary"]);
+        if check_1 == "FAIL" {
+            let summary = row["summary"].as_str().unwrap_or_default();
+            assert!(summary.contains("configs/nvidia-master.yaml: dsr1-fp4-b200-sglang"), "{summary}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_job_list_is_a_named_fact_of_the_run() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    assert!(fake.world().jobs.is_empty(), "the fake answers 404 for the qualifying run's jobs");
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = &read_bundle(dir.path()).unwrap().runs[&RUN];
+    let reason = run.jobs_unavailable.as_deref().unwrap_or_default();
+    assert!(reason.contains(&format!("job list of run {RUN}")) && reason.contains("404"), "{reason:?}");
+    assert!(run.jobs.is_empty());
+}
+
+/// Off a terminal (CI logs, these tests) collect writes plain lines only: no carriage return,
+/// no escape sequence, and the summary names the artifacts downloaded. On a terminal (a pty
+/// from util-linux `script`, part of every Debian system) it draws the progress bar.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collect_shows_download_progress_only_on_a_terminal() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, &dir.path().join("plain"));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+    assert!(err.contains("6 of 6 artifacts downloaded ("), "{err}");
+
+    let command = [
+        env!("CARGO_BIN_EXE_sweepgate"),
+        "collect",
+        "--repo",
+        REPO,
+        "--pr",
+        &original.pull_request.number.to_string(),
+        "--signoff",
+        &url,
+        "--out",
+        &dir.path().join("tty").to_string_lossy(),
+        "--api-url",
+        &fake.url,
+        "--token",
+        TOKEN,
+        "--review-date",
+        "2026-11-29",
+        "--upstream-github-api",
+        &upstream.url,
+        "--upstream-allow-host",
+        upstream.host(),
+        "--upstream-allow-private",
+    ]
+    .map(|arg| format!("'{}'", arg.replace('\'', r"'\''")))
+    .join(" ");
+    let tty = Command::new("script").args(["-qefc", &command, "/dev/null"]).env_remove("GITHUB_TOKEN").output();
+    let tty = tty.expect("run collect under script(1)");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{shown}");
+    assert!(shown.contains("\r\x1b[2K[") && shown.contains("] artifacts 6/6 · "), "{shown:?}");
+}

@@ -254,6 +254,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
         archives: BTreeMap::new(),
         jobs: BTreeMap::new(),
         sweep_id: None,
+        jobs_unavailable: None,
     };
     let member: BTreeMap<String, Fact<bool>> = BTreeMap::from([(signer.clone(), Fact::Ok(true))]);
     let signoff_id = 4_000_000_000 + number;
@@ -297,6 +298,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
         upstream: Default::default(),
         trees: Default::default(),
         blobs: Default::default(),
+        texts_at: Default::default(),
         format: sweepgate::evidence::BUNDLE_FORMAT,
         base,
         head,

@@ -1,5 +1,6 @@
 //! Fail-closed property over every fixture bundle: removing one kind of evidence at a time
-//! (`head/`, `base/`, `artifacts/`, the check-runs, the upstream facts) never makes the verdict
+//! (`head/`, `base/`, `artifacts/`, the check-runs, the upstream facts, the blob SHAs and texts
+//! at other commits, the runs' job lists) never makes the verdict
 //! more favourable. Runs the real `sweepgate verify` binary on a mutated copy of each bundle.
 
 mod support;
@@ -56,7 +57,7 @@ fn edit_evidence(bundle: &Path, edit: impl FnOnce(&mut serde_json::Map<String, V
     std::fs::write(&path, serde_json::to_string_pretty(&json).expect("serialize")).expect("write");
 }
 
-const ABLATIONS: [Ablation; 5] = [
+const ABLATIONS: [Ablation; 7] = [
     ("head/", |b| remove_dir(&b.join("head"))),
     ("base/", |b| remove_dir(&b.join("base"))),
     ("artifacts/", |b| remove_dir(&b.join("artifacts"))),
@@ -68,6 +69,24 @@ const ABLATIONS: [Ablation; 5] = [
     ("upstream", |b| {
         edit_evidence(b, |e| {
             e.remove("upstream");
+        })
+    }),
+    // Check 1's head equivalence reads the blob SHAs and the master-config text at the sweep commit.
+    ("blobs and texts", |b| {
+        edit_evidence(b, |e| {
+            e.remove("blobs");
+            e.remove("texts_at");
+        })
+    }),
+    // The qualifying run's job list could not be read: no job (log) of any run is known.
+    ("job lists", |b| {
+        edit_evidence(b, |e| {
+            for run in e.get_mut("runs").and_then(Value::as_object_mut).into_iter().flat_map(|r| r.values_mut()) {
+                if let Some(run) = run.as_object_mut() {
+                    run.remove("jobs");
+                    run.insert("jobs_unavailable".into(), Value::from("the job list could not be read: HTTP 502"));
+                }
+            }
         })
     }),
 ];

@@ -246,14 +246,14 @@ fn is_entry_line(text: &str) -> bool {
 /// The lines of one top-level entry of a master file: from its key to its last content line
 /// (trailing blank and comment lines before the next key belong to no entry), and their text.
 #[derive(Debug, PartialEq)]
-struct EntrySpan {
-    lines: std::ops::RangeInclusive<u32>,
-    text: String,
+pub struct EntrySpan {
+    pub lines: std::ops::RangeInclusive<u32>,
+    pub text: String,
 }
 
 /// Each top-level key's span; a file that does not parse has none (the caller already read
 /// its entries, so a parse failure was reported there).
-fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String, EntrySpan> {
+pub fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String, EntrySpan> {
     let Ok(root) = yaml::parse(text, path) else { return Default::default() };
     let keys: Vec<(String, u32)> = root
         .as_map()

@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::scan::{role, Role};
+use std::collections::BTreeSet;
+
+use super::affected::{self, entry_spans, sku, AffectedConfig};
+use super::scan::{self, role, Role};
 use super::{Context, Outcome};
 use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
 
@@ -203,32 +206,186 @@ enum NotEquivalent {
     Unverifiable(String),
 }
 
+fn short(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
 fn blobs_at<'e>(ev: &'e Evidence, sha: &str) -> Result<&'e BTreeMap<String, String>, NotEquivalent> {
-    let short = sha.get(..7).unwrap_or(sha);
     match ev.blobs.get(sha) {
         Some(Fact::Ok(blobs)) => Ok(blobs),
         Some(Fact::Unavailable(reason)) => {
-            Err(NotEquivalent::Unverifiable(format!("the blob SHAs at {short} could not be read ({reason})")))
+            Err(NotEquivalent::Unverifiable(format!("the blob SHAs at {} could not be read ({reason})", short(sha))))
         }
-        None => Err(NotEquivalent::Unverifiable(format!("the evidence has no blob SHAs at {short}"))),
+        None => Err(NotEquivalent::Unverifiable(format!("the evidence has no blob SHAs at {}", short(sha)))),
     }
 }
 
-/// Whether every recipe, launcher script and master config the sweep at `sweep_sha` ran is
-/// blob-identical at the head (ARCHITECTURE decision 7; the published "keeps the recipe blob"
-/// argument). The collector records in `Evidence.blobs` the files the sweep's points ran at both
-/// commits. A master config whose blob differs is a change: its entries cannot be compared
-/// without its text at the sweep commit, which the evidence does not carry (decision F5).
-fn head_equivalent(ev: &Evidence, sweep_sha: &str) -> Result<usize, NotEquivalent> {
+/// The file name of a path, lower-cased.
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase()
+}
+
+/// Whether a script's name is that of a config's benchmark script: it begins with the
+/// `<prefix>_<precision>_` of a known config, or its second `_` part is a precision
+/// (`fp4`, `bf16`, `int4`, `mxfp4`, …), as scripts of configs no longer in any master config are.
+fn named_for_a_config(path: &str, families: &BTreeSet<String>) -> bool {
+    let name = file_name(path);
+    let precision = name
+        .split('_')
+        .nth(1)
+        .is_some_and(|p| ["fp", "bf", "int", "mxfp", "nvfp", "w4", "w8"].iter().any(|start| p.starts_with(start)));
+    precision || families.iter().any(|family| name.starts_with(family.as_str()))
+}
+
+/// `<model-prefix>_<precision>_`: how benchmark scripts named for a config begin (spec 20 §3.2:
+/// `model-prefix`, `precision` and `framework` pick the benchmark script).
+fn script_family(config: &AffectedConfig) -> String {
+    format!("{}_{}_", config.model_prefix, config.precision).to_ascii_lowercase()
+}
+
+/// The benchmark scripts named for `config`: `<prefix>_<precision>_<sku>_<framework>…`; the one
+/// whose name is the key itself (`dsr1-fp4-b200-sglang-mtp` → `dsr1_fp4_b200_sglang_mtp.sh`)
+/// when there is one, else every script of that prefix.
+fn named_scripts<'p>(config: &AffectedConfig, scripts: &[&'p String]) -> Vec<&'p String> {
+    let framework = config.framework.replace('-', "_");
+    let start = format!("{}{}_{}", script_family(config), sku(&config.runner), framework).to_ascii_lowercase();
+    let own: Vec<&String> = scripts.iter().copied().filter(|p| file_name(p).starts_with(&start)).collect();
+    let exact = format!("{}.", config.key.replace('-', "_").to_ascii_lowercase());
+    let by_key: Vec<&String> = own.iter().copied().filter(|p| file_name(p).starts_with(&exact)).collect();
+    if by_key.is_empty() {
+        own
+    } else {
+        by_key
+    }
+}
+
+/// Whether a script named for no config (a shared library, a runner launcher) is on the path
+/// of `config`: `runners/launch_<sku>…` for its SKU, `benchmarks/single_node/…` for single-node
+/// configs, `benchmarks/multi_node/…` for multinode ones, anything else for every config.
+fn shared_script_runs(config: &AffectedConfig, path: &str) -> bool {
+    let logical = scan::logical_path(path);
+    if logical.starts_with("runners/") {
+        return file_name(path).starts_with(&format!("launch_{}", sku(&config.runner)));
+    }
+    if logical.starts_with("benchmarks/multi_node/") {
+        return config.multinode;
+    }
+    if logical.starts_with("benchmarks/single_node/") {
+        return !config.multinode;
+    }
+    true
+}
+
+/// `CONFIG_FILE=recipes/<rest>[:selector]` values in an entry's text → `<rest>` (the path only:
+/// the selector picks a variant inside the same file).
+fn recipe_refs(entry_text: &str) -> BTreeSet<String> {
+    entry_text
+        .split("CONFIG_FILE=")
+        .skip(1)
+        .filter_map(|rest| {
+            let value = rest.split(|c: char| c == '"' || c == '\'' || c == ',' || c.is_whitespace()).next()?;
+            let path = value.split(':').next()?.trim_end_matches(']');
+            path.strip_prefix("recipes/").map(str::to_owned)
+        })
+        .collect()
+}
+
+/// The part of a recipe path after `srt-slurm-recipes/`.
+fn recipe_rest(path: &str) -> Option<&str> {
+    scan::logical_path(path).split_once("srt-slurm-recipes/").map(|(_, rest)| rest)
+}
+
+fn entry_text(text: &str, config: &AffectedConfig) -> Option<String> {
+    entry_spans(text, &config.file).remove(&config.key).map(|span| span.text)
+}
+
+/// An affected entry's text at the head.
+fn head_entry(ev: &Evidence, config: &AffectedConfig) -> Result<String, NotEquivalent> {
+    let file = &config.file;
+    let text = ev
+        .head
+        .text(file)
+        .ok_or_else(|| NotEquivalent::Unverifiable(format!("{file} is not in the evidence at the head")))?;
+    entry_text(text, config).ok_or_else(|| {
+        NotEquivalent::Unverifiable(format!("the entry {} of {file} cannot be read at the head", config.key))
+    })
+}
+
+/// An affected entry's text at the sweep commit, from `Evidence.texts_at`: `Ok(None)` when the
+/// entry did not exist there.
+fn sweep_entry(ev: &Evidence, sweep_sha: &str, config: &AffectedConfig) -> Result<Option<String>, NotEquivalent> {
+    let file = &config.file;
+    match ev.texts_at.get(sweep_sha) {
+        Some(Fact::Ok(texts)) => Ok(texts.get(file).and_then(|text| entry_text(text, config))),
+        Some(Fact::Unavailable(reason)) => Err(NotEquivalent::Unverifiable(format!(
+            "the master-config text at {} could not be read ({reason})",
+            short(sweep_sha)
+        ))),
+        None => Err(NotEquivalent::Unverifiable(format!(
+            "{file} differs at the head and the evidence has no text of it at {} to compare the entry {}",
+            short(sweep_sha),
+            config.key
+        ))),
+    }
+}
+
+/// Whether every launcher script, recipe and master-config entry the sweep at `sweep_sha` ran is
+/// identical at the head (ARCHITECTURE decision 7; the published "keeps the recipe blob 1ea4e7f
+/// and the master entry unchanged" argument, decision F8). The files it ran are those of the
+/// configs the PR affects: the scripts named for each config and the shared scripts on its path,
+/// the recipes its `CONFIG_FILE=` names; they are compared by blob SHA. A master config whose
+/// blob differs (the PR merged main) is compared entry by entry, its text at the sweep commit
+/// from `Evidence.texts_at`. Returns how many files and entries were compared.
+fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent> {
+    let ev = cx.evidence;
     let (sweep, head) = (blobs_at(ev, sweep_sha)?, blobs_at(ev, &ev.pull_request.head_sha)?);
-    let ran = |path: &&String| matches!(role(path), Role::Script | Role::Recipe | Role::MasterConfig);
-    let paths: std::collections::BTreeSet<&String> = sweep.keys().chain(head.keys()).filter(ran).collect();
-    if paths.is_empty() {
+    let configs = affected::affected_configs(cx)
+        .map_err(|e| NotEquivalent::Unverifiable(format!("the configs the sweep ran cannot be read: {e}")))?;
+    if configs.is_empty() {
         return Err(NotEquivalent::Unverifiable(
-            "the evidence records no blob SHA of a recipe, launcher script or master config the sweep ran".into(),
+            "the PR affects no master-config entry the sweep could have run".into(),
         ));
     }
-    for path in &paths {
+    let known = affected::all_configs(cx).unwrap_or_default();
+    let families: BTreeSet<String> = known.iter().chain(&configs).map(script_family).collect();
+    let recorded: BTreeSet<&String> = sweep.keys().chain(head.keys()).collect();
+    let scripts: Vec<&String> = recorded.iter().copied().filter(|p| role(p) == Role::Script).collect();
+    let (named, shared): (Vec<&String>, Vec<&String>) = scripts.iter().partition(|p| named_for_a_config(p, &families));
+    let mut ran: BTreeSet<&String> = BTreeSet::new();
+    for config in &configs {
+        let own = named_scripts(config, &named);
+        let mut recipes = Vec::new();
+        let master_same = sweep.get(&config.file).is_some_and(|blob| head.get(&config.file) == Some(blob));
+        let at_head = head_entry(ev, config)?;
+        let at_sweep = if master_same { Some(at_head.clone()) } else { sweep_entry(ev, sweep_sha, config)? };
+        if at_sweep.as_ref() != Some(&at_head) {
+            let entry = format!("{}: {}", config.file, config.key);
+            return Err(NotEquivalent::Changed(entry, if at_sweep.is_some() { "changed" } else { "added" }));
+        }
+        for rest in recipe_refs(&at_head) {
+            let found: Vec<&String> =
+                recorded.iter().copied().filter(|p| role(p) == Role::Recipe && recipe_rest(p) == Some(&rest)).collect();
+            if found.is_empty() {
+                return Err(NotEquivalent::Unverifiable(format!(
+                    "the recipe recipes/{rest} that {} names is not recorded at {} or at the head",
+                    config.key,
+                    short(sweep_sha)
+                )));
+            }
+            recipes.extend(found);
+        }
+        if own.is_empty() && recipes.is_empty() {
+            return Err(NotEquivalent::Unverifiable(format!(
+                "no launcher script or recipe of {} is recorded at {} or at the head",
+                config.key,
+                short(sweep_sha)
+            )));
+        }
+        ran.extend(own);
+        ran.extend(recipes);
+        ran.extend(shared.iter().copied().filter(|p| shared_script_runs(config, p)));
+    }
+    for path in &ran {
         let how = match (sweep.get(*path), head.get(*path)) {
             (Some(a), Some(b)) if a == b => continue,
             (Some(_), Some(_)) => "changed",
@@ -237,7 +394,7 @@ fn head_equivalent(ev: &Evidence, sweep_sha: &str) -> Result<usize, NotEquivalen
         };
         return Err(NotEquivalent::Changed((*path).clone(), how));
     }
-    Ok(paths.len())
+    Ok(ran.len() + configs.len())
 }
 
 pub fn check(cx: &Context) -> Outcome {
@@ -258,7 +415,7 @@ pub fn check(cx: &Context) -> Outcome {
         if q.sha == *head {
             return base("qualifying_run").arg("files", 0);
         }
-        return match head_equivalent(ev, &q.sha) {
+        return match head_equivalent(cx, &q.sha) {
             Ok(files) => base("qualifying_run").arg("files", files),
             Err(NotEquivalent::Changed(path, how)) => base("head_changed").arg("file", path).arg("how", how),
             Err(NotEquivalent::Unverifiable(reason)) => base("head_unverifiable").arg("reason", reason),
@@ -288,7 +445,7 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::tests_support::{evidence, run};
+    use crate::checks::tests_support::{evidence, run, with_added_file};
     use crate::checks::Status;
 
     fn outcome(e: &Evidence) -> Outcome {
@@ -359,56 +516,130 @@ mod tests {
         assert_eq!(o.message.args["runs"][0]["example"], "multi-node agentic / y");
     }
 
+    const MASTER: &str = "configs/nvidia-master.yaml";
+    const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_sglang.sh";
+    const RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/sglang/x/disagg.yaml";
+
+    fn master(sglang_conc: u32, trt_conc: u32) -> String {
+        format!(
+            "dsr1-fp4-b200-sglang:\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  conc-end: {sglang_conc}\n\
+             dsr1-fp4-b200-trt:\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: trt\n  conc-end: {trt_conc}\n\
+             dsr1-fp4-gb200-dynamo-sglang:\n  model-prefix: dsr1\n  runner: gb200\n  precision: fp4\n  framework: dynamo-sglang\n  multinode: true\n  \
+             settings:\n  - \"CONFIG_FILE=recipes/sglang/x/disagg.yaml:zip_override_hi[1]\"\n"
+        )
+    }
+
+    /// The published shape: the sweep ran on `a…`; the head `b…` merged main, which changed the
+    /// master file (an unrelated entry) and other models' scripts. The PR affects
+    /// `dsr1-fp4-b200-sglang` only (its conc-end 32 → 64 at base).
     fn green_on_the_older_commit() -> Evidence {
-        let mut e = evidence();
+        let mut e = with_added_file(evidence(), MASTER, &master(64, 128));
+        e.base.insert(MASTER, master(32, 128));
         e.check_runs.insert(
             "a".repeat(40),
             Fact::Ok(vec![run("single-node 8k1k / x", "success", 5), run("eval / x", "success", 5)]),
         );
         e.check_runs.insert("b".repeat(40), Fact::Ok(vec![]));
-        let files = |recipe: &str| {
-            Fact::Ok(BTreeMap::from([
-                ("benchmarks/multi_node/srt-slurm-recipes/sglang/x/disagg.yaml".to_owned(), recipe.to_owned()),
-                ("benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_sglang.sh".to_owned(), "2b7c".to_owned()),
-                ("configs/nvidia-master.yaml".to_owned(), "77aa".to_owned()),
-                ("README.md".to_owned(), recipe.to_owned()),
-            ]))
+        let files = |master_blob: &str, other: &str| {
+            Fact::Ok(BTreeMap::from(
+                [
+                    (RECIPE, "1ea4e7f"),
+                    (SCRIPT, "2b7c"),
+                    ("benchmarks/benchmark_lib.sh", "3c8d"),
+                    ("benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_trt.sh", other),
+                    ("benchmarks/single_node/agentic/dsv4_fp4_b300_vllm.sh", other),
+                    ("benchmarks/multi_node/srt_slurm_launch.sh", other),
+                    ("runners/launch_mi355x-amds.sh", other),
+                    (MASTER, master_blob),
+                    ("README.md", other),
+                ]
+                .map(|(path, blob)| (path.to_owned(), blob.to_owned())),
+            ))
         };
-        e.blobs.insert("a".repeat(40), files("1ea4e7f"));
-        e.blobs.insert("b".repeat(40), files("1ea4e7f"));
+        e.blobs.insert("a".repeat(40), files("77aa", "old"));
+        e.blobs.insert("b".repeat(40), files("88bb", "new"));
+        e.texts_at.insert("a".repeat(40), Fact::Ok(BTreeMap::from([(MASTER.to_owned(), master(64, 64))])));
         e
     }
 
-    #[test]
-    fn a_sweep_on_an_older_commit_passes_only_when_the_head_keeps_its_blobs() {
-        let recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/x/disagg.yaml";
-        let with_head = |path: &str, blob: Option<&str>| {
-            let mut e = green_on_the_older_commit();
-            if let Some(Fact::Ok(head)) = e.blobs.get_mut(&"b".repeat(40)) {
-                match blob {
-                    Some(blob) => head.insert(path.into(), blob.into()),
-                    None => head.remove(path),
-                };
-            }
-            outcome(&e)
-        };
-        let o = outcome(&green_on_the_older_commit());
-        assert_eq!((o.status, o.message.args["files"].clone()), (Status::Pass, json!(3)), "{o:?}");
-        assert_eq!(
-            with_head("README.md", Some("docs only")).status,
-            Status::Pass,
-            "a file the sweep did not run may change"
-        );
-        let o = with_head(recipe, Some("9f00d"));
-        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "head_changed"));
-        assert_eq!((o.message.args["file"].as_str(), o.message.args["how"].as_str()), (Some(recipe), Some("changed")));
-        assert_eq!(with_head(recipe, None).message.args["how"], "removed");
-        let master = with_head("configs/nvidia-master.yaml", Some("88bb"));
-        assert_eq!(master.message.args["file"], "configs/nvidia-master.yaml", "a changed master config is named");
+    fn with_blob(mut e: Evidence, sha: char, path: &str, blob: Option<&str>) -> Evidence {
+        if let Some(Fact::Ok(blobs)) = e.blobs.get_mut(&sha.to_string().repeat(40)) {
+            match blob {
+                Some(blob) => blobs.insert(path.into(), blob.into()),
+                None => blobs.remove(path),
+            };
+        }
+        e
+    }
+
+    fn key_and_file(o: &Outcome) -> (Status, &str, &str, &str) {
+        let arg = |name: &str| o.message.args.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+        (o.status, o.message.key.as_str(), arg("file"), arg("how"))
     }
 
     #[test]
-    fn a_sweep_on_an_older_commit_without_blobs_is_unverifiable() {
+    fn a_merge_of_main_after_the_sweep_keeps_it_when_the_files_and_entry_it_ran_are_unchanged() {
+        let o = outcome(&green_on_the_older_commit());
+        // The script, the shared library and the entry; not the trt script, the multinode,
+        // agentic and other-SKU files, nor the recipe of an entry the PR does not affect.
+        assert_eq!((o.status, o.message.args["files"].clone()), (Status::Pass, json!(3)), "{o:?}");
+        let o =
+            outcome(&with_blob(green_on_the_older_commit(), 'b', "benchmarks/single_node/new_helper.sh", Some("9")));
+        assert_eq!(
+            key_and_file(&o),
+            (Status::Fail, "head_changed", "benchmarks/single_node/new_helper.sh", "added"),
+            "a shared single-node script on the path"
+        );
+    }
+
+    #[test]
+    fn a_changed_script_or_entry_the_sweep_ran_fails_naming_it() {
+        let o = outcome(&with_blob(green_on_the_older_commit(), 'b', SCRIPT, Some("9f00d")));
+        assert_eq!(key_and_file(&o), (Status::Fail, "head_changed", SCRIPT, "changed"));
+        let o = outcome(&with_blob(green_on_the_older_commit(), 'b', SCRIPT, None));
+        assert_eq!(key_and_file(&o), (Status::Fail, "head_changed", SCRIPT, "removed"));
+        let mut e = green_on_the_older_commit();
+        e.texts_at.insert("a".repeat(40), Fact::Ok(BTreeMap::from([(MASTER.to_owned(), master(32, 64))])));
+        let o = outcome(&e);
+        assert_eq!(
+            key_and_file(&o),
+            (Status::Fail, "head_changed", "configs/nvidia-master.yaml: dsr1-fp4-b200-sglang", "changed")
+        );
+        e.texts_at.insert("a".repeat(40), Fact::Ok(BTreeMap::new()));
+        assert_eq!(key_and_file(&outcome(&e)).3, "added", "the entry did not exist at the sweep commit");
+    }
+
+    #[test]
+    fn a_multinode_entry_runs_the_recipe_its_config_file_names() {
+        let affected_multinode = |e: Evidence| {
+            let mut e = e;
+            e.base.insert(MASTER, master(64, 128).replace("dynamo-sglang:", "dynamo-sglang-old:"));
+            e.texts_at.insert("a".repeat(40), Fact::Ok(BTreeMap::from([(MASTER.to_owned(), master(64, 128))])));
+            e
+        };
+        let e = affected_multinode(green_on_the_older_commit());
+        let o = outcome(&e);
+        assert_eq!(
+            key_and_file(&o),
+            (Status::Fail, "head_changed", "benchmarks/multi_node/srt_slurm_launch.sh", "changed")
+        );
+        let e = affected_multinode(with_blob(
+            green_on_the_older_commit(),
+            'b',
+            "benchmarks/multi_node/srt_slurm_launch.sh",
+            Some("old"),
+        ));
+        assert_eq!(outcome(&e).status, Status::Pass, "{:?}", outcome(&e));
+        let e = with_blob(e, 'b', RECIPE, Some("5d1c"));
+        assert_eq!(key_and_file(&outcome(&e)), (Status::Fail, "head_changed", RECIPE, "changed"));
+        let e = with_blob(with_blob(e, 'b', RECIPE, None), 'a', RECIPE, None);
+        let o = outcome(&e);
+        assert_eq!(o.message.key, "head_unverifiable");
+        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("recipes/sglang/x/disagg.yaml")), "{o:?}");
+    }
+
+    #[test]
+    fn a_sweep_on_an_older_commit_without_blobs_or_texts_is_unverifiable() {
         let mut e = green_on_the_older_commit();
         e.blobs.insert("b".repeat(40), Fact::Unavailable("HTTP 502".into()));
         let o = outcome(&e);
@@ -416,9 +647,24 @@ mod tests {
         assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("bbbbbbb") && r.contains("HTTP 502")));
         e.blobs.clear();
         assert_eq!(outcome(&e).message.key, "head_unverifiable", "format 1 has no blobs");
-        e.blobs.insert("a".repeat(40), Fact::Ok(BTreeMap::new()));
-        e.blobs.insert("b".repeat(40), Fact::Ok(BTreeMap::new()));
-        assert_eq!(outcome(&e).message.key, "head_unverifiable", "nothing recorded proves nothing");
+
+        let mut e = green_on_the_older_commit();
+        e.texts_at.insert("a".repeat(40), Fact::Unavailable("HTTP 500".into()));
+        let o = outcome(&e);
+        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("HTTP 500")), "{o:?}");
+        e.texts_at.clear();
+        let o = outcome(&e);
+        assert_eq!(o.message.key, "head_unverifiable", "a differing master blob without its text proves nothing");
+
+        let mut e = green_on_the_older_commit();
+        for sha in ['a', 'b'] {
+            e = with_blob(e, sha, SCRIPT, None);
+        }
+        let o = outcome(&e);
+        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("no launcher script")), "{o:?}");
+        let mut e = green_on_the_older_commit();
+        e.files.clear();
+        assert_eq!(outcome(&e).message.key, "head_unverifiable", "no affected config: nothing the sweep ran is known");
     }
 
     /// A sweepgate sweep (check run 900) on `sha`, as the collector attaches it.
@@ -441,6 +687,7 @@ mod tests {
                 archives: BTreeMap::new(),
                 jobs: BTreeMap::new(),
                 sweep_id: Some("pr42-bbbbbbbbbb-a1".into()),
+                jobs_unavailable: None,
             },
         );
         e

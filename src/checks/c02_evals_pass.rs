@@ -587,6 +587,7 @@ mod tests {
             archives: Default::default(),
             jobs: Default::default(),
             sweep_id: None,
+            jobs_unavailable: None,
         }
     }
 

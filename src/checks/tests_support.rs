@@ -40,6 +40,7 @@ pub fn evidence() -> Evidence {
         team_members: Default::default(),
         trees: Default::default(),
         blobs: Default::default(),
+        texts_at: Default::default(),
         format: crate::evidence::BUNDLE_FORMAT,
         upstream: Default::default(),
         base: Default::default(),

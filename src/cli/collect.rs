@@ -1,3 +1,4 @@
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -6,7 +7,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use secrecy::SecretString;
 use sweepgate::evidence::collect::upstream::DEFAULT_ALLOWED_HOSTS;
-use sweepgate::evidence::collect::{collect, CollectLimits, CollectRequest, UpstreamClient, UpstreamConfig};
+use sweepgate::evidence::collect::{
+    collect_with_progress, CollectLimits, CollectRequest, DownloadProgress, UpstreamClient, UpstreamConfig,
+};
 use sweepgate::evidence::write_bundle;
 use sweepgate::github::octo::{OctoGitHub, RetryPolicy};
 use sweepgate::github::{ApiMetrics, RepoRef};
@@ -144,18 +147,51 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<ExitCode> {
         let token = SecretString::from(args.token.clone());
         let gh = OctoGitHub::with_token(&args.api_url, token, RetryPolicy::default(), metrics.clone())?;
         let upstream = UpstreamClient::new(args.upstream.config())?;
-        let evidence = collect(&gh, &upstream, &request, &limits).await?;
+        // A progress bar only on a terminal (as `dispatch` does); logs get the summary line.
+        let tty = std::io::stderr().is_terminal();
+        let last = std::sync::Mutex::new(DownloadProgress { done: 0, total: 0, bytes: 0 });
+        let show = |p: DownloadProgress| {
+            if let Ok(mut last) = last.lock() {
+                *last = p;
+            }
+            if tty {
+                let _ = write!(std::io::stderr().lock(), "\r\x1b[2K{}", progress_line(p));
+            }
+        };
+        let collected = collect_with_progress(&gh, &upstream, &request, &limits, &show).await;
+        let last = last.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if tty && last.total > 0 {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+        let evidence = collected?;
         write_into_place(&args.out, &evidence)?;
         eprintln!(
-            "collected PR #{} at {} into {}: {} GitHub API requests, {} upstream requests",
+            "collected PR #{} at {} into {}: {} GitHub API requests, {} upstream requests, {} of {} artifacts downloaded ({} bytes)",
             request.pr,
             evidence.pull_request.head_sha,
             args.out.display(),
             metrics.calls.load(Ordering::Relaxed),
-            upstream.requests()
+            upstream.requests(),
+            last.done,
+            last.total,
+            last.bytes
         );
         anyhow::Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `[#######-------] artifacts 12/31 · 3.4 MiB`: the terminal progress line.
+fn progress_line(p: DownloadProgress) -> String {
+    const WIDTH: usize = 24;
+    let filled = (p.done * WIDTH).checked_div(p.total).unwrap_or(0).min(WIDTH);
+    format!(
+        "[{}{}] artifacts {}/{} · {:.1} MiB",
+        "#".repeat(filled),
+        "-".repeat(WIDTH - filled),
+        p.done,
+        p.total,
+        p.bytes as f64 / (1024.0 * 1024.0)
+    )
 }
 
 fn is_non_empty_dir(path: &Path) -> anyhow::Result<bool> {
@@ -201,4 +237,17 @@ fn write_into_place(out: &Path, evidence: &sweepgate::evidence::Evidence) -> any
         std::fs::remove_dir_all(&old).with_context(|| format!("removing the old bundle {}", old.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_counts_artifacts_and_bytes() {
+        let line = progress_line(DownloadProgress { done: 12, total: 24, bytes: 3 << 20 });
+        assert_eq!(line, format!("[{}{}] artifacts 12/24 · 3.0 MiB", "#".repeat(12), "-".repeat(12)));
+        let none = progress_line(DownloadProgress { done: 0, total: 0, bytes: 0 });
+        assert_eq!(none, format!("[{}] artifacts 0/0 · 0.0 MiB", "-".repeat(24)));
+    }
 }

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Format 2 records whether each tree could be read (`trees`), nested-archive and job-log
-//! availability per run, blob SHAs per commit, published runs per series and upstream content.
+//! availability per run (and a job list that could not be read), blob SHAs per commit, the
+//! master-config text at the sweep commit (`texts_at`), published runs per series and upstream
+//! content.
 //! Format 1 is still read: a tree directory that is absent is unavailable, its single
 //! `upstream.published_run` applies to every series, and the facts it never had (blobs) are
 //! simply absent, which the checks read as unavailable.

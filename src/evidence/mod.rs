@@ -164,6 +164,11 @@ pub struct WorkflowRun {
     /// store in the layout of `run-sweep.yml` artifacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_id: Option<String>,
+    /// Why the jobs of this run could not be listed (the collector lists the qualifying run's
+    /// jobs to read their logs); `jobs` is then empty and says nothing. Absent: listed, or not
+    /// asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_unavailable: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -332,6 +337,12 @@ pub struct Evidence {
     /// compares: the qualifying sweep commit and the head. Format 1 has none (unavailable).
     #[serde(default)]
     pub blobs: BTreeMap<String, Fact<BTreeMap<String, String>>>,
+    /// Text of files at a commit other than the head (`commit → path → text`): the master
+    /// configs whose blob differs between the qualifying sweep commit and the head, so Check 1
+    /// can compare the affected entries (decision F8). A path absent from an `Ok` map did not
+    /// exist at that commit. Format 1 and older format-2 bundles have none (unavailable).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub texts_at: BTreeMap<String, Fact<BTreeMap<String, String>>>,
     /// The bundle format this Evidence was read from (not serialized; set by `read_bundle`).
     #[serde(skip, default = "current_format")]
     pub format: u32,

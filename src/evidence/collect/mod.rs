@@ -20,11 +20,13 @@ pub mod sweepgate;
 pub mod upstream;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use futures_util::stream::{self, StreamExt};
 
 use crate::checks::c01_in_pr_sweep::qualifying_run;
 use crate::checks::c03_upstream_recipe::{upstream_links, LinkKind, UpstreamLink};
+use crate::checks::scan::{role, Role};
 use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
 use crate::evidence::{
@@ -127,7 +129,8 @@ pub fn run_id_of(details_url: &str) -> Option<u64> {
 fn wanted_paths(files: &[ChangedFile]) -> impl Fn(&str) -> bool {
     let layout = Layout::default();
     let mut prefixes: Vec<String> = Logical::ALL.iter().flat_map(|l| layout.candidates(*l)).collect();
-    prefixes.extend(["benchmarks", "inferencex-e2e/benchmarks"].map(String::from));
+    // Runner launchers too: Check 1 compares the ones a sweep ran (decision F8).
+    prefixes.extend(["benchmarks", "inferencex-e2e/benchmarks", "runners", "inferencex-e2e/runners"].map(String::from));
     let changed: BTreeSet<String> =
         files.iter().flat_map(|f| std::iter::once(f.filename.clone()).chain(f.previous_filename.clone())).collect();
     move |path: &str| {
@@ -146,12 +149,38 @@ fn bounded<F: std::future::Future>(
     stream::iter(jobs).buffered(limit.max(1)).collect::<Vec<_>>()
 }
 
+/// How far the artifact downloads are, reported after each one finishes (what `sweepgate
+/// collect` shows on a terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DownloadProgress {
+    /// Artifacts whose download finished (downloaded, refused or failed).
+    pub done: usize,
+    /// Artifacts planned for download.
+    pub total: usize,
+    /// Bytes downloaded so far.
+    pub bytes: u64,
+}
+
+/// Receives [`DownloadProgress`]; `Sync` because downloads run concurrently.
+pub type ProgressFn<'a> = &'a (dyn Fn(DownloadProgress) + Sync);
+
 /// Collects the Evidence of one sign-off.
 pub async fn collect<G: GitHub>(
     gh: &G,
     upstream: &UpstreamClient,
     request: &CollectRequest,
     limits: &CollectLimits,
+) -> Result<Evidence, CollectError> {
+    collect_with_progress(gh, upstream, request, limits, &|_| {}).await
+}
+
+/// [`collect`], reporting each finished artifact download to `progress`.
+pub async fn collect_with_progress<G: GitHub>(
+    gh: &G,
+    upstream: &UpstreamClient,
+    request: &CollectRequest,
+    limits: &CollectLimits,
+    progress: ProgressFn<'_>,
 ) -> Result<Evidence, CollectError> {
     let (repo, pr) = (&request.repo, request.pr);
     if !request.signoff.repo.eq_ignore_ascii_case(&repo.to_string()) || request.signoff.pr != pr {
@@ -261,6 +290,7 @@ pub async fn collect<G: GitHub>(
         upstream: Default::default(),
         trees: Trees { base: base_fact, head: head_fact },
         blobs: BTreeMap::new(),
+        texts_at: BTreeMap::new(),
         format: crate::evidence::BUNDLE_FORMAT,
         base,
         head,
@@ -319,6 +349,10 @@ pub async fn collect<G: GitHub>(
         eval_jobs(gh, repo, qualifying.as_ref().map(|q| q.run_id), limits),
     );
     evidence.blobs = blobs.into_iter().collect();
+    if let Some(sweep) = qualifying.as_ref().map(|q| &q.sha).filter(|sha| **sha != head_sha) {
+        let texts = master_texts_at(gh, repo, sweep, &evidence, limits).await;
+        evidence.texts_at.extend(texts.map(|fact| (sweep.clone(), fact)));
+    }
     evidence.permissions = permissions.into_iter().collect();
     evidence.team_members = team_members;
     let mut listed = listed;
@@ -333,7 +367,7 @@ pub async fn collect<G: GitHub>(
 
     let published_ids = published.values().filter_map(|f| f.as_ok().cloned().flatten()).map(|p| p.run_id).collect();
     let order = Priority { qualifying: qualifying.map(|q| q.run_id), reused, published: published_ids };
-    let (runs, artifacts) = download_runs(gh, repo, listed, jobs, &order, limits, &mut downloaded).await;
+    let (runs, artifacts) = download_runs(gh, repo, listed, jobs, &order, limits, &mut downloaded, progress).await;
     evidence.runs = runs;
     evidence.artifacts = artifacts;
     sweepgate::attach(&mut evidence, &sweeps, &limits.sweeps);
@@ -349,6 +383,47 @@ pub async fn collect<G: GitHub>(
         }
     };
     Ok(evidence)
+}
+
+/// The master configs whose blob differs between the qualifying commit `sweep` and the head, as
+/// text at `sweep` (Check 1 compares the affected entries, decision F8). `None` when none
+/// differs or the blobs are unknown (Check 1 then says so); a file that does not exist at
+/// `sweep` is left out of the map; any read that fails makes the whole fact unavailable.
+async fn master_texts_at<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    sweep: &str,
+    evidence: &Evidence,
+    limits: &CollectLimits,
+) -> Option<Fact<BTreeMap<String, String>>> {
+    let blobs = |sha: &str| evidence.blobs.get(sha).and_then(Fact::as_ok);
+    let (at_sweep, at_head) = (blobs(sweep)?, blobs(&evidence.pull_request.head_sha)?);
+    let differing: Vec<String> = at_sweep
+        .keys()
+        .chain(at_head.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|path| role(path) == Role::MasterConfig && at_sweep.get(*path) != at_head.get(*path))
+        .cloned()
+        .collect();
+    if differing.is_empty() {
+        return None;
+    }
+    let read = |path: String| async move {
+        let answer = gh.get_file_text(repo, &path, sweep, limits.max_log_bytes).await;
+        (path, answer)
+    };
+    let mut texts = BTreeMap::new();
+    for (path, answer) in bounded(limits.concurrency, differing.into_iter().map(read)).await {
+        match answer {
+            Ok(Some(text)) => {
+                texts.insert(path, text);
+            }
+            Ok(None) => {}
+            Err(err) => return Some(unavailable(&format!("{path} at {sweep}"), err)),
+        }
+    }
+    Some(Fact::Ok(texts))
 }
 
 /// What is left of a global byte bound, charged in a fixed order so the same answers give the
@@ -439,8 +514,9 @@ async fn read_tree<G: GitHub>(
 
 /// A run and its artifact list (or why the list is unreadable).
 type ListedRun = (crate::github::types::WorkflowRun, Result<Vec<Artifact>, String>);
-/// The qualifying run's id and its eval jobs with their downloaded logs.
-type EvalLogs = (u64, Vec<(crate::github::types::RunJob, Result<Vec<u8>, String>)>);
+/// The qualifying run's id and its eval jobs with their downloaded logs, or why its jobs could
+/// not be listed.
+type EvalLogs = (u64, Result<Vec<(crate::github::types::RunJob, Result<Vec<u8>, String>)>, String>);
 
 /// The order downloads are charged to the global bounds in.
 struct Priority {
@@ -499,21 +575,19 @@ async fn eval_jobs<G: GitHub>(gh: &G, repo: &RepoRef, run: Option<u64>, limits: 
     let run = run?;
     let jobs = match gh.list_run_jobs(repo, run).await {
         Ok(jobs) => jobs,
-        Err(err) => {
-            tracing::warn!("jobs of run {run}: {err}");
-            return None;
-        }
+        Err(err) => return Some((run, Err(format!("the job list of run {run} could not be read: {err}")))),
     };
     let evals = jobs.into_iter().filter(|j| is_eval_job(&j.name)).take(limits.max_job_logs);
     let log = |job: crate::github::types::RunJob| async move {
         let bytes = gh.download_job_log(repo, job.id, limits.max_log_bytes).await.map_err(|e| e.to_string());
         (job, bytes)
     };
-    Some((run, bounded(limits.concurrency, evals.map(log)).await))
+    Some((run, Ok(bounded(limits.concurrency, evals.map(log)).await)))
 }
 
 /// Downloads, in [`Priority`] order under the global bounds, the collected artifacts and eval
 /// job logs; unpacks the artifacts.
+#[allow(clippy::too_many_arguments)] // one call site; the arguments are the stages' results
 async fn download_runs<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
@@ -522,6 +596,7 @@ async fn download_runs<G: GitHub>(
     order: &Priority,
     limits: &CollectLimits,
     downloaded: &mut Budget,
+    progress: ProgressFn<'_>,
 ) -> (BTreeMap<u64, WorkflowRun>, MemTree) {
     let mut runs = BTreeMap::new();
     let mut planned: Vec<(u8, u64, Artifact)> = Vec::new();
@@ -557,6 +632,7 @@ async fn download_runs<G: GitHub>(
             archives: BTreeMap::new(),
             jobs: BTreeMap::new(),
             sweep_id: None,
+            jobs_unavailable: None,
         };
         runs.insert(run.id, workflow);
     }
@@ -570,15 +646,21 @@ async fn download_runs<G: GitHub>(
         caps.push(limits.max_artifact_bytes.min(downloaded.remaining().saturating_sub(declared)));
         declared = declared.saturating_add(a.size_in_bytes);
     }
+    let (total, done, bytes) = (planned.len(), &AtomicUsize::new(0), &AtomicU64::new(0));
     // `Err(None)`: the global bound, not the artifact's own bound, stopped the download.
     let fetch = |(id, cap): (u64, u64)| async move {
-        if cap == 0 {
-            return Err(None);
-        }
-        match gh.download_artifact(repo, id, cap).await {
-            Err(GitHubError::TooLarge { .. }) if cap < limits.max_artifact_bytes => Err(None),
-            answer => answer.map_err(Some),
-        }
+        let answer = if cap == 0 {
+            Err(None)
+        } else {
+            match gh.download_artifact(repo, id, cap).await {
+                Err(GitHubError::TooLarge { .. }) if cap < limits.max_artifact_bytes => Err(None),
+                answer => answer.map_err(Some),
+            }
+        };
+        let size = answer.as_ref().map_or(0, |b| b.len() as u64);
+        let bytes = bytes.fetch_add(size, Ordering::Relaxed) + size;
+        progress(DownloadProgress { done: done.fetch_add(1, Ordering::Relaxed) + 1, total, bytes });
+        answer
     };
     let answers =
         bounded(limits.concurrency, planned.iter().map(|(_, _, a)| a.id).zip(caps.iter().copied()).map(fetch)).await;
@@ -618,6 +700,13 @@ fn store_job_logs(
 ) {
     let Some((run_id, jobs)) = jobs else { return };
     let Some(run) = runs.get_mut(&run_id) else { return };
+    let jobs = match jobs {
+        Ok(jobs) => jobs,
+        Err(reason) => {
+            run.jobs_unavailable = Some(reason);
+            return;
+        }
+    };
     for (job, log) in jobs {
         let log = match log {
             Err(reason) => Fact::Unavailable(format!("job log: {reason}")),

@@ -145,6 +145,7 @@ pub fn attach(evidence: &mut Evidence, sweeps: &[SweepCheck], options: &SweepOpt
             archives: BTreeMap::new(),
             jobs: BTreeMap::new(),
             sweep_id: Some(sweep.sweep_id.clone()),
+            jobs_unavailable: None,
         };
         if sweep.status == "completed" {
             match read_results(evidence, sweep, store.as_ref(), &options.check_name) {
@@ -372,6 +373,7 @@ mod tests {
             archives: BTreeMap::new(),
             jobs: BTreeMap::new(),
             sweep_id: None,
+            jobs_unavailable: None,
         };
         e.runs.insert(7, workflow(".github/workflows/run-sweep.yml"));
         assert_eq!(drop_unlisted_workflows(&mut e.clone(), &SweepOptions::default()), 0);
