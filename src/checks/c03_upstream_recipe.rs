@@ -147,6 +147,8 @@ struct Classes {
     sweep_variables: Vec<String>,
     master_variables: BTreeMap<String, String>,
     markers: Markers,
+    /// Groups of flag spellings an engine treats as one setting (`--tp` is `--tensor-parallel-size`).
+    aliases: Vec<Vec<String>>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -174,6 +176,12 @@ fn classes() -> &'static Classes {
 impl Classes {
     fn informational(&self, name: &str) -> Option<&str> {
         self.informational.iter().find(|g| g.names.iter().any(|n| n == name)).map(|g| g.group.as_str())
+    }
+
+    /// Every spelling of a setting: its own name first, then its aliases.
+    fn spellings<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        let group = self.aliases.iter().find(|g| g.iter().any(|n| n == name));
+        std::iter::once(name).chain(group.into_iter().flatten().map(String::as_str).filter(move |n| *n != name))
     }
 
     fn names_sweep_variable(&self, value: &str) -> bool {
@@ -327,11 +335,14 @@ fn is_name_char(c: char) -> bool {
 }
 
 fn stated(text: &str, setting: &Setting) -> Option<Stated> {
-    let bare = setting.name.trim_start_matches("--");
-    let mut forms = vec![(setting.name.clone(), false)];
-    if bare != setting.name {
-        forms.push((bare.to_owned(), true));
-        forms.push((bare.replace('-', "_"), true));
+    let mut forms = Vec::new();
+    for name in classes().spellings(&setting.name) {
+        forms.push((name.to_owned(), false));
+        let bare = name.trim_start_matches('-');
+        if bare != name {
+            forms.push((bare.to_owned(), true));
+            forms.push((bare.replace('-', "_"), true));
+        }
     }
     let markers = &classes().markers.derivation;
     let mut out: Option<Stated> = None;
@@ -874,6 +885,20 @@ mod tests {
             .insert(kernel.into(), pull("closed", Some("2026-10-01T00:00:00Z"), &["python/sglang/srt/x.py"]));
         merged(&mut e, COOKBOOK);
         assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+    }
+
+    #[test]
+    fn an_engine_alias_states_the_setting() {
+        let tp = Setting {
+            name: "--tensor-parallel-size".into(),
+            kind: serving_settings::SettingKind::Flag,
+            values: BTreeSet::new(),
+            concurrencies: BTreeSet::new(),
+            at: String::new(),
+        };
+        let found = stated("python3 -m sglang.launch_server --tp 8 --ep-size 8", &tp).unwrap();
+        assert!(found.values.contains("8"));
+        assert!(stated("python3 -m sglang.launch_server --tpx 8", &tp).is_none());
     }
 
     #[test]
