@@ -93,6 +93,11 @@ fn run(dir: &Path, tag: &str, sweeps: &[(u64, usize)], cap: usize) -> (Duration,
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench binaries too; only `cargo bench` passes --bench.
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!("sweep_engine: a benchmark; run it with `cargo bench --bench sweep_engine`");
+        return;
+    }
     if std::env::var_os("SWEEPGATE_SLURM").is_none() {
         eprintln!("sweep_engine: SWEEPGATE_SLURM is unset; run `eval \"$(bash scripts/slurm-up.sh up)\"` first");
         return;
