@@ -143,6 +143,12 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
     let wall = started.elapsed();
+    // The verdict status follows the comment: requests are counted until it is set.
+    let verdict_status = || fake.world().statuses.iter().any(|(_, sha, s)| *sha == head && s["state"] != "pending");
+    while !verdict_status() {
+        assert!(started.elapsed() < Duration::from_secs(120), "no verdict status within 120 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let w = fake.world();
     let api = w.log.iter().filter(|l| !l.contains(" /_blobs/")).count();
     let storage = w.log.len() - api;
@@ -152,7 +158,7 @@ async fn main() {
     println!("| injected latency per request | {} ms |", latency.as_millis());
     println!("| artifacts listed on the PR run | {artifacts} |");
     println!("| webhook → verdict comment (wall) | {:.2} s |", wall.as_secs_f64());
-    println!("| GitHub API requests (webhook to verdict, incl. status and comment writes) | {api} |");
+    println!("| GitHub API requests (webhook to verdict status, incl. status and comment writes) | {api} |");
     println!("| storage downloads (redirect targets) | {storage} |");
     println!("| bytes sent by the fake GitHub | {} |", w.bytes_sent);
     println!("| upstream requests (registry, HF, upstream PRs) | {} |", upstream.state().log.len());
@@ -161,5 +167,36 @@ async fn main() {
         for line in &w.log {
             eprintln!("{line}");
         }
+        eprintln!("| requests | route |");
+        eprintln!("|---|---|");
+        for (route, count) in requests_by_route(&w.log) {
+            eprintln!("| {count} | {route} |");
+        }
     }
+}
+
+/// Request lines grouped by route: ids, SHAs and the query string replaced by placeholders.
+fn requests_by_route(log: &[String]) -> Vec<(String, usize)> {
+    let mut routes = std::collections::BTreeMap::<String, usize>::new();
+    for line in log {
+        let path = line.split('?').next().unwrap_or(line);
+        let route: Vec<String> = path
+            .split('/')
+            .map(|part| {
+                let hex = part.len() == 40 && part.bytes().all(|b| b.is_ascii_hexdigit());
+                let number = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+                if hex {
+                    "{sha}".into()
+                } else if number {
+                    "{n}".into()
+                } else {
+                    part.to_string()
+                }
+            })
+            .collect();
+        *routes.entry(route.join("/")).or_default() += 1;
+    }
+    let mut routes: Vec<_> = routes.into_iter().collect();
+    routes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    routes
 }

@@ -113,6 +113,15 @@ async fn fake_github_to_bundle_to_the_fixture_verdict() {
     let requests = api_requests(&fake);
     eprintln!("GitHub API requests for one collection: {requests}");
     assert!(requests <= 30, "{requests} requests: {:#?}", fake.world().log);
+    {
+        // Each fact is read once: the conversation sign-off comes from the PR's comment list;
+        // the PR twice only because the head is re-read at the end (spec 30 §1.6).
+        let w = fake.world();
+        let id = url.rsplit('-').next().unwrap();
+        assert_eq!(w.count(&format!("GET /repos/{REPO}/issues/comments/{id}")), 0, "{:#?}", w.log);
+        assert_eq!(w.count(&format!("GET /repos/{REPO}/issues/{pr}/comments")), 1, "{:#?}", w.log);
+        assert_eq!(w.log.iter().filter(|l| **l == format!("GET /repos/{REPO}/pulls/{pr}")).count(), 2, "{:#?}", w.log);
+    }
     assert_eq!(fake.world().leaked_auth, 0, "the GitHub token was sent to a storage redirect");
 
     let got = read_bundle(&first).unwrap();

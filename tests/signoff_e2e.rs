@@ -266,8 +266,8 @@ async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_
     let url = serve(&fake, &original);
     let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     let pushed = "c".repeat(40);
-    // Read 1: the handler's gate; read 2: collection pins the head; read 3: the re-read sees the push.
-    fake.world().head_moves = Some((2, pushed.clone()));
+    // Read 1: the handler's gate, whose head collection pins; read 2: the re-read sees the push.
+    fake.world().head_moves = Some((1, pushed.clone()));
     let server = start_server(&fake, &upstream, &[]).await;
     server.deliver("issue_comment", "m-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
     server.wait_handled(1).await;

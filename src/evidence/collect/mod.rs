@@ -164,22 +164,44 @@ pub struct DownloadProgress {
 /// Receives [`DownloadProgress`]; `Sync` because downloads run concurrently.
 pub type ProgressFn<'a> = &'a (dyn Fn(DownloadProgress) + Sync);
 
-/// Collects the Evidence of one sign-off.
+/// What the caller of a collection read already in the same verification (the sign-off
+/// handler reads the PR and its comments to decide eligibility): used as read, not read again.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    pub pull: Option<crate::github::types::PullRequest>,
+    pub comments: Option<Vec<crate::github::types::Comment>>,
+    /// Collaborator permissions by login.
+    pub permissions: BTreeMap<String, crate::github::types::CollaboratorPermission>,
+}
+
+/// Collects the Evidence of one sign-off, reusing what the caller already read.
 pub async fn collect<G: GitHub>(
     gh: &G,
     upstream: &UpstreamClient,
     request: &CollectRequest,
     limits: &CollectLimits,
+    known: Known,
 ) -> Result<Evidence, CollectError> {
-    collect_with_progress(gh, upstream, request, limits, &|_| {}).await
+    collect_from(gh, upstream, request, limits, known, &|_| {}).await
 }
 
-/// [`collect`], reporting each finished artifact download to `progress`.
+/// [`collect`] from nothing known, reporting each finished artifact download to `progress`.
 pub async fn collect_with_progress<G: GitHub>(
     gh: &G,
     upstream: &UpstreamClient,
     request: &CollectRequest,
     limits: &CollectLimits,
+    progress: ProgressFn<'_>,
+) -> Result<Evidence, CollectError> {
+    collect_from(gh, upstream, request, limits, Known::default(), progress).await
+}
+
+async fn collect_from<G: GitHub>(
+    gh: &G,
+    upstream: &UpstreamClient,
+    request: &CollectRequest,
+    limits: &CollectLimits,
+    known: Known,
     progress: ProgressFn<'_>,
 ) -> Result<Evidence, CollectError> {
     let (repo, pr) = (&request.repo, request.pr);
@@ -191,14 +213,41 @@ pub async fn collect_with_progress<G: GitHub>(
             pr,
         });
     }
-    let (pull, signoff) = tokio::join!(gh.get_pull(repo, pr), read_signoff(gh, repo, pr, &request.signoff));
+    let conversation = request.signoff.key.kind == signoff::SignoffKind::ConversationComment;
+    let Known { pull: known_pull, comments: known_comments, permissions: known_permissions } = known;
+    let (pull, listed_comments, signoff) = tokio::join!(
+        async {
+            match known_pull {
+                Some(pull) => Ok(pull),
+                None => gh.get_pull(repo, pr).await,
+            }
+        },
+        async {
+            match known_comments {
+                Some(comments) => Ok(comments),
+                None => gh.list_issue_comments(repo, pr).await,
+            }
+        },
+        // A conversation comment is in the PR's comment list; other kinds have own endpoints.
+        async {
+            match conversation {
+                true => None,
+                false => Some(read_signoff(gh, repo, pr, &request.signoff).await),
+            }
+        },
+    );
     let pull = pull.map_err(|source| CollectError::Pull { repo: repo.clone(), pr, source })?;
-    let signoff = signoff?;
+    let listed = listed_comments.as_ref().ok().and_then(|list| list.iter().find(|c| c.id == request.signoff.key.id));
+    let signoff = match (signoff, listed) {
+        (Some(read), _) => read?,
+        (None, Some(comment)) => signoff_of_comment(repo, pr, &request.signoff, comment),
+        // Not in this PR's list (another PR's comment, or the list failed): its endpoint decides.
+        (None, None) => read_signoff(gh, repo, pr, &request.signoff).await?,
+    };
     let head_sha = pull.head.sha.clone();
     let base_sha = pull.base.sha.clone();
 
-    let (commits, files, comments) =
-        tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr), gh.list_issue_comments(repo, pr));
+    let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr));
     let files: Vec<ChangedFile> = match files {
         Ok(files) => files
             .into_iter()
@@ -216,7 +265,7 @@ pub async fn collect_with_progress<G: GitHub>(
         tracing::warn!("PR commits unavailable: {err}");
         vec![head_sha.clone()]
     });
-    let comments: Vec<Comment> = match comments {
+    let comments: Vec<Comment> = match listed_comments {
         Ok(list) => list
             .into_iter()
             .map(|c| Comment {
@@ -333,8 +382,13 @@ pub async fn collect_with_progress<G: GitHub>(
         };
         (sha, fact)
     };
+    let known_permissions = &known_permissions;
     let permission_of = |login: String| async move {
-        let fact = match gh.collaborator_permission_detail(repo, &login).await {
+        let answer = match known_permissions.get(&login) {
+            Some(known) => Ok(known.clone()),
+            None => gh.collaborator_permission_detail(repo, &login).await,
+        };
+        let fact = match answer {
             Ok(p) => Fact::Ok(Permission { permission: p.permission, role_name: p.role_name }),
             Err(err) => unavailable("collaborator permission", err),
         };
@@ -357,13 +411,28 @@ pub async fn collect_with_progress<G: GitHub>(
     evidence.team_members = team_members;
     let mut listed = listed;
     let known: BTreeSet<u64> = listed.iter().map(|(run, _)| run.id).collect();
+    let (published, found_runs) = published;
     let published_ids: BTreeSet<u64> = published
         .values()
         .filter_map(|f| f.as_ok().cloned().flatten())
         .map(|p| p.run_id)
         .filter(|id| !known.contains(id))
         .collect();
-    listed.extend(list_runs(gh, repo, published_ids.into_iter().collect(), limits).await);
+    // A run the published-run lookup found in a listing needs only its artifact list.
+    // Two keys of one series can name the same run: one entry per id.
+    let found: BTreeMap<u64, _> =
+        found_runs.into_iter().filter(|r| published_ids.contains(&r.id)).map(|r| (r.id, r)).collect();
+    let unlisted: Vec<u64> = published_ids.into_iter().filter(|id| !found.contains_key(id)).collect();
+    let artifacts_of = |run: crate::github::types::WorkflowRun| async move {
+        let artifacts = gh.list_run_artifacts(repo, run.id).await.map_err(|e| format!("artifact list: {e}"));
+        (run, artifacts)
+    };
+    let (found, unlisted) = tokio::join!(
+        bounded(limits.concurrency, found.into_values().map(artifacts_of)),
+        list_runs(gh, repo, unlisted, limits)
+    );
+    listed.extend(found);
+    listed.extend(unlisted);
 
     let published_ids = published.values().filter_map(|f| f.as_ok().cloned().flatten()).map(|p| p.run_id).collect();
     let order = Priority { qualifying: qualifying.map(|q| q.run_id), reused, published: published_ids };
@@ -488,6 +557,19 @@ async fn read_signoff<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64, url: &SignoffU
         created_at: time(resource.created_at.or(resource.submitted_at)),
         updated_at: time(resource.updated_at.or(resource.submitted_at)),
     })
+}
+
+/// The sign-off `url` names, from the PR's own comment list (so it belongs to the PR).
+fn signoff_of_comment(repo: &RepoRef, pr: u64, url: &SignoffUrl, comment: &crate::github::types::Comment) -> Signoff {
+    Signoff {
+        kind: SignoffKind::Comment,
+        id: url.key.id,
+        author: comment.user.as_ref().map(|u| u.login.clone()).unwrap_or_default(),
+        body: comment.body.clone(),
+        url: format!("https://github.com/{repo}/pull/{pr}#{}", url.key),
+        created_at: github_time(comment.created_at),
+        updated_at: github_time(comment.updated_at),
+    }
 }
 
 /// The files a verdict reads at `sha`, from one tarball download. An unreadable tarball is an

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::checks::{affected, Context};
 use crate::domain::changelog::Changelog;
 use crate::evidence::{Evidence, Fact, PublishedRun, ALL_SERIES};
-use crate::github::types::RunQuery;
+use crate::github::types::{RunQuery, WorkflowRun};
 use crate::github::{GitHub, RepoRef};
 use crate::intake::command::{self, Scan};
 use crate::repo::{Layout, Logical, MemTree};
@@ -24,18 +24,31 @@ const SWEEP_WORKFLOW: &str = "run-sweep.yml";
 /// PRs looked up at once (each costs 2-3 requests).
 const CONCURRENT_PRS: usize = 4;
 
-/// `published_runs` of the evidence: per affected config key, its series' last published run.
+/// `published_runs` of the evidence: per affected config key, its series' last published run;
+/// and the runs a lookup found in a run listing already (not read again by id).
 pub async fn published_runs<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
     evidence: &Evidence,
-) -> BTreeMap<String, Fact<Option<PublishedRun>>> {
+) -> (BTreeMap<String, Fact<Option<PublishedRun>>>, Vec<WorkflowRun>) {
     let plan = plan(repo, evidence);
     let prs: BTreeSet<u64> = plan.values().filter_map(|step| step.as_ref().ok().copied().flatten()).collect();
     let resolve = |pr: u64| async move { (pr, resolve_pr(gh, repo, pr).await) };
+    let mut listed = Vec::new();
     let resolved: BTreeMap<u64, Result<PublishedRun, String>> =
-        super::bounded(CONCURRENT_PRS, prs.into_iter().map(resolve)).await.into_iter().collect();
-    plan.into_iter()
+        super::bounded(CONCURRENT_PRS, prs.into_iter().map(resolve))
+            .await
+            .into_iter()
+            .map(|(pr, answer)| {
+                let answer = answer.map(|(published, run)| {
+                    listed.extend(run);
+                    published
+                });
+                (pr, answer)
+            })
+            .collect();
+    let facts = plan
+        .into_iter()
         .map(|(key, step)| {
             let fact = match step {
                 Err(reason) => Fact::Unavailable(reason),
@@ -47,7 +60,8 @@ pub async fn published_runs<G: GitHub>(
             };
             (key, fact)
         })
-        .collect()
+        .collect();
+    (facts, listed)
 }
 
 /// Per affected key: the PR whose changelog entry published it last (`Ok(None)`: a new key).
@@ -120,8 +134,9 @@ fn pr_number(repo: &RepoRef, link: &str) -> Option<u64> {
     (name.eq_ignore_ascii_case(&repo.to_string())).then(|| digits.parse().ok()).flatten().filter(|n| *n > 0)
 }
 
-/// The run a merged PR's results were ingested from.
-async fn resolve_pr<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<PublishedRun, String> {
+/// The run a merged PR's results were ingested from, with the run itself when a listing
+/// found it (a reuse command names only its id).
+async fn resolve_pr<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<(PublishedRun, Option<WorkflowRun>), String> {
     let (pull, comments) = tokio::join!(gh.get_pull(repo, pr), gh.list_issue_comments(repo, pr));
     let pull = pull.map_err(|e| e.to_string())?;
     let merged_at = pull.merged_at.ok_or_else(|| "the PR is not merged".to_string())?;
@@ -138,7 +153,7 @@ async fn resolve_pr<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<Publis
     let merged_at = Some(super::github_time(merged_at));
     let found = |run_id, source: &str| PublishedRun { run_id, pr, source: source.into(), merged_at: merged_at.clone() };
     match decision.map(|command| (command.run_id, command.sweep)) {
-        Some((Some(run_id), _)) => Ok(found(run_id, "reuse")),
+        Some((Some(run_id), _)) => Ok((found(run_id, "reuse"), None)),
         // Published curves are read from workflow-run artifacts only; a sweep is never a guess.
         Some((None, Some(sweep))) => {
             Err(format!("its results come from sweepgate sweep {sweep}, which the published-run lookup cannot read"))
@@ -155,7 +170,7 @@ async fn resolve_pr<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<Publis
             runs.map_err(|e| e.to_string())?
                 .into_iter()
                 .find(|r| r.conclusion.as_deref() == Some("success") && commits.contains(&r.head_sha))
-                .map(|r| found(r.id, "reuse"))
+                .map(|r| (found(r.id, "reuse"), Some(r)))
                 .ok_or_else(|| {
                     format!("a bare reuse command, but no successful {SWEEP_WORKFLOW} PR run on its commits")
                 })
@@ -165,7 +180,7 @@ async fn resolve_pr<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<Publis
             let runs = gh.list_workflow_runs_at(repo, SWEEP_WORKFLOW, &sha).await.map_err(|e| e.to_string())?;
             runs.into_iter()
                 .find(|r| r.event == "push")
-                .map(|r| found(r.id, "main"))
+                .map(|r| (found(r.id, "main"), Some(r)))
                 .ok_or_else(|| format!("no {SWEEP_WORKFLOW} push run on the merge commit {sha}"))
         }
     }

@@ -15,10 +15,13 @@ use serde_json::json;
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{verify, VerdictWord};
 use crate::domain::codeowners::Codeowners;
-use crate::evidence::collect::{collect, CollectLimits, CollectRequest, UpstreamClient, UpstreamConfig};
-use crate::github::types::{Comment, PullRequest, SignoffResource, StatusInput, StatusState, User};
+use crate::evidence::collect::{collect, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig};
+use crate::github::types::{
+    CollaboratorPermission, Comment, PullRequest, SignoffResource, StatusInput, StatusState, User,
+};
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::eligibility::{self, Eligibility};
+use crate::intake::labels::Permission;
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind, SignoffUrl};
 use crate::repo::Logical;
 use crate::report::marker::Marker;
@@ -75,6 +78,9 @@ pub struct SignoffTarget<'a> {
     pub trigger: Trigger<'a>,
 }
 
+/// Sets the status on `sha`. `after_own_pending`: this verification set `pending` there itself,
+/// so a verdict state changes it for certain and is written without reading the statuses first.
+#[allow(clippy::too_many_arguments)] // private; each argument is one part of the status
 async fn set_status<G: GitHub>(
     gh: &G,
     cfg: &VerifyConfig,
@@ -82,13 +88,17 @@ async fn set_status<G: GitHub>(
     sha: &str,
     state: StatusState,
     description: String,
+    after_own_pending: bool,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     let Some(context) = &cfg.status_context else { return Ok(()) };
     let (repo, pr) = target;
     let target_url = cfg.details.as_ref().map(|d| d.url(repo, pr));
     let status = StatusInput { state, context: context.clone(), description, target_url };
-    if post_status(gh, repo, sha, &status).await? {
+    if after_own_pending {
+        gh.create_status(repo, sha, &status).await?;
+        out.note(format!("status {context} {state:?} on {sha}"));
+    } else if post_status(gh, repo, sha, &status).await? {
         out.note(format!("status {context} {state:?} on {sha}"));
     } else {
         out.note(format!("status {context} {state:?} on {sha} unchanged"));
@@ -120,18 +130,21 @@ async fn codeowners_at<G: GitHub>(gh: &G, repo: &RepoRef, sha: &str) -> Result<O
 /// changed paths and team memberships only for a non-writer. A membership answered 404 is not
 /// confirmed, one that fails otherwise is unknown (neither is eligibility); any other failed
 /// read is an error of the event (retried).
+/// Also returns the permission as read, which the collector records instead of reading it again.
 pub async fn eligibility_of<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
     pull: &PullRequest,
     author: &str,
-) -> Result<Eligibility, GitHubError> {
-    let permission = gh.collaborator_permission(repo, author).await?;
+) -> Result<(Eligibility, CollaboratorPermission), GitHubError> {
+    let detail = gh.collaborator_permission_detail(repo, author).await?;
+    let permission =
+        Permission::parse(if detail.role_name.is_empty() { &detail.permission } else { &detail.role_name });
     if permission.can_write() {
-        return Ok(Eligibility::Writer(permission));
+        return Ok((Eligibility::Writer(permission), detail));
     }
     let Some(owners) = codeowners_at(gh, repo, &pull.base.sha).await? else {
-        return Ok(Eligibility::NotEligible);
+        return Ok((Eligibility::NotEligible, detail));
     };
     let changed = changed_paths(gh, repo, pull.number).await?;
     let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
@@ -149,7 +162,7 @@ pub async fn eligibility_of<G: GitHub>(
         };
         memberships.insert(format!("{org}/{slug}"), member);
     }
-    Ok(eligibility::decide(author, permission, Some(&owners), &changed, &memberships))
+    Ok((eligibility::decide(author, permission, Some(&owners), &changed, &memberships), detail))
 }
 
 /// The one reply per PR for sign-offs that do not count (edited in place for the next one).
@@ -266,6 +279,9 @@ pub async fn verify_signoff<G: GitHub>(
         }
         Err(err) => return Err(err.into()),
     };
+    // The comment list read to judge the event is the collector's too (one read, not two).
+    let mut listed_comments = None;
+    let mut known_permissions = BTreeMap::new();
     if let Trigger::Event { author, posted_at } = trigger {
         if pull.state != "open" || pull.draft {
             out.note(format!(
@@ -296,22 +312,27 @@ pub async fn verify_signoff<G: GitHub>(
             }
             other => other?,
         };
+        let (eligibility, permission) = eligibility;
         if !eligibility.is_eligible() {
             return refuse(gh, bot_login, (repo, &pull, key), &comments, &author.login, &eligibility, out).await;
         }
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
+        listed_comments = Some(comments);
+        known_permissions.insert(author.login.clone(), permission);
     }
     let head = pull.head.sha.clone();
-    set_status(gh, cfg, (repo, pr), &head, StatusState::Pending, format!("verifying sign-off {key}"), out).await?;
+    set_status(gh, cfg, (repo, pr), &head, StatusState::Pending, format!("verifying sign-off {key}"), false, out)
+        .await?;
     let url = SignoffUrl { repo: repo.to_string(), pr, key };
     let request = CollectRequest { repo: repo.clone(), pr, signoff: url, review_date };
     let upstream = UpstreamClient::new(cfg.upstream.clone())
         .map_err(|e| HandlerError::GitHub(crate::github::GitHubError::Setup(e.to_string())))?;
-    let evidence = match collect(gh, &upstream, &request, &cfg.limits).await {
+    let known = Known { pull: Some(pull), comments: listed_comments, permissions: known_permissions };
+    let evidence = match collect(gh, &upstream, &request, &cfg.limits, known).await {
         Ok(evidence) => evidence,
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
-            set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, out).await?;
+            set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, true, out).await?;
             return Err(err.into());
         }
     };
@@ -346,7 +367,7 @@ pub async fn verify_signoff<G: GitHub>(
     } else {
         format!("sign-off {key}: {word} at {short}")
     };
-    set_status(gh, cfg, (repo, pr), &pinned, state, description, out).await
+    set_status(gh, cfg, (repo, pr), &pinned, state, description, pinned == head, out).await
 }
 
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
@@ -394,7 +415,7 @@ pub(super) async fn repair<G: GitHub>(
     }
     candidates.sort_by_key(|(at, key, _)| std::cmp::Reverse((*at, *key)));
     for (at, key, author) in &candidates {
-        if !eligibility_of(gh, repo, pull, &author.login).await?.is_eligible() {
+        if !eligibility_of(gh, repo, pull, &author.login).await?.0.is_eligible() {
             continue;
         }
         let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
