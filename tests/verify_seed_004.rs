@@ -188,10 +188,9 @@ fn check_3_names_the_uncovered_hicache_settings() {
     assert!(header.contains("(1) The merged cookbook does not cover"), "{header}");
 }
 
-/// Waits for Check 13 reading the draft checkpoint's own config.json (issue 17 item 4, "Check
-/// 13: the draft checkpoint's own config"); the bundle records it under the draft's name.
+/// Check 13 reads the draft checkpoint's own config.json (issue 17 item 4), the draft the
+/// launcher serves (`--speculative-draft-model-path`); the bundle records it under its name.
 #[test]
-#[ignore = "pending Check 13's draft config.json (issue 17 item 4): the reason reads the target model's config"]
 fn check_13_names_the_draft_checkpoint_precision() {
     let v = verdict();
     assert_names(&v, 13, &["RadixArk/Muse-Spark-Open-DFlash2", "bfloat16"]);
