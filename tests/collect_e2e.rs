@@ -607,3 +607,28 @@ async fn collect_shows_download_progress_only_on_a_terminal() {
     assert!(tty.status.success(), "{shown}");
     assert!(shown.contains("\r\x1b[2K[") && shown.contains("] artifacts 6/6 · "), "{shown:?}");
 }
+
+/// Check 13 judges a separate draft by its own config.json (decision E30): the collector
+/// fetches the config of the draft the launcher serves (`--speculative-draft-model-path`),
+/// though the sign-off links no Hugging Face page of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_draft_the_launcher_serves_has_its_config_collected() {
+    const DRAFT: &str = "RadixArk/Muse-Spark-Open-DFlash2";
+    let mut original = read_bundle(&fixture("seed-004")).unwrap();
+    // Only the upstream facts matter here; the run's artifacts are another test's subject.
+    original.artifacts = Default::default();
+    assert!(!original.signoff.body.contains("huggingface.co"), "the sign-off links no HF page");
+    let (original, fake, upstream, url) = served(original).await;
+    upstream.state().model_configs.insert(DRAFT.into(), serde_json::json!({"torch_dtype": "bfloat16"}));
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, &dir.path().join("b"));
+    assert!(out.status.success(), "collect failed: {}", stderr(&out));
+    let got = read_bundle(&dir.path().join("b")).unwrap();
+    let config = got.upstream.model_configs.get(DRAFT).and_then(|f| f.as_ok().cloned());
+    assert_eq!(
+        config.as_ref().and_then(|c| c["torch_dtype"].as_str()),
+        Some("bfloat16"),
+        "{:?}",
+        got.upstream.model_configs
+    );
+}

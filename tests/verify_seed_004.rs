@@ -159,12 +159,13 @@ fn the_blocking_header_has_three_sentences_in_both_languages() {
     );
 }
 
-/// Waits for Check 3(c) content coverage (helper rules3, issue 17 item 2): with it, the seed's
-/// row names the uncovered TP4/EP4 HiCache settings of the merged cookbook. On this branch
-/// Check 3 FAILs (the status matches) because the short ref `sgl-project/sglang#47394` is not
-/// recognised yet. Run with `cargo test --test verify_seed_004 -- --ignored` after the merge.
+/// Check 3(c) content coverage: the seed's row names the uncovered TP4/EP4 HiCache settings of
+/// the merged cookbook. Every setting, its values and the header's "merged cookbook" sentence
+/// are reproduced (decisions E31, E32); what is still missing is the variant's name: the row
+/// reads the launcher as one aggregated role, not per master search-space row (TP4/EP4 HiCache
+/// vs TP8). Run with `cargo test --test verify_seed_004 -- --ignored`.
 #[test]
-#[ignore = "pending rules3 (Check 3 content coverage): the reason does not name the uncovered settings yet"]
+#[ignore = "pending per-variant scoping of launcher settings: the row does not name the TP4/EP4 HiCache variant yet"]
 fn check_3_names_the_uncovered_hicache_settings() {
     let v = verdict();
     assert_names(
@@ -188,10 +189,9 @@ fn check_3_names_the_uncovered_hicache_settings() {
     assert!(header.contains("(1) The merged cookbook does not cover"), "{header}");
 }
 
-/// Waits for Check 13 reading the draft checkpoint's own config.json (issue 17 item 4, "Check
-/// 13: the draft checkpoint's own config"); the bundle records it under the draft's name.
+/// Check 13 reads the draft checkpoint's own config.json (issue 17 item 4), the draft the
+/// launcher serves (`--speculative-draft-model-path`); the bundle records it under its name.
 #[test]
-#[ignore = "pending Check 13's draft config.json (issue 17 item 4): the reason reads the target model's config"]
 fn check_13_names_the_draft_checkpoint_precision() {
     let v = verdict();
     assert_names(&v, 13, &["RadixArk/Muse-Spark-Open-DFlash2", "bfloat16"]);

@@ -47,6 +47,14 @@ impl Engine {
         }
     }
 
+    /// What its upstream documentation is called (the catalog words it per language).
+    fn documentation(self) -> &'static str {
+        match self {
+            Engine::Vllm => "recipe",
+            Engine::Sglang => "cookbook",
+        }
+    }
+
     /// Upstream PR repository, the path its PR must touch, and the published-page prefix.
     fn upstream(self) -> (&'static str, &'static str, &'static str) {
         match self {
@@ -667,6 +675,7 @@ fn judge_config(
             problems.push(json!({
                 "kind": "uncovered",
                 "config": key,
+                "documentation": Engine::of_framework(&config.framework).map_or("recipe", Engine::documentation),
                 "source": role.source,
                 "role": role.role,
                 "concurrencies": show_concurrencies(&role.concurrencies),

@@ -120,6 +120,41 @@ fn effective_files(ev: &Evidence) -> BTreeSet<&str> {
     files
 }
 
+/// HF repo ids of separate draft checkpoints the effective recipe serves: SGLang's
+/// `--speculative-draft-model-path` (flag or recipe key) and the `model` of vLLM's
+/// `--speculative-config`, `$VAR` values resolved from the file's assignments. A config
+/// without one serves the draft head embedded in its target checkpoint (MTP/NextN).
+fn drafts_in(text: &str) -> BTreeSet<String> {
+    static DRAFT: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = DRAFT
+        .get_or_init(|| {
+            Regex::new(concat!(
+                r#"(?:speculative[-_]draft[-_]model[-_]path["']?\s*(?:=|:|\s)\s*|speculative[-_]config\b.*?["']model["']\s*:\s*)"#,
+                r#"["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z0-9][\w.-]*/[\w.-]+)"#
+            ))
+            .ok()
+        })
+        .as_ref()
+    else {
+        return BTreeSet::new();
+    };
+    let vars = assignments(text);
+    text.lines()
+        .flat_map(|l| re.captures_iter(scan::code_part(l)).map(|c| c[1].to_owned()).collect::<Vec<_>>())
+        .filter_map(|id| match id.strip_prefix('$') {
+            Some(name) => vars.get(name.trim_matches(['{', '}'])).cloned(),
+            None => Some(id),
+        })
+        .filter(|id| id.contains('/') && !id.starts_with('/'))
+        .collect()
+}
+
+/// Separate draft checkpoints named by the effective recipe of the PR (the collector fetches
+/// their `config.json`; Check 13 reads it).
+pub fn draft_models(ev: &Evidence) -> BTreeSet<String> {
+    effective_files(ev).into_iter().filter_map(|p| ev.head.text(p)).flat_map(drafts_in).collect()
+}
+
 /// The draft's shipped precision from its HF `config.json`: the quantization method, else dtype.
 fn shipped_precision(config: &Value) -> Option<String> {
     let method = config.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str);
@@ -182,8 +217,16 @@ pub fn check(cx: &Context) -> Outcome {
         .unwrap_or_default();
     let detail = cx.detail().to_ascii_lowercase();
     let mut shipped_all = Vec::new();
-    for config in &spec_configs {
-        let model = models.get(&config.key).cloned().unwrap_or_default();
+    // The checkpoints whose stored precision counts: the separate drafts the recipe serves, else
+    // each config's target checkpoint (its embedded draft head).
+    let separate = draft_models(ev);
+    let checkpoints: BTreeSet<(String, String)> = if separate.is_empty() {
+        spec_configs.iter().map(|c| (c.key.clone(), models.get(&c.key).cloned().unwrap_or_default())).collect()
+    } else {
+        separate.into_iter().map(|d| (d.clone(), d)).collect()
+    };
+    for (owner, model) in &checkpoints {
+        let model = model.clone();
         match ev.upstream.model_configs.get(&model).map(|f| f.as_ok().map(shipped_precision)) {
             Some(Some(Some(shipped))) => {
                 verified.push(format!("{model} ships {shipped} (config.json)"));
@@ -197,7 +240,7 @@ pub fn check(cx: &Context) -> Outcome {
             Some(Some(None)) => missing.push(format!("a dtype or quantization_config in {model}'s config.json")),
             _ => missing.push(format!(
                 "the draft checkpoint metadata (config.json of {})",
-                if model.is_empty() { &config.key } else { &model }
+                if model.is_empty() { owner } else { &model }
             )),
         }
     }
@@ -296,6 +339,38 @@ mod tests {
         e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling; effective modelopt.\n".into();
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?} detail={:?}", Context::new(&e).detail());
+    }
+
+    #[test]
+    fn separate_drafts_are_read_from_flags_recipe_keys_and_speculative_config() {
+        let sglang = "DRAFT=org/Draft-A\npython -m sglang.launch_server --speculative-draft-model-path \"$DRAFT\"\n";
+        assert_eq!(drafts_in(sglang), BTreeSet::from(["org/Draft-A".to_owned()]));
+        let recipe = "      speculative-draft-model-path: org/Draft-B\n# --speculative-draft-model-path org/Old\n";
+        assert_eq!(drafts_in(recipe), BTreeSet::from(["org/Draft-B".to_owned()]));
+        let vllm = "vllm serve x --speculative-config '{\"method\": \"eagle3\", \"model\": \"org/Draft-C\"}'\n";
+        assert_eq!(drafts_in(vllm), BTreeSet::from(["org/Draft-C".to_owned()]));
+        assert!(drafts_in("--speculative-draft-model-path /models/local --speculative-draft-model-path $UNSET\n")
+            .is_empty());
+    }
+
+    /// The stored precision that counts is the separate draft's, not the target checkpoint's:
+    /// the target's config.json alone leaves the draft's precision missing (WARN).
+    #[test]
+    fn a_separate_draft_is_judged_by_its_own_config() {
+        let script =
+            "python -m sglang.launch_server --speculative-algorithm EAGLE --speculative-draft-model-path org/Draft-A\n";
+        let target = Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}}));
+        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-A ships bfloat16, loaded with default handling.\n";
+        let mut e = spec_pr(script);
+        e.upstream.model_configs.insert("nvidia/DeepSeek-R1-FP4".into(), target);
+        e.signoff.body = detail.into();
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Warn, "{o:?}");
+        assert!(o.message.args["missing"][0].as_str().unwrap().contains("config.json of org/Draft-A"), "{o:?}");
+        e.upstream.model_configs.insert("org/Draft-A".into(), Fact::Ok(json!({"torch_dtype": "bfloat16"})));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(o.message.args["shipped"][0], "bfloat16");
     }
 
     #[test]

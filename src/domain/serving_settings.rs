@@ -217,9 +217,38 @@ fn is_engine_command(words: &[String]) -> bool {
 struct Scope {
     vars: BTreeMap<String, BTreeSet<String>>,
     exports: BTreeMap<String, String>,
+    /// Bash arrays (`EXTRA=(…)`, `EXTRA+=(…)`): the words of every assignment and append, all
+    /// branches included, in file order (`"${EXTRA[@]}"` in the engine command splices them).
+    arrays: BTreeMap<String, Vec<String>>,
+}
+
+/// `NAME=(` / `NAME+=(` opening a bash array assignment → (NAME, the rest of the word).
+fn array_open(word: &str) -> Option<(&str, &str)> {
+    let (name, rest) = word.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let rest = rest.strip_prefix('(')?;
+    is_var_name(name).then_some((name, rest))
+}
+
+/// A `case` arm's pattern (`10)`, `*)`, `a|b)`): the commands after it start fresh.
+fn is_case_pattern(word: &str) -> bool {
+    word.len() > 1 && word.ends_with(')') && !word.contains(['=', '(', '$'])
 }
 
 impl Scope {
+    /// The engine command's words with `${NAME[@]}` of a known array spliced in.
+    fn splice_arrays(&self, words: &[String]) -> Vec<String> {
+        let mut out = Vec::with_capacity(words.len());
+        for word in words {
+            let name = word.strip_prefix("${").and_then(|w| w.strip_suffix("[@]}").or_else(|| w.strip_suffix("[*]}")));
+            match name.and_then(|n| self.arrays.get(n)) {
+                Some(items) => out.extend(items.iter().cloned()),
+                None => out.push(word.clone()),
+            }
+        }
+        out
+    }
+
     fn assign(&mut self, name: &str, value: &str) {
         let values = self.vars.entry(name.to_owned()).or_default();
         if values.len() < MAX_VALUES {
@@ -293,15 +322,42 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
         if is_engine_command(&words) {
             continue;
         }
-        // Assignments open a command: at the line start and after `;`, `then`, `&&`, ….
+        // Assignments open a command: at the line start and after `;`, `then`, `&&`, a case
+        // arm's pattern, ….
         let (mut at_start, mut exported) = (true, false);
+        let mut array: Option<String> = None;
         for word in &words {
+            if let Some(name) = &array {
+                let item = word.strip_suffix(')');
+                let items = scope.arrays.entry(name.clone()).or_default();
+                match item {
+                    Some(last) => {
+                        items.extend((!last.is_empty()).then(|| last.to_owned()));
+                        array = None;
+                    }
+                    None => items.push(word.clone()),
+                }
+                continue;
+            }
             let (w, ends) = match word.strip_suffix(';') {
                 Some(w) => (w, true),
                 None => (word.as_str(), false),
             };
-            if matches!(w, "if" | "then" | "else" | "elif" | "do" | "&&" | "||" | "fi" | "done" | "{" | "}") {
+            if matches!(w, "if" | "then" | "else" | "elif" | "do" | "&&" | "||" | "fi" | "done" | "{" | "}" | ";")
+                || is_case_pattern(w)
+            {
                 (at_start, exported) = (true, false);
+                continue;
+            }
+            if let Some((name, rest)) = array_open(w).filter(|_| at_start) {
+                let items = scope.arrays.entry(name.to_owned()).or_default();
+                match rest.strip_suffix(')') {
+                    Some(last) => items.extend((!last.is_empty()).then(|| last.to_owned())),
+                    None => {
+                        items.extend((!rest.is_empty()).then(|| rest.to_owned()));
+                        array = Some(name.to_owned());
+                    }
+                }
                 continue;
             }
             if at_start {
@@ -334,7 +390,7 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver) -> Option<R
     let mut settings = BTreeMap::new();
     let mut found = false;
     for (line, logical) in logical_lines(text) {
-        let words = words(&logical);
+        let words = scope.splice_arrays(&words(&logical));
         let Some(start) = words.iter().position(|w| w.contains("sglang") || w == "vllm" || w.contains("vllm.")) else {
             continue;
         };
@@ -401,6 +457,19 @@ mod tests {
 
     /// Shaped like InferenceX's MI355X TP4/EP4 HiCache recipe: a base plus per-concurrency zips.
     const HICACHE: &str = "base:\n  name: muse-tep4\n  model: {path: /models/m, container: lmsysorg/sglang:v0.5.10-rocm700-mi35x, precision: fp8}\n  resources: {gpu_type: mi355x, gpus_per_node: 8, agg_nodes: 1, agg_workers: 2}\n  backend:\n    type: sglang\n    aggregated_environment:\n      PYTORCH_HIP_ALLOC_CONF: \"expandable_segments:True\"\n      ROCM_QUICK_REDUCE_QUANTIZATION: NONE\n    sglang_config:\n      aggregated:\n        tensor-parallel-size: 4\n        expert-parallel-size: 4\n        enable-hierarchical-cache: true\n        hicache-size: 310\n        chunked-prefill-size: 8192\n        disable-radix-cache: false\n  benchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [10]}\nzip_override_conc:\n  name: [c10, c24, c40]\n  benchmark:\n    concurrencies: [[10], [24], [40]]\n  backend:\n    sglang_config:\n      aggregated:\n        hicache-size: [253, 253, 310]\n        mem_fraction_static: [0.86, 0.9, 0.96]\n";
+
+    /// Shaped like seed 004's launcher: flags collected in a bash array per branch, values set
+    /// per concurrency in `case` arms, the array spliced into the engine command.
+    #[test]
+    fn script_arrays_and_case_arms_reach_the_engine_command() {
+        let script = "EXTRA=()\nif [ \"$TP\" = \"8\" ]; then\n  EXTRA+=(--mem-fraction-static 0.85)\nelse\n  case \"$CONC\" in\n    10) MEM=0.86; HICACHE=253 ;;\n    40) MEM=0.96; HICACHE=310; export HONOR=1 ;;\n  esac\n  EXTRA+=(--mem-fraction-static \"$MEM\" --hicache-size \"$HICACHE\")\nfi\npython3 -m sglang.launch_server --tp 4 \"${EXTRA[@]}\" &\n";
+        let none = |_: &str, _: &str| None;
+        let s = from_script(script, "l.sh", &none).unwrap();
+        assert_eq!(values(&s, "--mem-fraction-static"), ["0.85", "0.86", "0.96"]);
+        assert_eq!(values(&s, "--hicache-size"), ["253", "310"]);
+        assert_eq!(values(&s, "HONOR"), ["1"]);
+        assert!(!s.settings.contains_key("--${EXTRA[@]}"));
+    }
 
     #[test]
     fn recipe_settings_collect_every_variant_value_per_role() {

@@ -872,7 +872,8 @@ async fn read_teams<G: GitHub>(gh: &G, evidence: &Evidence) -> BTreeMap<String, 
 }
 
 /// Upstream PR links of the sign-off's additional detail section, the images of the affected
-/// master-config entries, and the Hugging Face repositories the detail section links.
+/// master-config entries, and the Hugging Face repositories the detail section links or the
+/// effective recipe serves as a draft.
 async fn read_upstream(
     client: &UpstreamClient,
     evidence: &Evidence,
@@ -886,7 +887,9 @@ async fn read_upstream(
     };
     // Check 3's recipe links (URLs and `owner/repo#N`): PR state and content, page text.
     let recipe_links = upstream_links(cx.detail(), links.iter().map(String::as_str));
-    let models: BTreeSet<String> = links.iter().filter_map(|url| hf_repo_of(url)).collect();
+    // Linked HF repos, and the separate draft checkpoints Check 13 judges by their own config.
+    let mut models: BTreeSet<String> = links.iter().filter_map(|url| hf_repo_of(url)).collect();
+    models.extend(crate::checks::c13_draft_precision::draft_models(evidence));
     let images: BTreeSet<String> = match affected::affected_configs(&cx) {
         Ok(configs) => configs.into_iter().map(|c| c.image).filter(|i| !i.is_empty()).collect(),
         Err(_) => BTreeSet::new(),
