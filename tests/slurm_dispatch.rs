@@ -88,7 +88,11 @@ fn every_outcome_is_recorded_with_fail_fast_per_family() {
     let ok_job = r["ok"]["job_id"].as_str().unwrap();
     let files = r["ok"]["provenance"]["files"].as_array().unwrap();
     let kinds: Vec<&str> = files.iter().map(|f| f["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["eval", "eval", "power", "result"], "lm-eval output, a power CSV and a result JSON: {files:?}");
+    assert_eq!(
+        kinds,
+        ["aggregate", "eval", "eval", "power", "result"],
+        "the aggregate, lm-eval output, a power CSV and a result JSON: {files:?}"
+    );
     assert!(files
         .iter()
         .all(|f| f["problems"].as_array().unwrap().is_empty() && f["sha256"].as_str().unwrap().len() == 64));

@@ -17,7 +17,7 @@ mod support;
 
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::fixture_repo::fixture_git_repo;
+use support::fixture_repo::{fixture_git_repo, vendor_pr_git_repo, VENDOR_PR_BUNDLE};
 use support::serve_bundle::fixture;
 use support::slurm_sweep::{slurm_enabled, Sweep, BENCH, BOUND};
 
@@ -34,11 +34,12 @@ struct Loop {
 }
 
 impl Loop {
-    fn new(tag: &str, pr: u64, fake: &FakeGitHub) -> Loop {
+    /// `shape` commits the PR's base and head into an empty directory.
+    fn new(tag: &str, pr: u64, fake: &FakeGitHub, shape: fn(&Path)) -> Loop {
         let s = Sweep::new(tag, pr);
         let repo = s.path("repo");
         std::fs::create_dir(&repo).unwrap();
-        fixture_git_repo(&repo);
+        shape(&repo);
         let profile = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pools/local.toml")).unwrap();
         let profile = profile
             .replace(
@@ -55,6 +56,55 @@ impl Loop {
         fake.add_pull(&s.repo, pr, &head, &["full-sweep-fail-fast"], &[("perf-changelog.yaml", 40)]);
         fake.world().pulls.get_mut(&(s.repo.clone(), pr)).unwrap()["base"]["sha"] = json!(base);
         Loop { s, base, head }
+    }
+
+    /// Makes the PR the vendor PR of [`VENDOR_PR_BUNDLE`]: its title, body, author and changed
+    /// files in the fake GitHub, and the upstream facts it cites (the sglang cookbook PR and its
+    /// content, the image digest) in the fake upstream.
+    fn vendor_pr(&self, fake: &FakeGitHub, upstream: &FakeUpstream) {
+        let bundle = fixture(VENDOR_PR_BUNDLE).join("evidence.json");
+        let evidence: Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
+        let pull = &evidence["pull_request"];
+        {
+            let mut w = fake.world();
+            let key = (self.s.repo.clone(), self.s.pr);
+            let pr = w.pulls.get_mut(&key).unwrap();
+            pr["title"] = pull["title"].clone();
+            pr["body"] = pull["body"].clone();
+            pr["user"]["login"] = pull["author"].clone();
+            pr["head"]["ref"] = pull["head_ref"].clone();
+            // The bundle keeps each file's patch; GitHub's listing also counts its lines.
+            let mut files = evidence["files"].as_array().unwrap().clone();
+            for file in &mut files {
+                let count = |sign: &str| {
+                    let patch = file["patch"].as_str().unwrap_or_default();
+                    patch.lines().filter(|l| l.starts_with(sign) && !l.starts_with(&sign.repeat(3))).count()
+                };
+                let (additions, deletions) = (count("+"), count("-"));
+                file["additions"] = json!(additions);
+                file["deletions"] = json!(deletions);
+            }
+            w.files.insert(key, files);
+        }
+        let facts = &evidence["upstream"];
+        let mut u = upstream.state();
+        for (image, digest) in facts["image_digests"].as_object().unwrap() {
+            u.manifests.insert(image.clone(), digest["ok"].as_str().unwrap().to_owned());
+        }
+        for (url, fact) in facts["pulls"].as_object().unwrap() {
+            let (repo, number) = url.strip_prefix("https://github.com/").unwrap().split_once("/pull/").unwrap();
+            let files: Vec<String> =
+                fact["ok"]["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_owned()).collect();
+            // The commit the bundle read the cookbook at is the PR's merge commit.
+            let source = facts["contents"][url]["ok"]["source"].as_str().unwrap();
+            let merge = source.rsplit_once("ref=").unwrap().1;
+            let pr =
+                json!({"state": fact["ok"]["state"], "merged_at": fact["ok"]["merged_at"], "merge_commit_sha": merge});
+            u.pulls.insert((repo.to_owned(), number.parse().unwrap()), (pr, files));
+            for (path, text) in facts["contents"][url]["ok"]["files"].as_object().unwrap() {
+                u.contents.insert((repo.to_owned(), path.clone()), text.as_str().unwrap().to_owned());
+            }
+        }
     }
 
     fn server_args(&self, fake: &FakeGitHub) -> Vec<String> {
@@ -187,7 +237,8 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
     let upstream = runtime.block_on(FakeUpstream::start());
-    let l = Loop::new("loop", 160, &fake);
+    let l = Loop::new("loop", 160, &fake, vendor_pr_git_repo);
+    l.vendor_pr(&fake, &upstream);
     let mut args = l.server_args(&fake);
     let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
     for flag in ["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url, "--registry", &docker]
@@ -218,8 +269,9 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     let text = run["output"]["text"].as_str().unwrap();
     let summary = run["output"]["summary"].as_str().unwrap();
     assert_eq!(run["conclusion"], "success", "{summary}\n{text}");
-    assert!(run["output"]["title"].as_str().unwrap().starts_with("Sweep succeeded: 29/29 points"), "{run:#?}");
-    assert!(summary.contains("Canary: **succeeded**") && summary.contains("runner `gb200`"), "{summary}");
+    // The PR's one changelog entry: the canary, four 8k1k points and two eval points.
+    assert!(run["output"]["title"].as_str().unwrap().starts_with("Sweep succeeded: 7/7 points"), "{run:#?}");
+    assert!(summary.contains("Canary: **succeeded**"), "{summary}");
     assert!(text.contains("| canary | local | ") && text.contains("| succeeded | 1 result file | valid |"), "{text}");
     assert_eq!(l.sweep_ids().len(), 1, "the redelivery started no second sweep");
     eprintln!("server peak RSS: {}", server_peak_rss(&l.s.path("sweeps")));
@@ -228,7 +280,7 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     let id = &l.sweep_ids()[0];
     let ledger = l.ledger();
     let points = ledger.points(&format!("{id}-local")).unwrap();
-    assert_eq!(points.len(), 29);
+    assert_eq!(points.len(), 7);
     let canary = points.iter().find(|p| p.is_canary).unwrap();
     let submitted = canary.submit_info.as_ref().unwrap()["submitted_at"].as_str().unwrap();
     let submitted = chrono::DateTime::parse_from_rfc3339(submitted).unwrap();
@@ -249,15 +301,24 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     assert!(exported.artifacts.keys().any(|k| k.starts_with(&format!("{id}/eval_canary/results_"))));
 
     // Done-when 4-5: a CODEOWNER signs off, and the verdict reads the sweep's stored results.
+    // A maintainer names the sweep as the PR's run, as on the bundle's PR (Check 4).
+    fake.add_comment(
+        &l.s.repo,
+        l.s.pr,
+        "maint-a",
+        "MEMBER",
+        &format!("Sweep {id} is green.\n\n/reuse-sweep-run {id}\n"),
+    );
     let verdict = runtime.block_on(l.sign_off(&fake, &server, 3));
     let row = |check: &str| verdict.lines().find(|l| l.contains(check)).unwrap_or_default().to_owned();
     let (check1, check2) = (row("Check 1 ("), row("Check 2 ("));
-    assert!(check1.contains(&format!("run {id}")) && check1.contains("29 benchmark"), "{check1}\n{verdict}");
+    assert!(check1.contains(&format!("run {id}")) && check1.contains("7 benchmark"), "{check1}\n{verdict}");
     assert!(check2.contains(&format!("of run {id} meet their thresholds")), "{check2}\n{verdict}");
     assert!(check2.contains("gsm8k") && check2.contains("0.9532"), "Check 2 names the eval scores: {check2}");
-    let word = if verdict.contains("**APPROVED**") { "APPROVED" } else { "REJECTED" };
-    let failing: Vec<&str> = verdict.lines().filter(|l| l.starts_with("❌") || l.starts_with("⚠")).collect();
-    eprintln!("verdict on the sweep's results: {word}\n{}", failing.join("\n"));
+    // Done-when 5: the vendor PR, signed off by its CODEOWNER on its own sweep, is approved.
+    let blocking: Vec<&str> = verdict.lines().filter(|l| l.starts_with("❌") || l.starts_with("⚠")).collect();
+    assert!(verdict.contains("**APPROVED**"), "{}\n{verdict}", blocking.join("\n"));
+    assert!(blocking.is_empty(), "no check fails or warns: {}", blocking.join("\n"));
 }
 
 #[test]
@@ -267,7 +328,7 @@ fn a_server_killed_mid_sweep_resumes_it_with_every_point_run_once() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
-    let l = Loop::new("loopkill", 161, &fake);
+    let l = Loop::new("loopkill", 161, &fake, fixture_git_repo);
     let args = l.server_args(&fake);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = runtime.block_on(support::ServerProcess::start(&args));
@@ -336,7 +397,7 @@ fn a_push_mid_sweep_cancels_it_and_sweeps_the_new_head() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
-    let mut l = Loop::new("looppush", 162, &fake);
+    let mut l = Loop::new("looppush", 162, &fake, fixture_git_repo);
     let args = l.server_args(&fake);
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     let old_head = l.head.clone();
@@ -372,7 +433,7 @@ fn labels_flipping_on_off_on_leave_exactly_one_live_sweep() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
-    let l = Loop::new("loopflip", 163, &fake);
+    let l = Loop::new("loopflip", 163, &fake, fixture_git_repo);
     let args = l.server_args(&fake);
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     let mut unlabeled = l.labeled();

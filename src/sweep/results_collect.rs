@@ -1,5 +1,6 @@
 //! Collects what a finished job left under `<output_root>/<job id>/logs/` (spec 50 §9): the
-//! benchmark result JSONs (`results_concurrency_*.json`), power telemetry CSVs (`power/*.csv`,
+//! benchmark result JSONs (`results_concurrency_*.json`), the fixed-sequence aggregates upstream's
+//! `process_result` writes (`agg_*.json`), power telemetry CSVs (`power/*.csv`,
 //! `gpu_metrics*.csv`) and the wrapper's log markers. Each file gets a sha256 and basic checks
 //! (full result and power validation belongs to `crate::results`).
 
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::results::benchmark::FixedSeqAggregate;
 use crate::results::power::{validate_single_node, PowerOptions, SourceNames, Telemetry};
 
 use super::job_script::{BEGIN_MARKER, END_MARKER, SCRIPT_HASH_MARKER};
@@ -23,6 +25,8 @@ const POSITIVE_RESULT_FIELDS: [&str; 4] = ["duration", "completed", "total_input
 #[serde(rename_all = "snake_case")]
 pub enum FileKind {
     Result,
+    /// A fixed-sequence aggregate `agg_<RF>.json` (spec 40 §2.2): Checks 14 and 18's evidence.
+    Aggregate,
     Power,
     /// lm-eval output under `logs/eval/` (`meta_env.json`, `results_*.json`): Check 2's evidence.
     Eval,
@@ -86,6 +90,9 @@ fn classify(relative: &Path) -> Option<FileKind> {
     let name = relative.file_name()?.to_str()?;
     if name.starts_with("results_concurrency_") && name.ends_with(".json") {
         return Some(FileKind::Result);
+    }
+    if name.starts_with("agg_") && name.ends_with(".json") {
+        return Some(FileKind::Aggregate);
     }
     let in_dir = |dir: &str| relative.parent().and_then(|p| p.file_name()).is_some_and(|d| d == dir);
     if name.ends_with(".csv") && (in_dir("power") || name.starts_with("gpu_metrics")) {
@@ -185,6 +192,11 @@ fn check_file(job_dir: &Path, relative: &Path, kind: FileKind) -> CollectedFile 
             // Power files are judged against a result's window by `validate_power`.
             match kind {
                 FileKind::Result => file.problems = check_result(&content),
+                FileKind::Aggregate => {
+                    if let Err(e) = FixedSeqAggregate::parse(&content, &file.path) {
+                        file.problems.push(e.to_string());
+                    }
+                }
                 // Scores are judged by the verifier (Check 2); here only the shape is checked.
                 FileKind::Eval => {
                     if !serde_json::from_slice::<serde_json::Value>(&content).is_ok_and(|v| v.is_object()) {
@@ -386,6 +398,25 @@ mod tests {
         assert_eq!(c.results().count(), 2);
         assert_eq!(c.power().count(), 1);
         assert!(c.files.iter().all(|f| f.sha256.as_ref().is_some_and(|h| h.len() == 64)));
+    }
+
+    #[test]
+    fn aggregates_are_collected_and_shape_checked() {
+        const AGG: &str = include_str!(
+            "../../fixtures/bundles/green-sweep/artifacts/40714803265/bmk_dsr1_fp4_b200_sglang_tp8_ep8_c4/agg_dsr1_fp4_b200_sglang_tp8_ep8_c4.json"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("13");
+        std::fs::create_dir_all(job.join("logs")).unwrap();
+        std::fs::write(job.join("logs/agg_p1.json"), AGG).unwrap();
+        std::fs::write(job.join("logs/agg_p2.json"), "{\"hw\": \"b200\"}").unwrap();
+        let c = collect(&job, &job.join("logs/none.log"));
+        let files: Vec<_> = c.files.iter().map(|f| (f.path.as_str(), &f.kind, f.problems.is_empty())).collect();
+        assert_eq!(
+            files,
+            [("logs/agg_p1.json", &FileKind::Aggregate, true), ("logs/agg_p2.json", &FileKind::Aggregate, false)]
+        );
+        assert_eq!(c.results().count(), 0, "an aggregate is not a raw result");
     }
 
     #[test]

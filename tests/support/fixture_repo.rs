@@ -28,3 +28,27 @@ pub fn fixture_git_repo(into: &Path) {
     std::fs::write(into.join("perf-changelog.yaml"), &changelog).unwrap();
     git(into, &["commit", "-q", "-a", "-m", "head"]);
 }
+
+/// The bundle whose PR [`vendor_pr_git_repo`] rebuilds: a vendor retune of one config.
+pub const VENDOR_PR_BUNDLE: &str = "green-sweep";
+
+/// A vendor PR as a two-commit git repository in `into` (an empty directory), with the trees of
+/// the `green-sweep` bundle: `HEAD~1` is its base tree (policy files, no master config yet, so
+/// the config has no published curve), `HEAD` adds its head tree (the config, its launcher and
+/// the changelog entry naming it).
+pub fn vendor_pr_git_repo(into: &Path) {
+    let bundle = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles").join(VENDOR_PR_BUNDLE);
+    let copy = |tree: &str| {
+        let copied = Command::new("cp").arg("-r").arg(bundle.join(tree).join(".")).arg(into).status().expect("cp runs");
+        assert!(copied.success(), "copying {tree} of {}", bundle.display());
+    };
+    copy("base");
+    git(into, &["init", "-q"]);
+    git(into, &["config", "user.email", "t@example.com"]);
+    git(into, &["config", "user.name", "t"]);
+    git(into, &["add", "-A"]);
+    git(into, &["commit", "-q", "-m", "base"]);
+    copy("head");
+    git(into, &["add", "-A"]);
+    git(into, &["commit", "-q", "-m", "dsr1 fp4 b200 sglang: retune conc 4-64"]);
+}
