@@ -182,12 +182,9 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<ExitCode> {
 
 /// `[#######-------] artifacts 12/31 · 3.4 MiB`: the terminal progress line.
 fn progress_line(p: DownloadProgress) -> String {
-    const WIDTH: usize = 24;
-    let filled = (p.done * WIDTH).checked_div(p.total).unwrap_or(0).min(WIDTH);
     format!(
-        "[{}{}] artifacts {}/{} · {:.1} MiB",
-        "#".repeat(filled),
-        "-".repeat(WIDTH - filled),
+        "{} artifacts {}/{} · {:.1} MiB",
+        super::progress_bar(p.done, p.total, 24, '-'),
         p.done,
         p.total,
         p.bytes as f64 / (1024.0 * 1024.0)

@@ -406,13 +406,10 @@ impl Progress {
             )),
             Event::Notice(text) => self.line(format!("note: {text}")),
             Event::Tick(c) if self.tty => {
-                const WIDTH: usize = 30;
-                let filled = (c.done() * WIDTH).checked_div(c.total).unwrap_or(0);
                 let _ = write!(
                     std::io::stderr().lock(),
-                    "\r\x1b[2K[{}{}] {}/{} done · {} active · {} failed",
-                    "#".repeat(filled),
-                    ".".repeat(WIDTH - filled),
+                    "\r\x1b[2K{} {}/{} done · {} active · {} failed",
+                    super::progress_bar(c.done(), c.total, 30, '.'),
                     c.done(),
                     c.total,
                     c.active,

@@ -48,3 +48,9 @@ pub enum OutputFormat {
     Text,
     Json,
 }
+
+/// A terminal progress bar `[###...]` of `width` cells, `done` of `total` filled (`dispatch`, `collect`).
+fn progress_bar(done: usize, total: usize, width: usize, empty: char) -> String {
+    let filled = (done * width).checked_div(total).unwrap_or(0).min(width);
+    format!("[{}{}]", "#".repeat(filled), empty.to_string().repeat(width - filled))
+}
