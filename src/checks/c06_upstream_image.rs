@@ -1,8 +1,8 @@
 //! Check 6 — Upstream image, engine-first ordering and the main-branch build policy (spec 30
 //! Check 6 (a)–(c); decisions D12, B1–B4).
 //!
-//! (a) On established SKUs, open-source entries use their engine's upstream images: `vllm` and
-//! `dynamo-vllm` Docker Hub `vllm/…`, `sglang`, `sglang-disagg` and `dynamo-sglang` `lmsysorg/…`.
+//! (a) On established SKUs, open-source entries use their engine's upstream images: `vllm`,
+//! `vllm-disagg` and `dynamo-vllm` Docker Hub `vllm/…`, `sglang`, `sglang-disagg` and `dynamo-sglang` `lmsysorg/…`.
 //! (b) A vendor-specific framework needs an open-source entry with the same model prefix and SKU
 //! that exists at the PR's base (one the same PR adds does not count); where MODELS.md's engine
 //! submission policy maps the model to primary engines, each mapped engine's entry. (c) Once the
@@ -28,10 +28,12 @@ const ESTABLISHED_SKUS: [&str; 9] = ["h100", "h200", "b200", "b300", "gb200", "g
 const NEW_MODEL_GRACE_DAYS: i64 = 90;
 
 /// The open-source engine a framework serves through (V15: Dynamo and disaggregated SGLang
-/// deployments of the upstream engines count as open-source); `None` for a vendor framework.
+/// deployments of the upstream engines count as open-source; `vllm-disagg`, absent from the
+/// prompt's list, is the disaggregated upstream vLLM engine on `vllm/` images, decision B2);
+/// `None` for a vendor framework.
 fn engine_of(framework: &str) -> Option<Engine> {
     match framework {
-        "vllm" | "dynamo-vllm" => Some(Engine::Vllm),
+        "vllm" | "dynamo-vllm" | "vllm-disagg" => Some(Engine::Vllm),
         "sglang" | "sglang-disagg" | "dynamo-sglang" => Some(Engine::Sglang),
         _ => None,
     }
@@ -186,7 +188,9 @@ impl Judge<'_, '_> {
         };
         let row = models.model(&c.model_prefix);
         let added = row.and_then(|r| r.added);
-        let until = added.map(|d| d + chrono::Duration::days(NEW_MODEL_GRACE_DAYS));
+        // Checked: a date near chrono's maximum in an untrusted MODELS.md must not panic.
+        let until =
+            added.map(|d| d.checked_add_signed(chrono::Duration::days(NEW_MODEL_GRACE_DAYS)).unwrap_or(NaiveDate::MAX));
         let new_model = row.is_some() && until.is_none_or(|u| self.date <= u);
         let dates = json!({
             "prefix": c.model_prefix,
@@ -361,6 +365,7 @@ mod tests {
         for (framework, image) in [
             ("dynamo-sglang", "lmsysorg/sglang:nightly-dev-cu13-20260805-211ee642"),
             ("dynamo-vllm", "vllm/vllm-openai:v0.27.1"),
+            ("vllm-disagg", "vllm/vllm-openai-rocm:nightly-2afa3f7e950264bb179d030c23a1ed1f46558fd9"),
             ("sglang-disagg", "lmsysorg/sglang-rocm:v0.5.17-rocm720-mi35x-20260817"),
         ] {
             assert_eq!(status(&pr(&entry("q-gb300-x", image, "gb300", framework))), Status::Pass, "{framework}");
