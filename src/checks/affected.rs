@@ -85,10 +85,15 @@ fn archived(path: &str) -> bool {
 }
 
 fn parse_all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
-    let ev = cx.evidence;
+    configs_in(&cx.evidence.head)
+}
+
+/// All active entries of every master file of `tree`, in file order (Check 6 reads the base's
+/// to tell an entry that existed before the PR from one the PR adds).
+pub fn configs_in(tree: &crate::repo::MemTree) -> Result<Vec<AffectedConfig>, String> {
     let mut out = Vec::new();
-    for path in ev.head.paths().filter(|p| scan::role(p) == Role::MasterConfig && !archived(p)) {
-        let text = ev.head.text(path).ok_or_else(|| format!("{path} is not UTF-8"))?;
+    for path in tree.paths().filter(|p| scan::role(p) == Role::MasterConfig && !archived(p)) {
+        let text = tree.text(path).ok_or_else(|| format!("{path} is not UTF-8"))?;
         let root = yaml::parse(text, path).map_err(|e| e.to_string())?;
         for (key, entry) in root.as_map().unwrap_or_default() {
             out.push(entry_of(path, key, entry));

@@ -194,6 +194,16 @@ pub enum Engine {
     Sglang,
 }
 
+impl Engine {
+    /// The engine's name as MODELS.md and the verdict write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vLLM",
+            Engine::Sglang => "SGLang",
+        }
+    }
+}
+
 /// One row of the engine submission policy table.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct EngineRow {
@@ -229,9 +239,14 @@ impl ModelsMd {
         self.scenarios.iter().find(|s| s.name.eq_ignore_ascii_case(name))
     }
 
+    /// The engine submission policy row of a model prefix.
+    pub fn engine_row(&self, prefix: &str) -> Option<&EngineRow> {
+        self.engines.iter().find(|e| e.prefixes.iter().any(|p| p == prefix))
+    }
+
     /// The primary engines of a model prefix (empty when the table does not list it).
     pub fn primary_engines(&self, prefix: &str) -> &[Engine] {
-        self.engines.iter().find(|e| e.prefixes.iter().any(|p| p == prefix)).map_or(&[], |e| &e.primary)
+        self.engine_row(prefix).map_or(&[], |e| &e.primary)
     }
 
     /// Notice rows naming `prefix`, with their table and notice.
