@@ -52,7 +52,12 @@ fn grow_run(fake: &FakeGitHub, run: u64, published: bool) -> usize {
             added.push((format!("agentic_{rf}_{i}"), zip_of(&[("raw.log", &[b'x'; 4096][..])])));
         }
     }
-    if !published {
+    if published {
+        // The published run's eval results: Check 2's ingested cohort, collected (decision W2).
+        for i in 0..EVALS {
+            added.push((format!("eval_published_{i}"), zip_of(&[("meta_env.json", b"{}")])));
+        }
+    } else {
         for i in 1..EVALS {
             added.push((format!("eval_extra_{i}"), zip_of(&[("meta_env.json", b"{}")])));
         }

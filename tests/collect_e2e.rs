@@ -15,6 +15,10 @@ use support::serve_bundle::{fixture, serve, serve_upstream, REPO, RUN};
 use support::{BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, Fact, SignoffKind};
 
+/// green-sweep's first eval set, the artifact `serve` puts the nested server-log tarball in.
+const EVAL: &str =
+    "eval_dsr1_8k1k_dsr1_8k1k_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-none_conc32_b200-nb_0";
+
 fn collect(fake: &FakeGitHub, upstream: &FakeUpstream, pr: u64, signoff: &str, out: &Path) -> Output {
     collect_with(fake, upstream, pr, signoff, out, &[])
 }
@@ -76,6 +80,7 @@ fn api_requests(fake: &FakeGitHub) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fake_github_to_bundle_to_the_fixture_verdict() {
     let (original, fake, upstream, url) = green_sweep().await;
+    assert_eq!(support::serve_bundle::first_eval_artifact(&original), EVAL);
     let digest = format!("sha256:{}", "ab".repeat(32));
     upstream.state().manifests.insert("lmsysorg/sglang:v0.5.9-cu130".into(), digest.clone());
     let pr = original.pull_request.number;
@@ -109,7 +114,7 @@ async fn fake_github_to_bundle_to_the_fixture_verdict() {
     let job = &got.runs[&RUN].jobs[&71];
     assert_eq!((job.log.clone(), got.runs[&RUN].jobs.len()), (Fact::Ok(()), 1), "eval jobs only");
     assert_eq!(got.artifacts.text(&format!("{RUN}/job-logs/71.log")), Some("lm_eval finished\n"));
-    assert_eq!(got.runs[&RUN].archives["eval_dsr1_c64/eval_server_logs.tar.gz"], Fact::Ok(()));
+    assert_eq!(got.runs[&RUN].archives[&format!("{EVAL}/eval_server_logs.tar.gz")], Fact::Ok(()));
     let requests = api_requests(&fake);
     eprintln!("GitHub API requests for one collection: {requests}");
     assert!(requests <= 30, "{requests} requests: {:#?}", fake.world().log);
@@ -138,9 +143,9 @@ async fn fake_github_to_bundle_to_the_fixture_verdict() {
         assert_eq!(got.head.get(path), original.head.get(path), "head {path}");
     }
     let run = &got.runs[&RUN];
-    assert_eq!(run.artifacts["eval_dsr1_c64"], sweepgate::evidence::Fact::Ok(()));
+    assert_eq!(run.artifacts[EVAL], sweepgate::evidence::Fact::Ok(()));
     assert!(matches!(run.artifacts["server_logs_other"], sweepgate::evidence::Fact::Unavailable(_)));
-    let nested = format!("{RUN}/eval_dsr1_c64/eval_server_logs.tar.gz.d/logs/server.log");
+    let nested = format!("{RUN}/{EVAL}/eval_server_logs.tar.gz.d/logs/server.log");
     assert_eq!(got.artifacts.text(&nested), Some("Uvicorn running on 0.0.0.0:8000\n"));
     assert!(
         matches!(&got.permissions[&original.signoff.author], sweepgate::evidence::Fact::Ok(p) if p.role_name == "write")
@@ -181,9 +186,7 @@ async fn what_cannot_be_fetched_is_recorded_not_fatal() {
     let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let got = read_bundle(dir.path()).unwrap();
-    assert!(
-        matches!(&got.runs[&RUN].artifacts["eval_dsr1_c64"], sweepgate::evidence::Fact::Unavailable(r) if r.contains("410"))
-    );
+    assert!(matches!(&got.runs[&RUN].artifacts[EVAL], sweepgate::evidence::Fact::Unavailable(r) if r.contains("410")));
     assert!(
         matches!(&got.permissions[&original.signoff.author], sweepgate::evidence::Fact::Ok(p) if p.permission == "none")
     );
@@ -231,7 +234,7 @@ async fn downloads_are_retried_after_a_5xx() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let got = read_bundle(dir.path()).unwrap();
     assert!(got.base.get(".github/CODEOWNERS").is_some() && got.head.get("configs/nvidia-master.yaml").is_some());
-    assert_eq!(got.runs[&RUN].artifacts["eval_dsr1_c64"], sweepgate::evidence::Fact::Ok(()));
+    assert_eq!(got.runs[&RUN].artifacts[EVAL], sweepgate::evidence::Fact::Ok(()));
     assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), 3, "one retry, then base and head");
 }
 
@@ -263,16 +266,20 @@ fn reason<T: std::fmt::Debug>(fact: &Fact<T>) -> &str {
     }
 }
 
-/// The published case: the collector follows the base changelog's last entry for the affected
-/// key to its merged PR, finds that PR's main run on the merge commit, downloads its `bmk_*`,
-/// and the real verifier FAILs 18(g) on the published TP4 c128 frontier point that the head
-/// master config (TP8/EP8, conc 4-64) no longer generates.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontier_point() {
-    const PUBLISHED: u64 = 39659301076;
-    const PUBLISHING_PR: u64 = 3290;
-    let mut original = read_bundle(&fixture("published-rejected")).unwrap();
-    // The collector must find the published run itself: nothing of it is served as evidence.
+const PUBLISHED: u64 = 39659301076;
+const PUBLISHING_PR: u64 = 3290;
+
+/// A fixture whose published run of dsr1-fp4-b200-sglang the collector must find itself: the
+/// base changelog's last entry for the key names the merged PR `PUBLISHING_PR`, whose main run on
+/// the merge commit is `PUBLISHED`, served with the fixture's artifacts of that run (those whose
+/// name starts with an entry of `unserved` are listed but their zip is gone, 410) and a server-log
+/// artifact no check reads. Returns what `served` does and the served artifact names.
+async fn with_published_run(
+    bundle: &str,
+    unserved: &[&str],
+) -> (sweepgate::evidence::Evidence, FakeGitHub, FakeUpstream, String, Vec<String>) {
+    let mut original = read_bundle(&fixture(bundle)).unwrap();
+    // Nothing of the published run is served as evidence.
     original.upstream.published_runs.clear();
     let changelog = format!(
         "- config-keys:\n  - dsr1-fp4-b200-sglang\n  description:\n  - Add the TP4 and TP8 sweeps\n  pr-link: https://github.com/{REPO}/pull/{PUBLISHING_PR}\n"
@@ -287,7 +294,7 @@ async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontie
             Some((artifact.to_string(), file.to_string(), original.artifacts.get(p)?.to_vec()))
         })
         .collect();
-    assert!(!published_files.is_empty(), "the fixture carries the published run's bmk_* aggregates");
+    assert!(!published_files.is_empty(), "{bundle} carries the published run's artifacts");
     let (original, fake, upstream, url) = served(original).await;
 
     let merge_sha = "4d".repeat(20);
@@ -299,17 +306,34 @@ async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontie
         pull["merged_at"] = serde_json::json!("2026-11-01T00:00:00Z");
         pull["merge_commit_sha"] = serde_json::json!(merge_sha);
     }
-    let mut names: Vec<&str> = published_files.iter().map(|(a, _, _)| a.as_str()).collect();
+    let mut names: Vec<String> = published_files.iter().map(|(a, _, _)| a.clone()).collect();
     names.dedup();
-    let mut all_names = names.clone();
+    let mut all_names: Vec<&str> = names.iter().map(String::as_str).collect();
     all_names.push("server_logs_dsr1_tp4");
     fake.add_run(REPO, PUBLISHED, "run-sweep.yml", "push", "success", &merge_sha, "main", &all_names);
-    for (i, name) in names.iter().enumerate() {
+    for (i, name) in names.iter().enumerate().filter(|(_, n)| !unserved.iter().any(|u| n.starts_with(u))) {
         let files: Vec<(&str, &[u8])> =
             published_files.iter().filter(|(a, _, _)| a == name).map(|(_, f, b)| (f.as_str(), b.as_slice())).collect();
         fake.world().artifact_zips.insert(PUBLISHED * 100 + i as u64, support::serve_bundle::zip_of(&files));
     }
+    let log = fake.world().log.clone();
+    assert!(!log.iter().any(|l| l.contains("run-sweep.yml/runs?head_sha=")), "nothing is looked up before collect");
+    (original, fake, upstream, url, names)
+}
 
+fn check_row(verdict: &serde_json::Value, id: u64) -> (String, String) {
+    let row = verdict["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap();
+    (row["status"].as_str().unwrap().to_owned(), row["summary"].as_str().unwrap().replace('\\', ""))
+}
+
+/// The published case: the collector follows the base changelog's last entry for the affected
+/// key to its merged PR, finds that PR's main run on the merge commit, downloads its `bmk_*`,
+/// and the real verifier FAILs 18(g) on the published TP4 c128 frontier point that the head
+/// master config (TP8/EP8, conc 4-64) no longer generates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontier_point() {
+    let (original, fake, upstream, url, names) = with_published_run("published-rejected", &[]).await;
+    let merge_sha = "4d".repeat(20);
     let dir = tempfile::tempdir().unwrap();
     let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -318,7 +342,7 @@ async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontie
     assert_eq!((published.run_id, published.pr, published.source.as_str()), (PUBLISHED, PUBLISHING_PR, "main"));
     let run = &got.runs[&PUBLISHED];
     for name in &names {
-        assert_eq!(run.artifacts[*name], Fact::Ok(()), "{name}");
+        assert_eq!(run.artifacts[name], Fact::Ok(()), "{name}");
     }
     assert!(reason(&run.artifacts["server_logs_dsr1_tp4"]).contains("not read by any check"));
     assert!(got
@@ -330,13 +354,46 @@ async fn the_published_run_is_found_collected_and_fails_18g_on_a_removed_frontie
 
     let verdict: serde_json::Value = serde_json::from_slice(&verify(dir.path(), "json").stdout).unwrap();
     assert_eq!(verdict["verdict"], "REJECTED");
-    let c18 = verdict["checks"].as_array().unwrap().iter().find(|c| c["id"] == 18).unwrap();
-    let summary = c18["summary"].as_str().unwrap().replace('\\', "");
-    assert_eq!(c18["status"], "FAIL", "{summary}");
+    let (status, summary) = check_row(&verdict, 18);
+    assert_eq!(status, "FAIL", "{summary}");
     assert!(
         summary.contains("(g) removed point tp4 ep4") && summary.contains(&format!("c128 of run {PUBLISHED}")),
         "{summary}"
     );
+}
+
+/// Check 2's ingested cohort (sub-rule 2.h, decision W2): the collector also downloads the
+/// published run's eval results (not its server logs), so the collected bundle carries the cohort
+/// rows and Check 2 compares the head's scores with them. An eval artifact of the published run
+/// that cannot be downloaded is a named fact, and Check 2 FAILs naming it, never an empty cohort.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_published_runs_eval_results_are_collected_and_compared_as_the_cohort() {
+    let (original, fake, upstream, url, names) = with_published_run("eval-sigma-consistent", &[]).await;
+    let eval = names.iter().find(|n| n.starts_with("eval_")).expect("the published run has an eval set").clone();
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    assert_eq!(got.runs[&PUBLISHED].artifacts[&eval], Fact::Ok(()));
+    assert!(got
+        .artifacts
+        .paths()
+        .any(|p| p.starts_with(&format!("{PUBLISHED}/{eval}/")) && p.ends_with("meta_env.json")));
+    let verdict: serde_json::Value = serde_json::from_slice(&verify(dir.path(), "json").stdout).unwrap();
+    let (status, summary) = check_row(&verdict, 2);
+    assert_eq!(status, "PASS", "{summary}");
+    assert!(summary.contains(&format!("exact ingested cohort (run {PUBLISHED})")), "{summary}");
+
+    let (original, fake, upstream, url, _) = with_published_run("eval-sigma-consistent", &["eval_"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(dir.path()).unwrap();
+    assert!(reason(&got.runs[&PUBLISHED].artifacts[&eval]).contains("410"), "{:?}", got.runs[&PUBLISHED].artifacts);
+    let verdict: serde_json::Value = serde_json::from_slice(&verify(dir.path(), "json").stdout).unwrap();
+    let (status, summary) = check_row(&verdict, 2);
+    assert_eq!(status, "FAIL", "{summary}");
+    assert!(summary.contains(&format!("eval artifacts {eval} of the ingested run {PUBLISHED}")), "{summary}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -412,7 +469,7 @@ async fn colliding_zip_entries_make_that_artifact_unavailable_not_the_collection
     assert!(out.status.success(), "{}", stderr(&out));
     let got = read_bundle(dir.path()).unwrap();
     let run = &got.runs[&RUN];
-    assert!(reason(&run.artifacts["eval_dsr1_c64"]).contains("collide"), "{:?}", run.artifacts);
+    assert!(reason(&run.artifacts[EVAL]).contains("collide"), "{:?}", run.artifacts);
     assert!(run.artifacts.iter().filter(|(n, _)| n.starts_with("bmk_")).all(|(_, f)| *f == Fact::Ok(())));
 }
 
@@ -441,8 +498,10 @@ async fn global_bounds_make_the_artifacts_past_them_unavailable() {
     assert!(out.status.success(), "{}", stderr(&out));
     let got = read_bundle(dir.path()).unwrap();
     let run = &got.runs[&RUN];
-    assert!(reason(&run.artifacts["eval_dsr1_c64"]).contains("global bound of"), "{:?}", run.artifacts);
-    assert!(!got.artifacts.paths().any(|p| p.contains("/eval_dsr1_c64/")));
+    let last = EVAL.replace("_conc32_", "_conc64_");
+    assert!(reason(&run.artifacts[&last]).contains("global bound of"), "{:?}", run.artifacts);
+    assert!(!got.artifacts.paths().any(|p| p.contains(&format!("/{last}/"))));
+    assert_eq!(run.artifacts[EVAL], Fact::Ok(()));
 
     let out = collect_with(
         &fake,
@@ -503,9 +562,9 @@ async fn a_nested_archive_that_will_not_extract_is_named_and_its_artifact_kept()
     assert!(out.status.success(), "{}", stderr(&out));
     let got = read_bundle(dir.path()).unwrap();
     let run = &got.runs[&RUN];
-    assert_eq!(run.artifacts["eval_dsr1_c64"], Fact::Ok(()));
+    assert_eq!(run.artifacts[EVAL], Fact::Ok(()));
     assert!(
-        reason(&run.archives["eval_dsr1_c64/server_logs.tar.gz"]).contains("not a readable tar"),
+        reason(&run.archives[&format!("{EVAL}/server_logs.tar.gz")]).contains("not a readable tar"),
         "{:?}",
         run.archives
     );
@@ -574,7 +633,7 @@ async fn collect_shows_download_progress_only_on_a_terminal() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
-    assert!(err.contains("6 of 6 artifacts downloaded ("), "{err}");
+    assert!(err.contains("7 of 7 artifacts downloaded ("), "{err}");
 
     let command = [
         env!("CARGO_BIN_EXE_sweepgate"),
@@ -605,7 +664,7 @@ async fn collect_shows_download_progress_only_on_a_terminal() {
     let tty = tty.expect("run collect under script(1)");
     let shown = String::from_utf8_lossy(&tty.stdout);
     assert!(tty.status.success(), "{shown}");
-    assert!(shown.contains("\r\x1b[2K[") && shown.contains("] artifacts 6/6 · "), "{shown:?}");
+    assert!(shown.contains("\r\x1b[2K[") && shown.contains("] artifacts 7/7 · "), "{shown:?}");
 }
 
 /// Check 13 judges a separate draft by its own config.json (decision E30): the collector

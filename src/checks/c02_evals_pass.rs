@@ -13,9 +13,12 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use super::affected::{self, AffectedConfig};
-use super::{c01_in_pr_sweep, Context, Outcome};
+use super::{c01_in_pr_sweep, c12_append_only, Context, Outcome};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};
+use crate::matrix::evals::conc_values;
+use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
+use crate::matrix::Row;
 use crate::repo::{Layout, Logical};
 use crate::results::eval::{
     assessed_score, build_row, check_scores, ep_from_result_name, partial_sets, result_concurrency, two_sigma,
@@ -25,14 +28,16 @@ use crate::results::eval_logs::{self, KernelPath, MAX_SCAN_BYTES};
 
 const KERNEL_PATHS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/02-kernel-paths.toml"));
 /// Problems that say "could not be verified" rather than "is wrong" (the header orders them last).
-const UNVERIFIED: [&str; 10] = [
+const UNVERIFIED: [&str; 12] = [
     "no_score",
+    "evals_expected_unknown",
     "kernel_trigger_unknown",
     "kernel_unreadable",
     "kernel_no_logs",
     "image_unknown",
     "sigma_unknown",
     "cohort_unknown",
+    "cohort_unrecorded",
     "cohort_unavailable",
     "cohort_unreadable",
     "meta_missing",
@@ -48,7 +53,7 @@ fn kernel_paths() -> &'static Result<Vec<KernelPath>, String> {
 }
 
 /// Per-point eval artifacts (`eval_<RF>`, `eval_<exp>_<RF>`), not logs or GPU metrics.
-fn is_eval_results_artifact(name: &str) -> bool {
+pub fn is_eval_results_artifact(name: &str) -> bool {
     name.starts_with("eval_")
         && !name.starts_with("eval_server_logs_")
         && !name.starts_with("eval_gpu_metrics_")
@@ -249,9 +254,151 @@ fn eval_images(ev: &Evidence, run_id: u64, config: &AffectedConfig) -> Vec<(Stri
     found
 }
 
+/// One eval the sweep owes (spec 40 §1.5): an eval row of the processor's output for the
+/// changelog entries the PR appends, with the concurrencies it is evaluated at.
+struct ExpectedEval {
+    /// The affected config key it belongs to, or its identity when no affected config matches.
+    config: String,
+    model_prefix: String,
+    runner: String,
+    framework: String,
+    precision: String,
+    spec_decoding: String,
+    /// TP, or the decode workers' TP of a multi-node row (the eval row's `decode_tp`).
+    tp: i64,
+    /// EP of a single-node fixed-sequence row: its result name carries it (decision E4).
+    ep: Option<i64>,
+    concs: Vec<i64>,
+    multinode: bool,
+}
+
+impl ExpectedEval {
+    fn from_row(row: &Row, fixed_single_node: bool, configs: &[AffectedConfig]) -> Option<ExpectedEval> {
+        let text = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let decode_tp = row.get("decode").and_then(|d| d.get("tp")).and_then(Value::as_i64);
+        let multinode = row.contains_key("prefill");
+        let tp = if multinode { decode_tp? } else { row.get("tp").and_then(Value::as_i64)? };
+        let all = conc_values(row);
+        let concs = match row.get("eval-conc").and_then(Value::as_i64) {
+            Some(c) if !row.get("eval-all-concs").and_then(Value::as_bool).unwrap_or(false) => vec![c],
+            _ if multinode && !row.get("eval-all-concs").and_then(Value::as_bool).unwrap_or(false) => {
+                all.iter().max().copied().into_iter().collect()
+            }
+            _ => all,
+        };
+        let (model_prefix, runner) = (text("model-prefix"), text("runner"));
+        let (framework, precision) = (text("framework"), text("precision"));
+        let config = configs
+            .iter()
+            .find(|c| {
+                c.model_prefix.eq_ignore_ascii_case(&model_prefix)
+                    && c.precision.eq_ignore_ascii_case(&precision)
+                    && c.framework.eq_ignore_ascii_case(&framework)
+                    && affected::sku(&c.runner) == affected::sku(&runner)
+            })
+            .map_or_else(|| format!("{model_prefix} {precision} {runner} {framework}"), |c| c.key.clone());
+        let ep = if fixed_single_node { row.get("ep").and_then(Value::as_i64) } else { None };
+        let spec_decoding = row.get("spec-decoding").and_then(Value::as_str).unwrap_or("none").to_owned();
+        Some(ExpectedEval {
+            config,
+            model_prefix,
+            runner,
+            framework,
+            precision,
+            spec_decoding,
+            tp,
+            ep,
+            concs,
+            multinode,
+        })
+    }
+
+    /// Whether the eval row `s` is this eval at concurrency `conc`.
+    fn covered_by(&self, s: &Scored, conc: i64) -> bool {
+        let r = &s.row;
+        let topology = if self.multinode {
+            r.decode_tp == self.tp
+        } else {
+            // EP only from the result name (meta_env.json says 1 whatever EP was, decision E4):
+            // a name without it (sweepgate's own `eval_<point id>`) leaves EP unknown, not wrong.
+            let named_ep = ep_from_result_name(&s.artifact);
+            r.tp == self.tp && self.ep.is_none_or(|ep| named_ep.is_none_or(|named| named == ep))
+        };
+        r.model_prefix.eq_ignore_ascii_case(&self.model_prefix)
+            && r.framework.eq_ignore_ascii_case(&self.framework)
+            && r.precision.eq_ignore_ascii_case(&self.precision)
+            && r.spec_decoding.eq_ignore_ascii_case(&self.spec_decoding)
+            && affected::sku(&r.hw) == affected::sku(&self.runner)
+            && topology
+            && r.conc == conc
+    }
+
+    /// `TP8 EP8 c32`, `decode TP8 c64`: how the row names the point.
+    fn label(&self, conc: i64) -> String {
+        match (self.multinode, self.ep) {
+            (true, _) => format!("decode TP{} c{conc}", self.tp),
+            (false, Some(ep)) => format!("TP{} EP{ep} c{conc}", self.tp),
+            (false, None) => format!("TP{} c{conc}", self.tp),
+        }
+    }
+}
+
+/// The evals the PR's sweep owes: the upstream processor's eval rows for the changelog entries
+/// the PR appends (spec 20 §6 step 7, spec 40 §1.5), with the PR's eval labels. No appended
+/// entry: none owed here (Check 1 decides whether a sweep was due). `Err`: the processor cannot
+/// say, so a missing eval cannot be ruled out.
+fn expected_evals(ev: &Evidence, configs: &[AffectedConfig]) -> Result<Vec<ExpectedEval>, String> {
+    let layout = Layout::default();
+    let Ok(Some(path)) = layout.resolve(&ev.head, Logical::Changelog) else { return Ok(Vec::new()) };
+    if !ev.files.iter().any(|f| f.filename == path) {
+        return Ok(Vec::new());
+    }
+    let (Some(head_text), Some(base_text)) = (ev.head.text(&path), ev.base.text(&path)) else {
+        return Err(format!("{path} is not readable at base and head"));
+    };
+    let labelled = |name: &str| ev.pull_request.labels.iter().any(|l| l == name);
+    let options =
+        ProcessOptions { trim_conc: false, all_evals: labelled("all-evals"), evals_only: labelled("evals-only") };
+    let additions = c12_append_only::appended(ev, &path, base_text, head_text)?;
+    // Append-only entries run no evals (spec 20 §6 step 7), whatever Check 12 finds in them.
+    let only_appending =
+        parse_additions(&additions, &path, ProcessOptions { all_evals: false, evals_only: false, ..options })
+            .is_ok_and(|added| added.entries.iter().all(|e| e.append_only));
+    if only_appending {
+        return Ok(Vec::new());
+    }
+    let base = Revision { name: &ev.pull_request.base_sha, tree: &ev.base };
+    let head = Revision { name: &ev.pull_request.head_sha, tree: &ev.head };
+    let output = process(&additions, &path, base, head, &layout, options).map_err(|e| e.to_string())?;
+    let fixed = output.evals.iter().map(|r| (r, true));
+    let others = output.agentic_evals.iter().chain(&output.multinode_evals).chain(&output.multinode_agentic_evals);
+    Ok(fixed.chain(others.map(|r| (r, false))).filter_map(|(r, f)| ExpectedEval::from_row(r, f, configs)).collect())
+}
+
+/// A problem for every owed eval point that no eval row of the run covers (spec 40 §1.8 step 3).
+fn missing_evals(ev: &Evidence, configs: &[AffectedConfig], rows: &[Scored]) -> Vec<Value> {
+    let expected = match expected_evals(ev, configs) {
+        Ok(expected) => expected,
+        Err(reason) => return vec![json!({"kind": "evals_expected_unknown", "reason": reason})],
+    };
+    let mut out = Vec::new();
+    for eval in &expected {
+        for conc in &eval.concs {
+            if !rows.iter().any(|s| eval.covered_by(s, *conc)) {
+                let point = eval.label(*conc);
+                if !out.iter().any(|p: &Value| p["config"] == eval.config.as_str() && p["point"] == point.as_str()) {
+                    out.push(json!({"kind": "eval_missing", "config": eval.config, "point": point}));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The runs whose eval rows form the ingested cohort: each affected config's published run
 /// (`upstream.published_runs`, decision F6) and the main-branch (`push`) runs the bundle holds.
-/// A published run that could not be looked up is a problem, never an empty cohort.
+/// A published run that could not be looked up, or whose lookup the evidence does not record for
+/// a config that exists at base, is a problem, never an empty cohort.
 fn cohort_runs(ev: &Evidence, configs: &[AffectedConfig], qualifying: u64, problems: &mut Vec<Value>) -> Vec<u64> {
     let published = &ev.upstream.published_runs;
     let mut runs = BTreeSet::new();
@@ -262,6 +409,11 @@ fn cohort_runs(ev: &Evidence, configs: &[AffectedConfig], qualifying: u64, probl
             }
             Some(Fact::Unavailable(reason)) => {
                 problems.push(json!({"kind": "cohort_unknown", "config": config.key, "reason": reason}));
+            }
+            // A config at base has a published series: no record of its lookup is unknown, not
+            // "no cohort" (as 18(g) reads it); a config new at head has none.
+            None if super::generated::has_config(&ev.base, &config.key) => {
+                problems.push(json!({"kind": "cohort_unrecorded", "config": config.key}));
             }
             Some(Fact::Ok(None)) | None => {}
         }
@@ -488,6 +640,7 @@ pub fn check(cx: &Context) -> Outcome {
                 .push(json!({"kind": "cohort_unreadable", "run": id, "reason": outcome.message.args.get("reason")})),
         }
     }
+    problems.extend(missing_evals(ev, &configs, &rows));
     let mut compared = BTreeSet::new();
     for row in rows.iter().filter(|r| score_of(r).is_none()) {
         problems.push(json!({"kind": "no_score", "artifact": row.artifact, "task": row.row.scores.task}));
@@ -673,6 +826,67 @@ mod tests {
         e.runs.insert(RUN, w);
         let o = outcome(&e);
         assert_eq!(o.message.args["unavailable"][0], "eval_x");
+    }
+
+    /// `with_config` whose PR appends a changelog entry for its config (TP8/EP8 at c16, c32 and
+    /// c64): the processor owes evals at the highest and upper-median, c64 and c32 (spec 40 §1.5).
+    fn with_owed_evals(entry_extra: &str) -> Evidence {
+        let mut e = with_config(Some("lmsysorg/sglang:v0.5.9-cu130"));
+        let old = "- config-keys:\n  - qwen3.5-fp8-h200-sglang\n  description:\n  - first\n  pr-link: https://github.com/o/r/pull/1\n";
+        let added = format!("- config-keys:\n  - qwen3.5-fp8-h200-sglang\n  description:\n  - second\n  pr-link: https://github.com/o/r/pull/2\n{entry_extra}");
+        let master = MASTER.replace("{ tp: 8, conc-list: [32, 64] }", "{ tp: 8, ep: 8, conc-list: [16, 32, 64] }");
+        // A config new at head (none at base): no published series, so no cohort to look up.
+        e.head.insert("configs/amd-master.yaml", master);
+        e.head.insert("configs/nvidia-master.yaml", "{}\n");
+        e.head.insert("configs/runners.yaml", "labels:\n  h200: [h200-nb_1]\n");
+        e.base.insert("perf-changelog.yaml", old);
+        e.head.insert("perf-changelog.yaml", format!("{old}{added}"));
+        let lines = added.lines().count();
+        let patch: String = added.lines().map(|l| format!("+{l}\n")).collect();
+        with_change(e, "perf-changelog.yaml", &format!("@@ -5,0 +6,{lines} @@\n{patch}"))
+    }
+
+    #[test]
+    fn every_eval_the_matrix_owes_has_a_result() {
+        // Only c64 was evaluated: the owed c32 is missing, named by config and point.
+        let e = with_owed_evals("");
+        let o = outcome(&e);
+        assert_eq!(o.status, Status::Fail, "{:?}", o.message);
+        assert_eq!(kinds(&o), ["eval_missing"]);
+        let problem = &o.message.args["problems"][0];
+        assert_eq!(
+            (problem["config"].as_str(), problem["point"].as_str()),
+            (Some("qwen3.5-fp8-h200-sglang"), Some("TP8 EP8 c32"))
+        );
+        // Both owed points evaluated: PASS.
+        let mut e = with_owed_evals("");
+        add_set(&mut e, RUN, 32, 0.9613, 0.0053, 1319);
+        assert_eq!(outcome(&e).status, Status::Pass, "{:?}", outcome(&e).message.args);
+        // A result name without EP (sweepgate's own `eval_<point id>`) leaves EP unknown: it covers.
+        let mut e = with_owed_evals("");
+        let dir = format!("{RUN}/eval_eval-0001");
+        e.artifacts.insert(format!("{dir}/meta_env.json"), META.replace("\"conc\": 64", "\"conc\": 32"));
+        e.artifacts.insert(format!("{dir}/results_2026-08-21T16-23-10.json"), results(0.9613, 0.0053, 1319));
+        assert_eq!(outcome(&e).status, Status::Pass, "{:?}", outcome(&e).message.args);
+        // An append-only entry owes no evals (spec 20 §6 step 7).
+        assert_eq!(outcome(&with_owed_evals("  append-only: true\n")).status, Status::Pass);
+        // Generator inputs that do not parse: the owed evals are unknown, never "none".
+        let mut e = with_owed_evals("");
+        add_set(&mut e, RUN, 32, 0.9613, 0.0053, 1319);
+        e.head.insert("configs/runners.yaml", "labels: [unclosed\n");
+        assert_eq!(kinds(&outcome(&e)), ["evals_expected_unknown"]);
+    }
+
+    #[test]
+    fn a_config_at_base_without_a_recorded_published_run_has_an_unknown_cohort() {
+        let mut e = with_owed_evals("");
+        add_set(&mut e, RUN, 32, 0.9613, 0.0053, 1319);
+        e.base.insert("configs/amd-master.yaml", MASTER);
+        e.base.insert("configs/nvidia-master.yaml", "{}\n");
+        assert_eq!(kinds(&outcome(&e)), ["cohort_unrecorded"]);
+        // The collector looked and found none recorded as such: nothing to compare, PASS.
+        e.upstream.published_runs.insert("qwen3.5-fp8-h200-sglang".into(), Fact::Ok(None));
+        assert_eq!(outcome(&e).status, Status::Pass);
     }
 
     #[test]

@@ -69,6 +69,19 @@ pub fn serve_upstream(upstream: &FakeUpstream, ev: &Evidence) {
     }
 }
 
+/// The name of the qualifying run's first eval artifact as [`serve`] serves it (id `RUN * 100`,
+/// holding the nested `eval_server_logs.tar.gz`): the fixture's first eval set, or `eval_dsr1_c64`
+/// (the log tarball alone) when it has none.
+pub fn first_eval_artifact(ev: &Evidence) -> String {
+    let prefix = format!("{RUN}/");
+    ev.artifacts
+        .paths()
+        .filter_map(|p| p.strip_prefix(&prefix)?.split_once('/').map(|(dir, _)| dir))
+        .find(|dir| dir.starts_with("eval_"))
+        .unwrap_or("eval_dsr1_c64")
+        .to_owned()
+}
+
 /// Puts everything of `ev` into the fake; returns the sign-off URL.
 pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
     let pr = ev.pull_request.number;
@@ -109,37 +122,38 @@ pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
     w.permissions.insert((REPO.into(), ev.signoff.author.clone()), "write".into());
     w.teams.insert(("benchlab".into(), "core".into()), vec!["someone-else".into()]);
     drop(w);
-    // The fixture's benchmark results: one artifact per `bmk_*` directory of the run, after the
-    // two artifacts below (their ids follow the list order).
+    // The fixture's eval sets and benchmark results: one artifact per `eval_*` (results) and
+    // `bmk_*` directory of the run, in that order around a server-log artifact no check reads
+    // (their ids follow the list order); the first eval set also holds a nested log tarball.
     let prefix = format!("{RUN}/");
-    let mut bmk: std::collections::BTreeMap<&str, Vec<(&str, &[u8])>> = std::collections::BTreeMap::new();
+    let mut dirs: std::collections::BTreeMap<&str, Vec<(&str, &[u8])>> = std::collections::BTreeMap::new();
     for path in ev.artifacts.paths() {
         let Some((dir, file)) = path.strip_prefix(&prefix).and_then(|rest| rest.split_once('/')) else { continue };
-        if let (true, Some(bytes)) = (dir.starts_with("bmk_"), ev.artifacts.get(path)) {
-            bmk.entry(dir).or_default().push((file, bytes));
+        if let (true, Some(bytes)) = (dir.starts_with("bmk_") || dir.starts_with("eval_"), ev.artifacts.get(path)) {
+            dirs.entry(dir).or_default().push((file, bytes));
         }
     }
-    let mut names = vec!["eval_dsr1_c64", "server_logs_other"];
-    names.extend(bmk.keys());
+    let first = first_eval_artifact(ev);
+    dirs.entry(first.as_str()).or_default();
+    let (evals, bmk): (Vec<_>, Vec<_>) = dirs.into_iter().partition(|(dir, _)| dir.starts_with("eval_"));
+    let mut names: Vec<&str> = evals.iter().map(|(dir, _)| *dir).collect();
+    names.push("server_logs_other");
+    names.extend(bmk.iter().map(|(dir, _)| *dir));
     fake.add_run(REPO, RUN, "run-sweep.yml", "pull_request", "success", &ev.pull_request.head_sha, "b", &names);
-    for (i, files) in bmk.values().enumerate() {
-        fake.world().artifact_zips.insert(RUN * 100 + 2 + i as u64, zip_of(files));
-    }
     let logs = {
         let mut t = MemTree::new();
         t.insert("server.log", "Uvicorn running on 0.0.0.0:8000\n");
         tar_gz("logs", &t)
     };
-    // The fixture's own eval results (meta_env.json, results_*.json), plus a nested log tarball.
-    let mut files: Vec<(String, Vec<u8>)> = ev
-        .artifacts
-        .paths()
-        .filter(|p| p.starts_with(&prefix) && p.contains("/eval_"))
-        .filter_map(|p| Some((p.rsplit('/').next()?.to_owned(), ev.artifacts.get(p)?.to_vec())))
-        .collect();
-    files.push(("eval_server_logs.tar.gz".to_owned(), logs));
-    let entries: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
-    let artifact = zip_of(&entries);
-    fake.world().artifact_zips.insert(RUN * 100, artifact);
+    for (i, (dir, files)) in evals.iter().enumerate() {
+        let mut files = files.clone();
+        if *dir == first {
+            files.push(("eval_server_logs.tar.gz", logs.as_slice()));
+        }
+        fake.world().artifact_zips.insert(RUN * 100 + i as u64, zip_of(&files));
+    }
+    for (i, (_, files)) in bmk.iter().enumerate() {
+        fake.world().artifact_zips.insert(RUN * 100 + (evals.len() + 1 + i) as u64, zip_of(files));
+    }
     format!("https://github.com/{REPO}/pull/{pr}#issuecomment-{id}")
 }

@@ -10,7 +10,8 @@
 //! the same answers give the same bundle byte for byte.
 //!
 //! Collection policy (issue 13 item 8): the qualifying run's `eval_*` and `bmk_*` artifacts
-//! are fetched first, then those of runs named by reuse commands, the published runs' `bmk_*`,
+//! are fetched first, then those of runs named by reuse commands, the published runs' `bmk_*`
+//! and eval results (Check 2's ingested cohort),
 //! then the rest; no count cap, but global bounds on bytes downloaded and bytes unpacked. What a
 //! bound leaves out is recorded per artifact.
 
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use futures_util::stream::{self, StreamExt};
 
 use crate::checks::c01_in_pr_sweep::qualifying_run;
+use crate::checks::c02_evals_pass::is_eval_results_artifact;
 use crate::checks::c03_upstream_recipe::{upstream_links, LinkKind, UpstreamLink};
 use crate::checks::scan::{role, Role};
 use crate::checks::{affected, Context};
@@ -618,8 +620,9 @@ impl Priority {
         } else if self.reused.contains(&run) {
             1
         } else if self.published.contains(&run) {
-            // The base curve of 18(g) is the published run's benchmark aggregates only.
-            if !name.starts_with("bmk_") {
+            // The published run gives 18(g) its base curve (the `bmk_*` aggregates) and Check 2
+            // its ingested cohort (the eval results, not their server logs; decision W2).
+            if !name.starts_with("bmk_") && !is_eval_results_artifact(name) {
                 return None;
             }
             2
