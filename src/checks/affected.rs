@@ -153,6 +153,25 @@ fn siblings(lines: &[&str], at: usize) -> std::collections::BTreeMap<String, (St
         .collect()
 }
 
+/// Every `- "KEY=value"` list item of a master-config entry (its rows' `additional-settings`,
+/// `CONFIG_FILE=` included), with its line, in file order. Empty when the file is not readable.
+pub fn entry_items(cx: &Context, config: &AffectedConfig) -> Vec<(String, String, u32)> {
+    let Some(text) = cx.evidence.head.text(&config.file) else { return vec![] };
+    let Some(span) = entry_spans(text, &config.file).remove(&config.key) else { return vec![] };
+    span.text
+        .lines()
+        .zip(*span.lines.start()..)
+        .filter(|(l, _)| !scan::is_comment(l))
+        .filter_map(|(l, line)| {
+            let item = l.trim_start().strip_prefix("- ")?.trim().trim_matches(['"', '\'']);
+            let (k, v) = item.split_once('=')?;
+            let key = k.trim();
+            (!key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+                .then(|| (key.to_owned(), v.trim().to_owned(), line))
+        })
+        .collect()
+}
+
 /// Keys named by the `config-keys` of changelog entries the PR appended (`*` full-match
 /// wildcards resolved against `known`).
 pub fn changelog_keys(cx: &Context, known: &[AffectedConfig]) -> BTreeSet<String> {
