@@ -48,12 +48,45 @@ pub struct Reached {
     pub depth: usize,
 }
 
+/// Why a reached file cannot be shown (rendered by each check's catalog text, EN and 中文).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// Named as a repository path, absent from the head tree.
+    Missing,
+    NotText,
+    /// Beyond [`MAX_DEPTH`] or [`MAX_FILES`].
+    TooDeep,
+    /// A `CONFIG_FILE=` that names no recipe of this repository (srt-slurm's own, or gone).
+    ExternalRecipe,
+    /// The config names no launcher script and no recipe the evidence holds.
+    NoLauncher,
+}
+
+impl Why {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::Missing => "missing",
+            Why::NotText => "not_text",
+            Why::TooDeep => "too_deep",
+            Why::ExternalRecipe => "external_recipe",
+            Why::NoLauncher => "no_launcher",
+        }
+    }
+}
+
 /// A file the run reaches that the evidence cannot show: the reference as written, where, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreachable {
     pub reference: String,
     pub via: String,
-    pub reason: String,
+    pub why: Why,
+}
+
+impl Unreachable {
+    /// `{reference, via, why}` for a finding.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"reference": self.reference, "via": self.via, "why": self.why.as_str()})
+    }
 }
 
 /// Everything one root set reaches.
@@ -200,9 +233,8 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
         let text = match head.text(&file.path) {
             Some(text) => text,
             None => {
-                let reason =
-                    if head.get(&file.path).is_some() { "is not UTF-8 text" } else { "is not in the evidence at the head" };
-                unavailable.push(Unreachable { reference: file.path.clone(), via: file.via.clone(), reason: reason.into() });
+                let why = if head.get(&file.path).is_some() { Why::NotText } else { Why::Missing };
+                unavailable.push(Unreachable { reference: file.path.clone(), via: file.via.clone(), why });
                 continue;
             }
         };
@@ -215,7 +247,7 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
                         unavailable.push(Unreachable {
                             reference: reference.candidates[0].clone(),
                             via,
-                            reason: "is not in the evidence at the head".into(),
+                            why: Why::Missing,
                         });
                     }
                     continue;
@@ -224,8 +256,7 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
                     continue;
                 }
                 if file.depth + 1 > MAX_DEPTH || seen.len() >= MAX_FILES {
-                    let reason = format!("is beyond the {MAX_DEPTH} steps / {MAX_FILES} files the reach follows");
-                    unavailable.push(Unreachable { reference: target.clone(), via, reason });
+                    unavailable.push(Unreachable { reference: target.clone(), via, why: Why::TooDeep });
                     continue;
                 }
                 seen.insert(target.clone());
@@ -254,7 +285,9 @@ fn launchers(head: &MemTree, config: &AffectedConfig) -> Vec<String> {
     let node = if config.multinode { "benchmarks/multi_node/" } else { "benchmarks/single_node/" };
     let scenario_fits = |p: &str| {
         let agentic = p.contains("/agentic/");
-        (agentic && config.agentic) || (!agentic && !config.fixed_seq.is_empty()) || (!config.agentic && config.fixed_seq.is_empty())
+        (agentic && config.agentic)
+            || (!agentic && !config.fixed_seq.is_empty())
+            || (!config.agentic && config.fixed_seq.is_empty())
     };
     let named = |stem: &str| -> Vec<String> {
         head.paths()
@@ -297,20 +330,12 @@ fn config_roots(cx: &Context, config: &AffectedConfig) -> (Vec<Reached>, Vec<Unr
                     roots.push(Reached { path, kind: ReachKind::Recipe, via, depth: 0 });
                 }
             }
-            _ => unavailable.push(Unreachable {
-                reference: format!("{key}={value}"),
-                via,
-                reason: "names no recipe of this repository's srt-slurm-recipes in the evidence".into(),
-            }),
+            _ => unavailable.push(Unreachable { reference: format!("{key}={value}"), via, why: Why::ExternalRecipe }),
         }
     }
     if roots.is_empty() && unavailable.is_empty() {
         let stem = format!("{}_{}_{}_{}", config.model_prefix, config.precision, sku(&config.runner), config.framework);
-        unavailable.push(Unreachable {
-            reference: format!("benchmarks/…/{stem}.sh"),
-            via: at,
-            reason: "no launcher script named for the config and no CONFIG_FILE recipe is in the evidence".into(),
-        });
+        unavailable.push(Unreachable { reference: format!("benchmarks/…/{stem}.sh"), via: at, why: Why::NoLauncher });
     }
     (roots, unavailable)
 }
@@ -398,7 +423,7 @@ mod tests {
             [Unreachable {
                 reference: "benchmarks/multi_node/amd_utils/helpers/missing.sh".into(),
                 via: "benchmarks/multi_node/amd_utils/server_sglang.sh:3".into(),
-                reason: "is not in the evidence at the head".into(),
+                why: Why::Missing,
             }]
         );
     }
@@ -413,7 +438,7 @@ mod tests {
         let reach = reach_from(&tree, vec![root], vec![]);
         assert_eq!(reach.files.len(), MAX_DEPTH + 1);
         assert_eq!(reach.unavailable.len(), 1, "{:?}", reach.unavailable);
-        assert!(reach.unavailable[0].reason.contains("beyond"));
+        assert_eq!(reach.unavailable[0].why, Why::TooDeep);
         // Hostile text never panics.
         let odd = MemTree::new().with("benchmarks/x.sh", "cd\nbash \"\nsource ${\n. ../../../../../../a.sh\n\\\n");
         let r = Reached { path: "benchmarks/x.sh".into(), kind: ReachKind::Launcher, via: "x".into(), depth: 0 };
@@ -426,7 +451,9 @@ mod tests {
     fn an_image_bump_reaches_the_configs_launcher_recipes_and_names_what_is_missing() {
         let changelog = "@@ -1,1 +1,4 @@\n x\n+- config-keys:\n+  - dsv4-fp4-mi355x-sglang-disagg-agentic-mtp\n+  - dsr1-fp4-gb200-dynamo-trt\n";
         let mut e = with_change(evidence(), "perf-changelog.yaml", changelog);
-        for (path, text) in amd_tree().paths().map(|p| (p.to_owned(), amd_tree().text(p).unwrap_or_default().to_owned())) {
+        for (path, text) in
+            amd_tree().paths().map(|p| (p.to_owned(), amd_tree().text(p).unwrap_or_default().to_owned()))
+        {
             e.head.insert(&path, text.as_str());
         }
         e.head.insert("benchmarks/multi_node/dsv4_fp4_mi355x_sglang-disagg.sh", "echo fixed-seq-len sibling\n");
@@ -455,6 +482,6 @@ mod tests {
         let cx = Context::new(&e);
         let reach = affected_reach(&cx).unwrap();
         assert!(reach[0].path.files.is_empty());
-        assert!(reach[0].path.unavailable[0].reason.contains("no launcher script"), "{:?}", reach[0].path);
+        assert_eq!(reach[0].path.unavailable[0].why, Why::NoLauncher, "{:?}", reach[0].path);
     }
 }

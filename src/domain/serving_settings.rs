@@ -310,9 +310,16 @@ fn sourced_path(words: &[String]) -> Option<String> {
 /// A path written relative to the running script's own folder (`$(dirname "$0")/x`,
 /// `$SCRIPT_DIR/x`, `${BASH_SOURCE%/*}/x`), as `./x`; other paths unchanged.
 pub fn script_relative(path: &str) -> String {
-    ["$(dirname $0)", "$(dirname ${BASH_SOURCE[0]})", "$(dirname $BASH_SOURCE)", "${BASH_SOURCE%/*}", "${SCRIPT_DIR}", "$SCRIPT_DIR"]
-        .iter()
-        .fold(path.to_owned(), |p, prefix| p.replace(prefix, "."))
+    [
+        "$(dirname $0)",
+        "$(dirname ${BASH_SOURCE[0]})",
+        "$(dirname $BASH_SOURCE)",
+        "${BASH_SOURCE%/*}",
+        "${SCRIPT_DIR}",
+        "$SCRIPT_DIR",
+    ]
+    .iter()
+    .fold(path.to_owned(), |p, prefix| p.replace(prefix, "."))
 }
 
 fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scope, depth: usize) {
