@@ -27,6 +27,13 @@ pub struct AffectedConfig {
     pub spec_decoding: BTreeSet<String>,
 }
 
+impl AffectedConfig {
+    /// Whether a search space of the entry runs a draft (`spec-decoding` other than `none`).
+    pub fn speculative(&self) -> bool {
+        self.spec_decoding.iter().any(|s| s != "none")
+    }
+}
+
 fn text_field(entry: &Node, key: &str) -> String {
     entry.get(key).and_then(Node::key_text).map(|t| t.into_owned()).unwrap_or_default()
 }

@@ -8,7 +8,7 @@ use regex::Regex;
 use serde_json::json;
 
 use super::affected::{all_configs, entry_items, recipe_rows, AffectedConfig, RecipeRow};
-use super::reach::{self, ConfigReach, LaunchPath, ReachKind};
+use super::reach::{self, LaunchPath, ReachKind};
 use super::scan::{self, Role};
 use super::{with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
@@ -440,31 +440,6 @@ fn pinned_by_rows(rows: &[&RecipeRow], text: &str) -> Vec<Pinned> {
         .collect()
 }
 
-/// A config whose search spaces run a draft.
-fn speculative(config: &AffectedConfig) -> bool {
-    config.spec_decoding.iter().any(|s| s != "none")
-}
-
-/// The files Check 11 judges: the scripts and recipes the PR adds or changes, and the launchers
-/// and recipes every affected config runs (an image bump or master-only change reaches them
-/// unchanged), each with the affected config whose reach holds it.
-fn candidates<'r>(cx: &Context, reaches: &'r [ConfigReach]) -> Vec<(String, Role, Option<&'r ConfigReach>)> {
-    let owner_of =
-        |path: &str| reaches.iter().find(|r| r.path.files.iter().any(|f| f.path == path && f.kind != ReachKind::Patch));
-    let mut out: Vec<(String, Role, Option<&ConfigReach>)> = scan::changed(cx.evidence)
-        .filter(|(_, role)| matches!(role, Role::Script | Role::Recipe))
-        .map(|(file, role)| (file.filename.clone(), role, owner_of(&file.filename)))
-        .collect();
-    for r in reaches {
-        for f in r.path.files.iter().filter(|f| matches!(f.kind, ReachKind::Launcher | ReachKind::Recipe)) {
-            if !out.iter().any(|(p, _, _)| *p == f.path) {
-                out.push((f.path.clone(), scan::role(&f.path), Some(r)));
-            }
-        }
-    }
-    out
-}
-
 /// The first script on a launch path (other than the launcher) that sets a simulation knob.
 fn knob_on_path<'e>(
     ev: &'e crate::evidence::Evidence,
@@ -491,7 +466,7 @@ pub fn check(cx: &Context) -> Outcome {
         Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
     };
     let mut judged_configs = std::collections::BTreeSet::new();
-    for (path, role, reach_owner) in candidates(cx, &reaches) {
+    for (path, role, reach_owner) in reach::judged_files(cx, &reaches) {
         let path = path.as_str();
         let Some(text) = ev.head.text(path) else { continue };
         let Some(drafting) = drafting(path, text) else { continue };
@@ -606,7 +581,7 @@ pub fn check(cx: &Context) -> Outcome {
     }
     // An agentic speculative config whose launch path could not be read at all is unverifiable.
     for r in
-        reaches.iter().filter(|r| r.config.agentic && speculative(&r.config) && !judged_configs.contains(&r.config.key))
+        reaches.iter().filter(|r| r.config.agentic && r.config.speculative() && !judged_configs.contains(&r.config.key))
     {
         if r.path.files.iter().any(|f| matches!(f.kind, ReachKind::Launcher | ReachKind::Recipe)) {
             continue;

@@ -14,7 +14,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use super::affected::{affected_configs, entry_items, sku, AffectedConfig};
-use super::scan;
+use super::scan::{self, Role};
 use super::Context;
 use crate::domain::serving_settings::{logical_lines, script_relative, words};
 use crate::domain::srt_recipe::RecipeRef;
@@ -360,6 +360,41 @@ pub fn affected_reach(cx: &Context) -> Result<Vec<ConfigReach>, String> {
 pub fn script_reach(cx: &Context, path: &str) -> LaunchPath {
     let root = Reached { path: path.to_owned(), kind: ReachKind::Launcher, via: path.to_owned(), depth: 0 };
     reach_from(&cx.evidence.head, vec![root], vec![])
+}
+
+/// The files a content check (9, 11) judges: the scripts and recipes the PR adds or changes,
+/// and the launchers and recipes every affected config runs (an image bump or a master-only
+/// change reaches them unchanged), each with the affected config whose reach holds it.
+pub fn judged_files<'r>(cx: &Context, reaches: &'r [ConfigReach]) -> Vec<(String, Role, Option<&'r ConfigReach>)> {
+    let owner_of =
+        |path: &str| reaches.iter().find(|r| r.path.files.iter().any(|f| f.path == path && f.kind != ReachKind::Patch));
+    let mut out: Vec<(String, Role, Option<&ConfigReach>)> = scan::changed(cx.evidence)
+        .filter(|(_, role)| matches!(role, Role::Script | Role::Recipe))
+        .map(|(file, role)| (file.filename.clone(), role, owner_of(&file.filename)))
+        .collect();
+    for r in reaches {
+        for f in r.path.files.iter().filter(|f| matches!(f.kind, ReachKind::Launcher | ReachKind::Recipe)) {
+            if !out.iter().any(|(p, _, _)| *p == f.path) {
+                out.push((f.path.clone(), scan::role(&f.path), Some(r)));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the config's launcher `path` runs a draft: the config's search spaces draft, and
+/// either all of them do or the script is the `_<spec-decoding>.sh` one the runners pick for them.
+pub fn launcher_drafts(reach: &ConfigReach, path: &str) -> bool {
+    let spec = &reach.config.spec_decoding;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    is_root_of(reach, path)
+        && reach.config.speculative()
+        && (!spec.contains("none") || spec.iter().any(|s| s != "none" && name.ends_with(&format!("_{s}.sh"))))
+}
+
+/// Whether `path` is a root (launcher or recipe) of the config's reach.
+pub fn is_root_of(reach: &ConfigReach, path: &str) -> bool {
+    reach.path.files.iter().any(|f| f.path == path && matches!(f.kind, ReachKind::Launcher | ReachKind::Recipe))
 }
 
 #[cfg(test)]
