@@ -82,9 +82,47 @@ fn classify(code: &str) -> Option<&'static str> {
     (installs && engine_build).then_some("wheel")
 }
 
+/// Markers of eval and client tooling (spec 30 Check 10 rule 2: harness dependencies are allowed).
+const HARNESS: [&str; 4] = ["lm_eval", "lm-eval", "aiperf", "evals/"];
+
+/// Lines inside a shell function that sets up eval or client tooling (`_patch_lm_eval() { … }`
+/// shadows lm-eval with a `sitecustomize.py`): its function name or body names the harness and
+/// no line names an engine path.
+fn harness_lines(lines: &[scan::AddedLine]) -> std::collections::BTreeSet<u32> {
+    static START: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let start = START.get_or_init(|| {
+        regex::Regex::new(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_:-]*)\s*\(\)\s*\{?\s*$").expect("literal regex")
+    });
+    let mut out = std::collections::BTreeSet::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(name) = start.captures(lines[i].text).map(|c| c[1].to_owned()) else {
+            i += 1;
+            continue;
+        };
+        let indent = lines[i].text.len() - lines[i].text.trim_start().len();
+        let end = lines[i + 1..]
+            .iter()
+            .position(|l| l.text.trim() == "}" && l.text.len() - l.text.trim_start().len() <= indent)
+            .map_or(lines.len(), |p| i + 1 + p);
+        let body = &lines[i..end];
+        let harness =
+            HARNESS.iter().any(|h| name.contains(h) || body.iter().any(|l| scan::code_part(l.text).contains(h)));
+        if harness && !body.iter().any(|l| touches_engine(scan::code_part(l.text))) {
+            out.extend(body.iter().map(|l| l.line));
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
 /// The patches among numbered lines of one file; a command continued with `\\` is judged
-/// whole, at the line it starts on.
+/// whole, at the line it starts on. Monkey-patches and applied patches of eval or client
+/// tooling inside a harness function are not engine patches.
 fn patches_in(lines: &[scan::AddedLine]) -> Vec<(u32, &'static str)> {
+    let harness = harness_lines(lines);
+    let engine =
+        |(line, kind): &(u32, &'static str)| !(harness.contains(line) && matches!(*kind, "monkey_patch" | "apply"));
     let mut out = Vec::new();
     let mut command = String::new();
     let mut start = 0;
@@ -105,6 +143,7 @@ fn patches_in(lines: &[scan::AddedLine]) -> Vec<(u32, &'static str)> {
         command.clear();
     }
     out.extend(classify(&command).map(|kind| (start, kind)));
+    out.retain(engine);
     out
 }
 
@@ -511,5 +550,27 @@ mod tests {
         e.head.insert(SCRIPT, "pip install --force-reinstall /wheels/sglang-fork.whl\n");
         let o = check(&Context::new(&e));
         assert_eq!((o.status, o.evidence.as_slice()), (Status::Fail, [format!("{SCRIPT}:1")].as_slice()), "{o:?}");
+    }
+
+    /// The corpus (#2592, #2345, …): benchmark_lib.sh's `_patch_lm_eval` shadows lm-eval with a
+    /// sitecustomize through PYTHONPATH — eval tooling, not the engine. The same lines outside a
+    /// harness function, or naming an engine path, are patches.
+    #[test]
+    fn monkey_patches_of_eval_tooling_in_a_harness_function_are_not_engine_patches() {
+        let lib = "_patch_lm_eval() {\n    local patch_dir\n    patch_dir=\"$(mktemp -d)\"\n    cp \"$(_eval_patches_dir)/lm_eval_sitecustomize.py\" \"$patch_dir/sitecustomize.py\"\n    export PYTHONPATH=\"${patch_dir}${PYTHONPATH:+:${PYTHONPATH}}\"\n}\n";
+        let numbered = |t: &'static str| -> Vec<scan::AddedLine<'static>> {
+            t.lines().enumerate().map(|(i, text)| scan::AddedLine { line: i as u32 + 1, text }).collect()
+        };
+        assert_eq!(patches_in(&numbered(lib)), []);
+        let engine: &'static str = Box::leak(
+            lib.replace("_patch_lm_eval", "_patch_server")
+                .replace("lm_eval_sitecustomize", "server_sitecustomize")
+                .into_boxed_str(),
+        );
+        assert_eq!(patches_in(&numbered(engine)), [(4, "monkey_patch"), (5, "monkey_patch")]);
+        let into_engine: &'static str = Box::leak(
+            lib.replace("\"$patch_dir/sitecustomize.py\"", "/sgl-workspace/sitecustomize.py").into_boxed_str(),
+        );
+        assert!(!patches_in(&numbered(into_engine)).is_empty());
     }
 }

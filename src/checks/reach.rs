@@ -279,7 +279,12 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
 /// folders for agentic scenarios.
 fn launchers(head: &MemTree, config: &AffectedConfig) -> Vec<String> {
     let base = format!("{}_{}_{}", config.model_prefix, config.precision, sku(&config.runner)).to_ascii_lowercase();
-    let suffixes: Vec<String> = std::iter::once(String::new())
+    // Single-node runners add `_<spec-decoding>` for drafting search spaces and nothing for
+    // `none`; multi-node runners name one script for both.
+    let plain = config.multinode || config.spec_decoding.is_empty() || config.spec_decoding.contains("none");
+    let suffixes: Vec<String> = plain
+        .then(String::new)
+        .into_iter()
         .chain(config.spec_decoding.iter().filter(|s| *s != "none").map(|s| format!("_{s}")))
         .collect();
     let node = if config.multinode { "benchmarks/multi_node/" } else { "benchmarks/single_node/" };
