@@ -55,6 +55,16 @@ fn invokes_benchmark_client(text: &str) -> bool {
     code_lines(text).any(|(_, c)| BENCHMARK_CLIENTS.iter().any(|client| c.contains(client)))
 }
 
+/// A line that calls a benchmark client, not one that only defines the shell function
+/// (`benchmark_lib.sh`'s `run_benchmark_serving() { … }`), which every launcher sources.
+fn calls_benchmark_client(text: &str) -> bool {
+    code_lines(text).any(|(_, c)| {
+        BENCHMARK_CLIENTS
+            .iter()
+            .any(|client| c.match_indices(client).any(|(at, _)| !c[at + client.len()..].trim_start().starts_with("()")))
+    })
+}
+
 fn judge_script(text: &str) -> Verdict {
     if code_lines(text).any(|(_, c)| c.contains("--use-chat-template") || c.contains("--dsv4")) {
         return Verdict::ChatTemplate;
@@ -115,7 +125,7 @@ fn judge(cx: &Context, path: &str, role: Role, owner: Option<&ConfigReach>) -> O
             let launch = &owner?.path;
             let client = launch.files.iter().filter(|f| f.kind == ReachKind::Script).find_map(|f| {
                 let t = cx.evidence.head.text(&f.path)?;
-                invokes_benchmark_client(t).then(|| (f.path.clone(), judge_script(t)))
+                calls_benchmark_client(t).then(|| (f.path.clone(), judge_script(t)))
             });
             match (client, launch.unavailable.first()) {
                 (Some(found), _) => Some(found),
@@ -278,9 +288,11 @@ mod tests {
             e.head.insert("configs/amd-master.yaml", master);
             e.head.insert(
                 "benchmarks/multi_node/dsv4_fp4_mi355x_sglang-disagg.sh",
-                "export DECODE_MTP_SIZE=3 # speculative\ncd \"$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils\"\nbash ./bench.sh\n",
+                "source \"$(dirname \"$0\")/../benchmark_lib.sh\"\nexport DECODE_MTP_SIZE=3 # speculative\ncd \"$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils\"\nbash ./bench.sh\n",
             );
             e.head.insert("benchmarks/multi_node/amd_utils/bench.sh", bench);
+            // The shared library defines the client; defining it is no client run.
+            e.head.insert("benchmarks/benchmark_lib.sh", "run_benchmark_serving() { python3 -m bench \"$@\"; }\n");
             e
         };
         let o = check(&Context::new(&build("run_benchmark_serving --model x\n")));

@@ -266,13 +266,17 @@ pub fn check(cx: &Context) -> Outcome {
     if serving == 0 && configs == 0 {
         return Outcome::na("untouched");
     }
-    if !unavailable.is_empty() {
+    // A definite patch finding is reported before what could not be read; a PASS needs both.
+    let unreadable = || {
         let mut o = Outcome::fail("path_unavailable")
             .arg("unreachable", unavailable.iter().map(|u| u.to_json()).collect::<Vec<_>>());
         for u in &unavailable {
             o = o.evidence(format!("{} ({})", u.reference, u.via));
         }
-        return o;
+        o
+    };
+    if patches.is_empty() && !unavailable.is_empty() {
+        return unreadable();
     }
     if patches.is_empty() {
         return Outcome::pass("no_patches").arg("count", serving).arg("reached", reached).arg("configs", configs);
@@ -336,6 +340,9 @@ pub fn check(cx: &Context) -> Outcome {
         cx.signoff().as_ref().map_or(vec![], |s| s.detail_links().map(|l| l.url.clone()).collect());
     if let Some((unlinked, _)) = waivers.iter().find(|(_, n)| !links.iter().any(|l| links_to_waiver(l, *n))) {
         return fail("not_linked", unlinked, String::new());
+    }
+    if !unavailable.is_empty() {
+        return unreadable();
     }
     let names: Vec<&str> = waivers.iter().map(|(p, _)| p.as_str()).collect();
     let mut o = Outcome::pass("waived").arg("patches", patch_args).arg("waiver", names.join(", "));

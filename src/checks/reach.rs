@@ -294,23 +294,26 @@ fn launchers(head: &MemTree, config: &AffectedConfig) -> Vec<String> {
             || (!agentic && !config.fixed_seq.is_empty())
             || (!config.agentic && config.fixed_seq.is_empty())
     };
-    let named = |stem: &str| -> Vec<String> {
+    let scripts = |fits: &dyn Fn(&str) -> bool| -> Vec<String> {
         head.paths()
             .filter(|p| scan::logical_path(p).starts_with(node) && scenario_fits(scan::logical_path(p)))
-            .filter(|p| {
-                let name = p.rsplit('/').next().unwrap_or(p).to_ascii_lowercase();
-                suffixes.iter().any(|s| name == format!("{stem}{s}.sh"))
-            })
+            .filter(|p| fits(&p.rsplit('/').next().unwrap_or(p).to_ascii_lowercase()))
             .map(str::to_owned)
             .collect()
     };
+    let named = |stem: &str| scripts(&|name| suffixes.iter().any(|s| name == format!("{stem}{s}.sh")));
     let framework = config.framework.to_ascii_lowercase();
-    let own = named(&format!("{base}_{framework}"));
-    if own.is_empty() {
-        named(&base)
-    } else {
-        own
+    let stem = format!("{base}_{framework}");
+    let mut found = named(&stem);
+    if found.is_empty() {
+        found = named(&base);
     }
+    if found.is_empty() {
+        // A variant the runners' suffix rule does not spell (`…_sglang_dflash.sh` for
+        // `spec-decoding: draft_model`): every script of the config's stem.
+        found = scripts(&|name| name.starts_with(&format!("{stem}_")) && name.ends_with(".sh"));
+    }
+    found
 }
 
 /// The roots of a config: its launchers and its rows' recipes; what cannot be found is named.
