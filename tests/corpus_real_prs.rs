@@ -131,12 +131,12 @@ fn changed_files(repo: &Path, base: &str, head: &str) -> Vec<ChangedFile> {
 }
 
 /// A tree as `collect` keeps it (decision C1): every logical file in both layouts, the benchmark
-/// scripts and recipes, and the changed files.
+/// scripts and recipes, the runners, and the changed files.
 fn tree_at(repo: &Path, commit: &str, files: &[ChangedFile]) -> MemTree {
     let git_tree = GitTree::open(repo, commit).expect("commit opens");
     let layout = Layout::default();
     let mut prefixes: Vec<String> = Logical::ALL.iter().flat_map(|l| layout.candidates(*l)).collect();
-    prefixes.extend(["benchmarks", "inferencex-e2e/benchmarks"].map(String::from));
+    prefixes.extend(["benchmarks", "inferencex-e2e/benchmarks", "runners", "inferencex-e2e/runners"].map(String::from));
     let mut tree = MemTree::new();
     for prefix in &prefixes {
         if let Some(bytes) = git_tree.read(prefix).expect("file reads") {

@@ -27,6 +27,13 @@ pub struct AffectedConfig {
     pub spec_decoding: BTreeSet<String>,
 }
 
+impl AffectedConfig {
+    /// Whether a search space of the entry runs a draft (`spec-decoding` other than `none`).
+    pub fn speculative(&self) -> bool {
+        self.spec_decoding.iter().any(|s| s != "none")
+    }
+}
+
 fn text_field(entry: &Node, key: &str) -> String {
     entry.get(key).and_then(Node::key_text).map(|t| t.into_owned()).unwrap_or_default()
 }
@@ -154,6 +161,25 @@ fn siblings(lines: &[&str], at: usize) -> std::collections::BTreeMap<String, (St
             let item = lines[i].trim_start().trim_start_matches("- ").trim().trim_matches(['"', '\'']);
             let (k, v) = item.split_once('=')?;
             Some((k.trim().to_owned(), (v.trim().to_owned(), i as u32 + 1)))
+        })
+        .collect()
+}
+
+/// Every `- "KEY=value"` list item of a master-config entry (its rows' `additional-settings`,
+/// `CONFIG_FILE=` included), with its line, in file order. Empty when the file is not readable.
+pub fn entry_items(cx: &Context, config: &AffectedConfig) -> Vec<(String, String, u32)> {
+    let Some(text) = cx.evidence.head.text(&config.file) else { return vec![] };
+    let Some(span) = entry_spans(text, &config.file).remove(&config.key) else { return vec![] };
+    span.text
+        .lines()
+        .zip(*span.lines.start()..)
+        .filter(|(l, _)| !scan::is_comment(l))
+        .filter_map(|(l, line)| {
+            let item = l.trim_start().strip_prefix("- ")?.trim().trim_matches(['"', '\'']);
+            let (k, v) = item.split_once('=')?;
+            let key = k.trim();
+            (!key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+                .then(|| (key.to_owned(), v.trim().to_owned(), line))
         })
         .collect()
 }

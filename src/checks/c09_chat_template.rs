@@ -8,6 +8,7 @@
 use serde_json::json;
 
 use super::affected::recipe_rows;
+use super::reach::{self, ConfigReach, ReachKind};
 use super::scan::{self, Role};
 use super::{Context, Outcome};
 use crate::yaml::{self, Node, Value};
@@ -54,6 +55,16 @@ fn invokes_benchmark_client(text: &str) -> bool {
     code_lines(text).any(|(_, c)| BENCHMARK_CLIENTS.iter().any(|client| c.contains(client)))
 }
 
+/// A line that calls a benchmark client, not one that only defines the shell function
+/// (`benchmark_lib.sh`'s `run_benchmark_serving() { … }`), which every launcher sources.
+fn calls_benchmark_client(text: &str) -> bool {
+    code_lines(text).any(|(_, c)| {
+        BENCHMARK_CLIENTS
+            .iter()
+            .any(|client| c.match_indices(client).any(|(at, _)| !c[at + client.len()..].trim_start().starts_with("()")))
+    })
+}
+
 fn judge_script(text: &str) -> Verdict {
     if code_lines(text).any(|(_, c)| c.contains("--use-chat-template") || c.contains("--dsv4")) {
         return Verdict::ChatTemplate;
@@ -91,34 +102,63 @@ fn judge_recipe(path: &str, text: &str) -> Verdict {
     }
 }
 
-fn judge(cx: &Context, path: &str, role: Role) -> Option<Verdict> {
+/// A judged file's verdict, and the file the benchmark client runs in (the launcher itself, or
+/// the script its launch path hands the client to, e.g. `amd_utils/bench.sh`).
+fn judge(cx: &Context, path: &str, role: Role, owner: Option<&ConfigReach>) -> Option<(String, Verdict)> {
     let text = cx.evidence.head.text(path)?;
-    if !is_spec_decode(path, text, role) {
+    // A config's search space says its launcher drafts, whatever the script spells; a recipe
+    // is the whole engine config, so only its settings say so (decision K7).
+    let drafts = role == Role::Script && owner.is_some_and(|o| reach::launcher_drafts(o, path));
+    if !drafts && !is_spec_decode(path, text, role) {
         return None;
     }
     if is_agentic(cx, path) {
-        return Some(Verdict::Agentic);
+        return Some((path.to_owned(), Verdict::Agentic));
     }
     match role {
-        Role::Script if path.ends_with(".sh") && invokes_benchmark_client(text) => Some(judge_script(text)),
-        Role::Recipe => Some(judge_recipe(path, text)),
+        Role::Script if path.ends_with(".sh") && invokes_benchmark_client(text) => {
+            Some((path.to_owned(), judge_script(text)))
+        }
+        // A config's launcher that delegates the client run: the script on its launch path that
+        // runs the client decides; none readable while part of the path is not is unverifiable.
+        Role::Script if owner.is_some_and(|o| reach::is_root_of(o, path)) => {
+            let launch = &owner?.path;
+            let client = launch.files.iter().filter(|f| f.kind == ReachKind::Script).find_map(|f| {
+                let t = cx.evidence.head.text(&f.path)?;
+                calls_benchmark_client(t).then(|| (f.path.clone(), judge_script(t)))
+            });
+            match (client, launch.unavailable.first()) {
+                (Some(found), _) => Some(found),
+                (None, Some(u)) => Some((u.reference.clone(), Verdict::Missing { line: 0, kind: "unreachable" })),
+                (None, None) => None,
+            }
+        }
+        Role::Recipe => Some((path.to_owned(), judge_recipe(path, text))),
         _ => None,
     }
 }
 
 pub fn check(cx: &Context) -> Outcome {
-    let ev = cx.evidence;
     let (mut count, mut agentic) = (0usize, 0usize);
     let mut findings = Vec::new();
-    for (file, role) in scan::changed(ev) {
-        match judge(cx, &file.filename, role) {
-            None => {}
-            Some(Verdict::ChatTemplate) => count += 1,
-            Some(Verdict::Agentic) => {
+    let reaches = match reach::affected_reach(cx) {
+        Ok(r) => r,
+        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+    };
+    let mut judged = std::collections::BTreeSet::new();
+    for (path, role, owner) in reach::judged_files(cx, &reaches) {
+        let Some((file, verdict)) = judge(cx, &path, role, owner) else { continue };
+        // Two launchers handing the client to one script are one benchmark client run.
+        if !judged.insert(file.clone()) {
+            continue;
+        }
+        match verdict {
+            Verdict::ChatTemplate => count += 1,
+            Verdict::Agentic => {
                 count += 1;
                 agentic += 1;
             }
-            Some(Verdict::Missing { line, kind }) => findings.push((file.filename.clone(), line, kind)),
+            Verdict::Missing { line, kind } => findings.push((file, line, kind)),
         }
     }
     if !findings.is_empty() {
@@ -130,7 +170,7 @@ pub fn check(cx: &Context) -> Outcome {
                 .collect::<Vec<_>>(),
         );
         for (file, line, _) in &findings {
-            outcome = outcome.evidence(format!("{file}:{line}"));
+            outcome = outcome.evidence(if *line == 0 { file.clone() } else { format!("{file}:{line}") });
         }
         return outcome;
     }
@@ -234,5 +274,39 @@ mod tests {
             "qwen3.5-fp4-gb300-dynamo-trt:\n  model-prefix: qwen3.5\n  framework: dynamo-trt\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/trtllm/qwen3.5/gb300-fp4/disagg/agentx/disagg-mtp.yaml\"\n",
         );
         assert_eq!(check(&Context::new(&e)).message.args["findings"][0]["kind"], "recipe_missing");
+    }
+
+    /// Issue 17 item 4 (9.b): an image bump (changelog only) of a fixed-seq-len MTP config reaches
+    /// its unchanged launcher, which hands the benchmark client to `amd_utils/bench.sh`; that
+    /// script decides. A launch path that cannot be read is unverifiable.
+    #[test]
+    fn an_image_bump_judges_the_client_script_the_configs_launcher_reaches() {
+        let master = "dsv4-fp4-mi355x-sglang-disagg-mtp:\n  image: img\n  model-prefix: dsv4\n  runner: cluster:mi355x-amds\n  precision: fp4\n  framework: sglang-disagg\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { spec-decoding: mtp }\n";
+        let changelog = "@@ -1,1 +1,3 @@\n x\n+- config-keys:\n+  - dsv4-fp4-mi355x-sglang-disagg-mtp\n";
+        let build = |bench: &str| {
+            let mut e = crate::checks::tests_support::with_change(evidence(), "perf-changelog.yaml", changelog);
+            e.head.insert("configs/amd-master.yaml", master);
+            e.head.insert(
+                "benchmarks/multi_node/dsv4_fp4_mi355x_sglang-disagg.sh",
+                "source \"$(dirname \"$0\")/../benchmark_lib.sh\"\nexport DECODE_MTP_SIZE=3 # speculative\ncd \"$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils\"\nbash ./bench.sh\n",
+            );
+            e.head.insert("benchmarks/multi_node/amd_utils/bench.sh", bench);
+            // The shared library defines the client; defining it is no client run.
+            e.head.insert("benchmarks/benchmark_lib.sh", "run_benchmark_serving() { python3 -m bench \"$@\"; }\n");
+            e
+        };
+        let o = check(&Context::new(&build("run_benchmark_serving --model x\n")));
+        assert_eq!(
+            (o.status, o.evidence.as_slice()),
+            (Status::Fail, ["benchmarks/multi_node/amd_utils/bench.sh:1".to_owned()].as_slice())
+        );
+        let o = check(&Context::new(&build("run_benchmark_serving --model x --use-chat-template\n")));
+        assert_eq!((o.status, o.message.args["count"].as_u64()), (Status::Pass, Some(1)), "{o:?}");
+        let mut e = build("");
+        e.head
+            .insert("benchmarks/multi_node/dsv4_fp4_mi355x_sglang-disagg.sh", "# speculative\nbash ./bench_gone.sh\n");
+        let o = check(&Context::new(&e));
+        assert_eq!(o.message.args["findings"][0]["kind"], "unreachable", "{o:?}");
+        assert_eq!(o.evidence, ["benchmarks/multi_node/bench_gone.sh"]);
     }
 }

@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::json;
 
-use super::affected::{all_configs, recipe_rows, AffectedConfig, RecipeRow};
+use super::affected::{all_configs, entry_items, recipe_rows, AffectedConfig, RecipeRow};
+use super::reach::{self, LaunchPath, ReachKind};
 use super::scan::{self, Role};
 use super::{with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
@@ -30,13 +31,14 @@ fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 /// A knob's value: a number, or a shell variable (`$X`, `${X}`) the file assigns a number.
 const VALUE: &str = r#"\\?["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[0-9]+(?:\.[0-9]+)?)"#;
 
-/// `NAME=<number>` shell assignments of a file (`export` or not, quoted or not), and defaults
-/// (`NAME="${NAME:-2}"`: the launcher's value when the environment sets none); the last wins.
+/// `NAME=<number>` shell assignments of a file (`export` or not, quoted or not, in a `case` arm
+/// or not), and defaults (`NAME="${NAME:-2}"`: the launcher's value when the environment sets
+/// none); the last wins.
 fn numeric_assignments(text: &str) -> std::collections::BTreeMap<String, f64> {
     static ASSIGN: OnceLock<Regex> = OnceLock::new();
     let re = regex(
         &ASSIGN,
-        r#"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-)?([0-9]+(?:\.[0-9]+)?)\}?["']?\s*$"#,
+        r#"^\s*(?:[^\s()=]+\)\s*)?(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-)?([0-9]+(?:\.[0-9]+)?)\}?["']?\s*(?:;;)?\s*$"#,
     );
     text.lines()
         .filter_map(|l| re.captures(scan::code_part(l)))
@@ -98,13 +100,46 @@ fn assignments_of(text: &str, var: &str) -> Vec<(u32, f64)> {
     text.lines()
         .enumerate()
         .filter_map(|(i, raw)| {
-            let code = scan::code_part(raw).trim();
+            let code = case_arm(scan::code_part(raw).trim()).1;
             let code = code.strip_prefix("export ").unwrap_or(code).trim_start();
             let value = code.strip_prefix(var)?.strip_prefix('=')?;
             let value = value.split(|c: char| c == ';' || c.is_whitespace()).next()?.trim_matches(['"', '\'']);
             Some((i as u32 + 1, value.parse().ok()?))
         })
         .collect()
+}
+
+/// A `case` arm's pattern and the command after it (`*DeepSeek-V4*:3) AL=2.49 ;;`); a line that
+/// opens no arm has no pattern.
+fn case_arm(code: &str) -> (Option<&str>, &str) {
+    match code.split_once(')') {
+        Some((pattern, rest)) if !pattern.is_empty() && !pattern.contains(['=', ' ', '(', '$', '"']) => {
+            (Some(pattern), rest.trim_start())
+        }
+        _ => (None, code),
+    }
+}
+
+/// The draft length a `case` arm at `line` is keyed by: the arm's number where the `case`
+/// subject has a draft variable (`case "${MODEL_NAME}:${DECODE_MTP_SIZE}" in` … `*V4*:3)`),
+/// with that variable's name.
+fn case_arm_draft(text: &str, line: u32) -> Option<(String, u32)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let pattern = case_arm(scan::code_part(lines.get(line as usize - 1)?).trim()).0?;
+    let subject = lines[..line as usize - 1].iter().rev().find_map(|l| {
+        let code = scan::code_part(l).trim();
+        code.strip_prefix("case ")?.strip_suffix(" in").map(|s| s.trim().trim_matches(['"', '\'']))
+    })?;
+    let keyed: Vec<(String, u32)> = subject
+        .split(':')
+        .zip(pattern.split(':'))
+        .filter_map(|(var, value)| {
+            let name = var_name(var.strip_prefix('$')?);
+            Some((name.to_owned(), value.parse().ok()?))
+        })
+        .collect();
+    let drafts = ["MTP", "SPEC", "DRAFT", "STEPS", "NEXTN"];
+    keyed.iter().find(|(name, _)| drafts.iter().any(|d| name.to_ascii_uppercase().contains(d))).cloned()
 }
 
 /// The number of draft tokens (MTP level / num_speculative_tokens / TRT-LLM's `max_draft_len`),
@@ -351,8 +386,9 @@ struct Pinned {
 }
 
 /// The acceptance lengths a file pins, each with its draft length: one per decode role, or, for
-/// a value set per shell branch, each assignment with the draft length assigned last before it.
-fn pinned_in_file(path: &str, text: &str, knob: &Knob) -> Vec<Pinned> {
+/// a value set per shell branch, each assignment with the draft length assigned last before it
+/// (or the draft length its `case` arm is keyed by, for the arms `runs` says the config runs).
+fn pinned_in_file(path: &str, text: &str, knob: &Knob, runs: &dyn Fn(&str, u32) -> bool) -> Vec<Pinned> {
     let drafts = draft_lengths(text);
     let branch_values = knob.var.as_deref().map(|v| assignments_of(text, v)).filter(|a| a.len() > 1);
     let Some(values) = branch_values else {
@@ -365,10 +401,18 @@ fn pinned_in_file(path: &str, text: &str, knob: &Knob) -> Vec<Pinned> {
     let draft_values = draft_var.map(|v| assignments_of(text, &v)).unwrap_or_default();
     values
         .into_iter()
-        .map(|(line, al)| {
+        .filter_map(|(line, al)| {
+            if let Some((var, draft)) = case_arm_draft(text, line) {
+                return runs(&var, draft).then(|| Pinned {
+                    file: path.to_owned(),
+                    line,
+                    al: Some(al + bonus),
+                    draft: Some(draft),
+                });
+            }
             let before = draft_values.iter().filter(|(l, _)| *l < line).max_by_key(|(l, _)| *l);
             let draft = before.map(|(_, d)| *d as u32).or_else(|| drafts.first().map(|(d, _)| *d));
-            Pinned { file: path.to_owned(), line, al: Some(al + bonus), draft }
+            Some(Pinned { file: path.to_owned(), line, al: Some(al + bonus), draft })
         })
         .collect()
 }
@@ -396,21 +440,41 @@ fn pinned_by_rows(rows: &[&RecipeRow], text: &str) -> Vec<Pinned> {
         .collect()
 }
 
+/// The first script on a launch path (other than the launcher) that sets a simulation knob.
+fn knob_on_path<'e>(
+    ev: &'e crate::evidence::Evidence,
+    path: &LaunchPath,
+    launcher: &str,
+) -> Option<(String, &'e str, Knob)> {
+    path.files.iter().filter(|f| f.kind == ReachKind::Script && f.path != launcher).find_map(|f| {
+        let text = ev.head.text(&f.path)?;
+        simulated_al(text).map(|k| (f.path.clone(), text, k))
+    })
+}
+
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let golden = golden_set(cx);
     let detail = cx.detail().to_ascii_lowercase();
     let mut matches = Vec::new();
     let mut findings = Vec::new();
-    for (file, role) in scan::changed(ev) {
-        if !matches!(role, Role::Script | Role::Recipe) {
-            continue;
-        }
-        let path = file.filename.as_str();
+    let finding = |file: &str, line: u32, kind: &str, extra: serde_json::Value| {
+        with_fields(json!({"file": file, "line": line, "kind": kind}), extra)
+    };
+    let reaches = match reach::affected_reach(cx) {
+        Ok(r) => r,
+        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+    };
+    let mut judged_configs = std::collections::BTreeSet::new();
+    for (path, role, reach_owner) in reach::judged_files(cx, &reaches) {
+        let path = path.as_str();
         let Some(text) = ev.head.text(path) else { continue };
         let Some(drafting) = drafting(path, text) else { continue };
         if eval_only(path) || (role == Role::Script && is_helper(cx, path)) {
             continue;
+        }
+        if let Some(o) = reach_owner {
+            judged_configs.insert(o.config.key.clone());
         }
         // The master config's scenario decides, where a config runs the recipe; the path only
         // for files no config names.
@@ -432,24 +496,50 @@ pub fn check(cx: &Context) -> Outcome {
             rows.iter().any(|r| r.owner.agentic)
         };
         let knob = simulated_al(text);
-        let finding = |file: &str, line: u32, kind: &str, extra: serde_json::Value| {
-            with_fields(json!({"file": file, "line": line, "kind": kind}), extra)
-        };
         if !agentic {
             if let Some(k) = knob {
                 findings.push(finding(path, k.line, "non_agentic", json!({})));
             }
             continue;
         }
+        // A launcher that sets no knob itself may reach a script that does (#2309: the shared
+        // server script's `case` table), with the config's rows choosing the arm.
+        let launch_path = match (role, reach_owner) {
+            (Role::Script, Some(o)) => o.path.clone(),
+            (Role::Script, None) => reach::script_reach(cx, path),
+            _ => Default::default(),
+        };
+        let (knob_file, knob_text, knob) = match knob {
+            Some(k) => (path.to_owned(), text, Some(k)),
+            None => {
+                knob_on_path(ev, &launch_path, path).map_or((path.to_owned(), text, None), |(f, t, k)| (f, t, Some(k)))
+            }
+        };
+        let items = reach_owner.map(|o| entry_items(cx, &o.config)).unwrap_or_default();
+        let runs = |var: &str, n: u32| {
+            let set: Vec<&String> = items.iter().filter(|(k, _, _)| k == var).map(|(_, v, _)| v).collect();
+            set.is_empty() || set.iter().any(|v| v.parse::<u32>().ok() == Some(n))
+        };
         let injected: Vec<&RecipeRow> = rows.iter().filter(|r| r.owner.agentic && injects(r)).collect();
-        let pinned = match &knob {
-            Some(k) => pinned_in_file(path, text, k),
+        let mut pinned = match &knob {
+            Some(k) => pinned_in_file(&knob_file, knob_text, k, &runs),
             None if !injected.is_empty() => pinned_by_rows(&injected, text),
             None => {
-                findings.push(finding(path, 1, "not_simulated", json!({})));
+                match launch_path.unavailable.first() {
+                    Some(u) => findings.push(finding(path, 1, "unreachable", u.to_json())),
+                    None => findings.push(finding(path, 1, "not_simulated", json!({}))),
+                }
                 continue;
             }
         };
+        if pinned.is_empty() {
+            continue;
+        }
+        if knob_file != path {
+            let own = draft_lengths(text).first().map(|(d, _)| *d);
+            pinned.iter_mut().filter(|p| p.draft.is_none()).for_each(|p| p.draft = own);
+        }
+        let text = &format!("{text}\n{}", if knob_file != path { knob_text } else { "" });
         let Some(prefix) = model_prefix(owner.as_ref(), path, role) else {
             findings.push(finding(path, pinned[0].line, "unknown_model", json!({})));
             continue;
@@ -487,6 +577,17 @@ pub fn check(cx: &Context) -> Outcome {
                     json!({"prefix": prefix, "method": drafting.methods.join("/"), "mode": mode.key(), "draft": draft}),
                 )),
             }
+        }
+    }
+    // An agentic speculative config whose launch path could not be read at all is unverifiable.
+    for r in
+        reaches.iter().filter(|r| r.config.agentic && r.config.speculative() && !judged_configs.contains(&r.config.key))
+    {
+        if r.path.files.iter().any(|f| matches!(f.kind, ReachKind::Launcher | ReachKind::Recipe)) {
+            continue;
+        }
+        if let Some(u) = r.path.unavailable.first() {
+            findings.push(finding(&r.config.file, r.config.line, "unreachable", u.to_json()));
         }
     }
     if !findings.is_empty() {
@@ -764,5 +865,59 @@ mod tests {
         e.head.insert(path, "echo no launcher runs the helper\n");
         let o = check(&Context::new(&e));
         assert!(o.evidence.contains(&"benchmarks/single_node/agentic/apply_patches.sh:1".to_owned()), "{o:?}");
+    }
+
+    const AMD_MASTER: &str = "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp:\n  image: lmsysorg/sglang-rocm:v0.5.15\n  model: deepseek-ai/DeepSeek-V4-Pro\n  model-prefix: dsv4\n  runner: cluster:mi355x-amds\n  precision: fp4\n  framework: sglang-disagg\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: \"mtp\"\n        decode:\n          additional-settings:\n          - \"DECODE_NODES=1\"\n          - \"DECODE_MTP_SIZE=3\"\n";
+    const AMD_LAUNCHER: &str = "benchmarks/multi_node/agentic/dsv4_fp4_mi355x_sglang-disagg.sh";
+
+    /// #2309's shape: the launcher sets no knob; it runs submit.sh → job.slurm → server.sh →
+    /// server_sglang.sh, whose `case "${MODEL_NAME}:${DECODE_MTP_SIZE}"` table sets the AL, and
+    /// the row's `DECODE_MTP_SIZE=3` picks the arm.
+    fn amd_chain(al_at_3: &str) -> Evidence {
+        let changelog =
+            "@@ -1,1 +1,3 @@\n x\n+- config-keys:\n+  - dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp\n";
+        let mut e = pr(AMD_LAUNCHER, "# ── MTP ──\nexport DECODE_MTP_SIZE=\"${DECODE_MTP_SIZE:-0}\"\ncd \"$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils\" || exit 1\nJOB_ID=$(bash ./submit.sh $PREFILL_NODES)\n");
+        e = crate::checks::tests_support::with_change(e, "perf-changelog.yaml", changelog);
+        e.head.insert("configs/amd-master.yaml", AMD_MASTER);
+        e.head.insert("benchmarks/multi_node/amd_utils/submit.sh", "sbatch \"$(dirname \"$0\")/job.slurm\"\n");
+        e.head.insert("benchmarks/multi_node/amd_utils/job.slurm", "RUN_FILE=\"server.sh\"\n");
+        e.head.insert("benchmarks/multi_node/amd_utils/server.sh", "source \"$WS_PATH/server_sglang.sh\"\n");
+        let server = format!("if [[ \"$DECODE_MTP_SIZE\" -gt 0 ]]; then\n    mtp_config=\"--speculative-num-steps ${{decode_mtp_size}}\"\nfi\nDSV4_GOLDEN_AL=\"\"\ncase \"${{MODEL_NAME}}:${{DECODE_MTP_SIZE}}\" in\n    *DeepSeek-V4*:1) DSV4_GOLDEN_AL=1.85 ;;\n    *DeepSeek-V4*:2) DSV4_GOLDEN_AL=1.00 ;;\n    *DeepSeek-V4*:3) DSV4_GOLDEN_AL={al_at_3} ;;\nesac\nDECODE_SIM_ACC_ENV=\"SGLANG_SIMULATE_ACC_LEN=${{DSV4_GOLDEN_AL}} SGLANG_SIMULATE_ACC_METHOD=match-expected\"\n");
+        e.head.insert("benchmarks/multi_node/amd_utils/server_sglang.sh", server.as_str());
+        e
+    }
+
+    #[test]
+    fn the_launchers_call_chain_sets_the_al_in_a_case_table_keyed_by_the_rows_draft_length() {
+        let o = check(&Context::new(&amd_chain("2.86")));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(o.message.args["matches"][0]["file"], "benchmarks/multi_node/amd_utils/server_sglang.sh");
+        assert_eq!(o.message.args["matches"][0]["draft"], 3);
+        assert_eq!(o.message.args["matches"].as_array().map(Vec::len), Some(1), "only the arm the row runs");
+        let o = check(&Context::new(&amd_chain("2.49")));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.evidence, ["benchmarks/multi_node/amd_utils/server_sglang.sh:8"]);
+        // A chain whose server script is missing is unverifiable, naming it.
+        let mut e = amd_chain("2.86");
+        e.head.insert("benchmarks/multi_node/amd_utils/job.slurm", "bash ./server_gone.sh\n");
+        let o = check(&Context::new(&e));
+        assert_eq!(o.message.args["findings"][0]["kind"], "unreachable", "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["reference"], "benchmarks/multi_node/amd_utils/server_gone.sh");
+    }
+
+    /// Issue 17 item 4: an image bump (changelog only) reaches the config's unchanged agentic
+    /// launcher; it is judged, not N/A.
+    #[test]
+    fn an_image_bump_judges_the_unchanged_launcher_of_the_affected_config() {
+        let mut e = amd_chain("2.49");
+        e.files.retain(|f| f.filename == "perf-changelog.yaml");
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Fail, "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["kind"], "mismatch");
+        let mut e = amd_chain("2.86");
+        e.files.retain(|f| f.filename == "perf-changelog.yaml");
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+        e.files.clear();
+        assert_eq!(check(&Context::new(&e)).status, Status::NotApplicable, "no affected config, no change");
     }
 }

@@ -9,8 +9,9 @@
 
 use serde_json::json;
 
+use super::reach;
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::yaml::{self, Node, Value};
 
@@ -112,21 +113,40 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let mut published = Vec::new();
     let mut findings = Vec::new();
-    for (file, role) in scan::changed(ev) {
-        if role != Role::Recipe {
-            continue;
+    let reaches = match reach::affected_reach(cx) {
+        Ok(r) => r,
+        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+    };
+    // The recipes the PR adds or changes, and those every affected config runs unchanged.
+    let mut recipes: Vec<String> =
+        scan::changed(ev).filter(|(_, role)| *role == Role::Recipe).map(|(f, _)| f.filename.clone()).collect();
+    for r in &reaches {
+        for f in r.path.recipes() {
+            if !recipes.contains(&f.path) {
+                recipes.push(f.path.clone());
+            }
         }
-        let Some(text) = ev.head.text(&file.filename) else { continue };
-        let root = match yaml::parse_lenient(text, &file.filename) {
+        // A Dynamo TRT-LLM config whose recipe the evidence does not hold cannot be verified.
+        if r.config.framework == "dynamo-trt" {
+            for u in &r.path.unavailable {
+                let (file, line) =
+                    u.via.rsplit_once(':').map_or((u.via.as_str(), 0), |(f, l)| (f, l.parse().unwrap_or(0)));
+                findings.push(with_fields(json!({"file": file, "line": line, "kind": "unreachable"}), u.to_json()));
+            }
+        }
+    }
+    for path in &recipes {
+        let Some(text) = ev.head.text(path) else { continue };
+        let root = match yaml::parse_lenient(text, path) {
             Ok((root, _)) => root,
-            Err(e) => return Outcome::unreadable(&file.filename, e.to_string()),
+            Err(e) => return Outcome::unreadable(path, e.to_string()),
         };
         if !is_dynamo_trtllm(&root) {
             continue;
         }
-        match judge(&file.filename, &root) {
+        match judge(path, &root) {
             Judgement::Published { version, decoupled } => {
-                published.push(json!({"file": file.filename, "version": version, "decoupled": decoupled}))
+                published.push(json!({"file": path, "version": version, "decoupled": decoupled}))
             }
             Judgement::Findings(f) => findings.extend(f),
         }
@@ -236,5 +256,29 @@ mod tests {
             let o = check(&Context::new(&e));
             assert_eq!(o.status, status, "{o:?}");
         }
+    }
+
+    /// Issue 17 item 4: an image bump (changelog only) of a Dynamo TRT-LLM config judges the
+    /// unchanged recipe its row names; a recipe the evidence does not hold is unverifiable.
+    #[test]
+    fn an_image_bump_judges_the_unchanged_recipe_of_the_affected_config() {
+        let master = "dsr1-fp4-gb200-dynamo-trt:\n  image: img\n  model-prefix: dsr1\n  runner: gb200\n  precision: fp4\n  framework: dynamo-trt\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/trtllm/x/disagg.yaml\"\n";
+        let changelog = "@@ -1,1 +1,3 @@\n x\n+- config-keys:\n+  - dsr1-fp4-gb200-dynamo-trt\n";
+        let build = |text: &str| {
+            let mut e = crate::checks::tests_support::with_change(evidence(), "perf-changelog.yaml", changelog);
+            e.head.insert("configs/nvidia-master.yaml", master);
+            e.head.insert(PATH, text);
+            e
+        };
+        let off = recipe("  version: 1.2.0\n", "      publish_events_and_metrics: false\n", "");
+        let o = check(&Context::new(&build(&off)));
+        assert_eq!((o.status, o.evidence.as_slice()), (Status::Fail, [format!("{PATH}:9")].as_slice()), "{o:?}");
+        let on = recipe("  version: 1.2.0\n", "      tensor_parallel_size: 4\n", "");
+        assert_eq!(check(&Context::new(&build(&on))).status, Status::Pass);
+        let mut e = build(&on);
+        e.head.insert("configs/nvidia-master.yaml", master.replace("x/disagg.yaml", "x/upstream-only.yaml").as_str());
+        let o = check(&Context::new(&e));
+        assert_eq!(o.message.args["findings"][0]["kind"], "unreachable", "{o:?}");
+        assert_eq!(o.evidence, ["configs/nvidia-master.yaml:15"]);
     }
 }

@@ -23,6 +23,8 @@ pub struct Context<'e> {
     models_md: OnceLock<Parsed<ModelsMd>>,
     /// Every master-config entry at the head (`affected::all_configs`).
     pub(super) all_configs: OnceLock<Result<Vec<AffectedConfig>, String>>,
+    /// The launcher reach of every affected config (`reach::affected_reach`).
+    pub(super) reach: OnceLock<Result<Vec<super::reach::ConfigReach>, String>>,
 }
 
 impl<'e> Context<'e> {
@@ -35,6 +37,7 @@ impl<'e> Context<'e> {
             signoff: OnceLock::new(),
             models_md: OnceLock::new(),
             all_configs: OnceLock::new(),
+            reach: OnceLock::new(),
         }
     }
 

@@ -144,7 +144,7 @@ pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<R
 }
 
 /// Shell words of one logical line: quotes removed, `$VAR` kept as written.
-fn words(line: &str) -> Vec<String> {
+pub fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quote: Option<char> = None;
@@ -174,7 +174,7 @@ fn words(line: &str) -> Vec<String> {
 }
 
 /// Lines with `\` continuations joined, each with its first line number.
-fn logical_lines(text: &str) -> Vec<(u32, String)> {
+pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     let mut pending: Option<(u32, String)> = None;
     for (index, raw) in text.lines().enumerate() {
@@ -304,8 +304,22 @@ fn sourced_path(words: &[String]) -> Option<String> {
     if first != "source" && first != "." {
         return None;
     }
-    let cleaned = path.replace("$(dirname $0)", ".").replace("${SCRIPT_DIR}", ".").replace("$SCRIPT_DIR", ".");
-    Some(cleaned)
+    Some(script_relative(path))
+}
+
+/// A path written relative to the running script's own folder (`$(dirname "$0")/x`,
+/// `$SCRIPT_DIR/x`, `${BASH_SOURCE%/*}/x`), as `./x`; other paths unchanged.
+pub fn script_relative(path: &str) -> String {
+    [
+        "$(dirname $0)",
+        "$(dirname ${BASH_SOURCE[0]})",
+        "$(dirname $BASH_SOURCE)",
+        "${BASH_SOURCE%/*}",
+        "${SCRIPT_DIR}",
+        "$SCRIPT_DIR",
+    ]
+    .iter()
+    .fold(path.to_owned(), |p, prefix| p.replace(prefix, "."))
 }
 
 fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scope, depth: usize) {
