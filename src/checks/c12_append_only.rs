@@ -22,7 +22,12 @@ fn isolated(path: &str, status: &str) -> bool {
 /// diff upstream's processor reads; a re-computed line diff may slide an inserted entry across
 /// the boundary of its repeated `- config-keys:` neighbours and cut it in two), else re-derived
 /// from the two texts.
-fn appended(ev: &crate::evidence::Evidence, path: &str, base: &str, head: &str) -> Result<Additions, String> {
+pub(super) fn appended(
+    ev: &crate::evidence::Evidence,
+    path: &str,
+    base: &str,
+    head: &str,
+) -> Result<Additions, String> {
     match ev.files.iter().find(|f| f.filename == path).and_then(|f| f.patch.as_deref()) {
         Some(patch) => additions_from_unified_diff(patch, path).map_err(|e| e.to_string()),
         None => additions_between(base, head, path).map_err(|e| e.to_string()),

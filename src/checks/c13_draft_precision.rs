@@ -121,26 +121,49 @@ fn effective_files(ev: &Evidence) -> BTreeSet<&str> {
 }
 
 /// HF repo ids of separate draft checkpoints the effective recipe serves: SGLang's
-/// `--speculative-draft-model-path` (flag or recipe key) and the `model` of vLLM's
-/// `--speculative-config`, `$VAR` values resolved from the file's assignments. A config
-/// without one serves the draft head embedded in its target checkpoint (MTP/NextN).
+/// `--speculative-draft-model-path` (flag or recipe key), the `model` of vLLM's
+/// `--speculative-config` (inline JSON, or a YAML mapping under `speculative-config:`) and
+/// TRT-LLM's `speculative_model_dir` / `speculative_model` (extra LLM-API config), `$VAR` values
+/// resolved from the file's assignments. A config without one serves the draft head embedded in
+/// its target checkpoint (MTP/NextN).
 fn drafts_in(text: &str) -> BTreeSet<String> {
-    static DRAFT: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(re) = DRAFT
+    static DRAFT: OnceLock<Option<(Regex, Regex, Regex)>> = OnceLock::new();
+    let Some((inline, block_start, block_model)) = DRAFT
         .get_or_init(|| {
-            Regex::new(concat!(
-                r#"(?:speculative[-_]draft[-_]model[-_]path["']?\s*(?:=|:|\s)\s*|speculative[-_]config\b.*?["']model["']\s*:\s*)"#,
-                r#"["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z0-9][\w.-]*/[\w.-]+)"#
+            let value = r#"["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z0-9][\w.-]*/[\w.-]+)"#;
+            let inline = Regex::new(&format!(
+                r#"(?:speculative[-_]draft[-_]model[-_]path["']?\s*(?:=|:|\s)\s*|speculative[-_]model(?:[-_]dir)?["']?\s*(?:=|:)\s*|speculative[-_]config\b.*?["']model["']\s*:\s*){value}"#
             ))
-            .ok()
+            .ok()?;
+            // A YAML mapping `speculative-config:` / `speculative_config:` with nothing after it.
+            let block_start = Regex::new(r#"^(\s*)["']?speculative[-_]config["']?\s*:\s*$"#).ok()?;
+            let block_model = Regex::new(&format!(r#"^\s*["']?model["']?\s*:\s*{value}"#)).ok()?;
+            Some((inline, block_start, block_model))
         })
         .as_ref()
     else {
         return BTreeSet::new();
     };
     let vars = assignments(text);
-    text.lines()
-        .flat_map(|l| re.captures_iter(scan::code_part(l)).map(|c| c[1].to_owned()).collect::<Vec<_>>())
+    let mut ids = Vec::new();
+    let mut block: Option<usize> = None;
+    for line in text.lines().map(scan::code_part) {
+        let indent = line.len() - line.trim_start().len();
+        if let Some(open) = block {
+            if line.trim().is_empty() || indent > open {
+                ids.extend(block_model.captures(line).map(|c| c[1].to_owned()));
+                ids.extend(inline.captures_iter(line).map(|c| c[1].to_owned()));
+                continue;
+            }
+            block = None;
+        }
+        if let Some(c) = block_start.captures(line) {
+            block = Some(c[1].len());
+            continue;
+        }
+        ids.extend(inline.captures_iter(line).map(|c| c[1].to_owned()));
+    }
+    ids.into_iter()
         .filter_map(|id| match id.strip_prefix('$') {
             Some(name) => vars.get(name.trim_matches(['{', '}'])).cloned(),
             None => Some(id),
@@ -351,6 +374,14 @@ mod tests {
         assert_eq!(drafts_in(vllm), BTreeSet::from(["org/Draft-C".to_owned()]));
         assert!(drafts_in("--speculative-draft-model-path /models/local --speculative-draft-model-path $UNSET\n")
             .is_empty());
+        // vLLM's speculative-config as a YAML mapping in a recipe.
+        let block = "    decode:\n      speculative-config:\n        method: eagle3\n        model: org/Draft-D\n      tensor-parallel-size: 8\n      model: org/Target\n";
+        assert_eq!(drafts_in(block), BTreeSet::from(["org/Draft-D".to_owned()]));
+        // TRT-LLM's extra LLM-API config (both spellings).
+        let trt =
+            "speculative_config:\n  decoding_type: Eagle\n  max_draft_len: 3\n  speculative_model_dir: org/Draft-E\n";
+        assert_eq!(drafts_in(trt), BTreeSet::from(["org/Draft-E".to_owned()]));
+        assert_eq!(drafts_in("  speculative_model: \"org/Draft-F\"\n"), BTreeSet::from(["org/Draft-F".to_owned()]));
     }
 
     /// The stored precision that counts is the separate draft's, not the target checkpoint's:
