@@ -491,7 +491,7 @@ pub fn check(cx: &Context) -> Outcome {
         match no_eval_expected(ev) {
             Ok(Some(reason)) => (best, no_eval) = (Some(q), Some(reason)),
             Ok(None) => {}
-            Err(reason) => undecided = Some(reason),
+            Err(reason) => undecided = Some(reason.trim_end_matches('.').to_owned()),
         }
     }
     if let Some(q) = best {
@@ -641,6 +641,11 @@ mod tests {
         let o = outcome(&e);
         assert_eq!(o.status, Status::Fail);
         assert!(o.message.args["undecided"].as_str().unwrap().contains("perf-changelog.yaml"), "{o:?}");
+        for lang in [crate::checks::catalog::Lang::En, crate::checks::catalog::Lang::Zh] {
+            let result = crate::checks::CheckResult { id: 1, outcome: o.clone() };
+            let row = crate::report::verdict::message_text(&result, lang).expect("renders");
+            assert!(row.contains("perf-changelog.yaml"), "{row}");
+        }
     }
 
     #[test]

@@ -79,8 +79,8 @@ struct Finding {
     line: u32,
     flag: String,
     kind: &'static str,
-    /// Why an override is not native (`key=value` and what the model's config says).
-    why: Vec<String>,
+    /// Why an override is not native: one fact a key (see [`NotNative`]).
+    why: Vec<Json>,
 }
 
 /// The JSON object written after `knob` on the line (`--hf-overrides '{…}'`, `=` or `:` forms).
@@ -124,9 +124,19 @@ fn config_value<'c>(config: &'c Json, path: &str) -> Option<&'c Json> {
     path.split('.').try_fold(config, |node, key| node.get(key))
 }
 
-/// The leaves of an override that a model does not support natively, each as `key=value (why)`;
-/// empty when every key is native. `configs` are the served models' config.json (`Err`: missing).
-fn not_native(overrides: &Json, configs: &[(String, Result<&Json, String>)]) -> Vec<String> {
+/// Why one override key is not native: `problem` is `differs` (config.json has `shipped`),
+/// `absent` (config.json lacks the key), `no_config` / `unreadable_config` (the model's
+/// config.json is not in the evidence / could not be read), `no_model` (no master-config entry
+/// names the model the file serves) or `unparsed` (the value is not a JSON object on the line).
+fn not_native_fact(problem: &str, key: &str, value: &Json, model: &str, shipped: Option<&Json>) -> Json {
+    json!({"problem": problem, "key": key, "value": value.to_string(), "model": model,
+           "shipped": shipped.map(Json::to_string).unwrap_or_default()})
+}
+
+/// The leaves of an override that a model does not support natively (facts, see
+/// [`not_native_fact`]); empty when every key is native. `configs` are the served models'
+/// config.json (`Err(problem)` when missing or unreadable).
+fn not_native(overrides: &Json, configs: &[(String, Result<&Json, &'static str>)]) -> Vec<Json> {
     let native = &data().overrides.native_options;
     let mut all = Vec::new();
     leaves(overrides, "", &mut all);
@@ -136,16 +146,16 @@ fn not_native(overrides: &Json, configs: &[(String, Result<&Json, String>)]) -> 
             continue;
         }
         if configs.is_empty() {
-            out.push(format!("{path}={value} (no master-config entry names the model this file serves)"));
+            out.push(not_native_fact("no_model", &path, &value, "", None));
         }
         for (model, config) in configs {
             match config {
                 Ok(config) => match config_value(config, &path) {
                     Some(shipped) if *shipped == value => {}
-                    Some(shipped) => out.push(format!("{path}={value} ({model}'s config.json has {shipped})")),
-                    None => out.push(format!("{path}={value} ({model}'s config.json has no {path})")),
+                    Some(shipped) => out.push(not_native_fact("differs", &path, &value, model, Some(shipped))),
+                    None => out.push(not_native_fact("absent", &path, &value, model, None)),
                 },
-                Err(reason) => out.push(format!("{path}={value} ({reason})")),
+                Err(problem) => out.push(not_native_fact(problem, &path, &value, model, None)),
             }
         }
     }
@@ -201,24 +211,29 @@ pub fn override_models(cx: &Context) -> BTreeSet<String> {
     out
 }
 
-fn scan_line(cx: &Context, file: &str, code: &str) -> Option<(String, &'static str, Vec<String>)> {
+fn scan_line(cx: &Context, file: &str, code: &str) -> Option<(String, &'static str, Vec<Json>)> {
     if let Some(knob) = OVERRIDE_KNOBS.iter().find(|k| code.contains(*k)) {
         let Some(overrides) = override_json(code, knob) else {
-            return Some(((*knob).to_owned(), "override", vec!["its value is not a JSON object on this line".into()]));
+            return Some((
+                (*knob).to_owned(),
+                "override",
+                vec![not_native_fact("unparsed", "", &Json::Null, "", None)],
+            ));
         };
         let models = served_models(cx, file);
-        let configs: Vec<(String, Result<&Json, String>)> = models
+        let configs: Vec<(String, Result<&Json, &'static str>)> = models
             .iter()
             .map(|m| {
                 let config = match cx.evidence.upstream.model_configs.get(m) {
-                    Some(fact) => fact.as_ok().ok_or_else(|| format!("the config.json of {m} could not be read")),
-                    None => Err(format!("the config.json of {m} is not in the evidence")),
+                    Some(fact) => fact.as_ok().ok_or("unreadable_config"),
+                    None => Err("no_config"),
                 };
                 (m.clone(), config)
             })
             .collect();
         let why = not_native(&overrides, &configs);
-        return (!why.is_empty()).then(|| ((*knob).to_owned(), "override", why));
+        let kind = if why.is_empty() { "native" } else { "override" };
+        return Some(((*knob).to_owned(), kind, why));
     }
     // In-place edits of a checkpoint's config (sed -i / jq / redirect into config.json).
     let edits_model_config = code.contains("config.json")
@@ -231,7 +246,8 @@ fn scan_line(cx: &Context, file: &str, code: &str) -> Option<(String, &'static s
 struct AllReduce {
     config: String,
     env: String,
-    /// `unset`, `value` (an enabling value) or `unverifiable`.
+    /// `unset`, `value` (an enabling value), `unverifiable` (the effective value cannot be read)
+    /// or `baseline_unknown` (MODELS.md cannot say whether the model is new).
     problem: &'static str,
     value: String,
     /// Where: `file:line` of the setting, or the sources read.
@@ -317,11 +333,7 @@ fn integer_all_reduce(cx: &Context) -> (Vec<AllReduce>, BTreeSet<String>, Vec<St
                 old.insert(config.model_prefix.clone());
             }
             Ok(false) => problems.extend(found),
-            Err(reason) => problems.push(problem(
-                "unverifiable",
-                "",
-                format!("whether {} is grandfathered cannot be read ({reason})", config.model_prefix),
-            )),
+            Err(reason) => problems.push(problem("baseline_unknown", "", reason)),
         }
     }
     problems.dedup();
@@ -332,6 +344,7 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let mut serving_files = 0usize;
     let mut findings = Vec::new();
+    let mut native = Vec::new();
     for (file, role) in scan::changed(ev) {
         if role == Role::Other {
             continue;
@@ -341,8 +354,12 @@ pub fn check(cx: &Context) -> Outcome {
             return Outcome::unreadable(&file.filename, "neither its diff nor its content is in the evidence");
         };
         for added in lines {
-            if let Some((flag, kind, why)) = scan_line(cx, &file.filename, scan::code_part(added.text)) {
-                findings.push(Finding { file: file.filename.clone(), line: added.line, flag, kind, why });
+            match scan_line(cx, &file.filename, scan::code_part(added.text)) {
+                Some((flag, "native", _)) => native.push(format!("{}:{} ({flag})", file.filename, added.line)),
+                Some((flag, kind, why)) => {
+                    findings.push(Finding { file: file.filename.clone(), line: added.line, flag, kind, why })
+                }
+                None => {}
             }
         }
     }
@@ -354,6 +371,7 @@ pub fn check(cx: &Context) -> Outcome {
     if findings.is_empty() && all_reduce.is_empty() {
         return Outcome::pass("clean")
             .arg("count", serving_files)
+            .arg("native", native)
             .arg("grandfathered", grandfathered)
             .arg("disabled", disabled);
     }
@@ -438,6 +456,21 @@ mod tests {
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unreadable"));
     }
 
+    /// The row and its header sentence render in both languages (no fallback sentence).
+    fn assert_renders(o: &Outcome) {
+        use crate::checks::catalog::Lang;
+        use crate::report::verdict::{headline_text, message_text};
+        let result = crate::checks::CheckResult { id: 8, outcome: o.clone() };
+        for lang in [Lang::En, Lang::Zh] {
+            let row = message_text(&result, lang).unwrap_or_else(|e| panic!("{lang:?}: {e}: {o:?}"));
+            assert!(!row.is_empty());
+            if o.status == Status::Fail {
+                let headline = headline_text(&result, lang);
+                assert!(!headline.contains("does not pass") && !headline.contains("未通过"), "{headline}");
+            }
+        }
+    }
+
     #[test]
     fn the_data_file_loads() {
         let d = data();
@@ -480,14 +513,17 @@ mod tests {
         );
         let o = check(&Context::new(&e));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "hacks"));
+        assert_renders(&o);
+        let why = &o.message.args["findings"][0]["why"][0];
         assert_eq!(
-            o.message.args["findings"][0]["why"][0],
-            "text_config.index_topk_freq=4 (deepseek-ai/DeepSeek-V4's config.json has 1)"
+            (why["problem"].as_str(), why["key"].as_str(), why["value"].as_str(), why["shipped"].as_str()),
+            (Some("differs"), Some("text_config.index_topk_freq"), Some("4"), Some("1"))
         );
         // A key the model's config does not have, and a config that is not in the evidence.
         let o = check(&Context::new(&override_pr(r#"{"num_hidden_layers": 40}"#)));
         assert_eq!(o.status, Status::Fail);
-        assert!(o.message.args["findings"][0]["why"][0].as_str().unwrap().contains("not in the evidence"), "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["why"][0]["problem"], "no_config", "{o:?}");
+        assert_renders(&o);
         assert_eq!(
             override_models(&Context::new(&override_pr("{}"))),
             BTreeSet::from(["deepseek-ai/DeepSeek-V4".to_owned()])
@@ -502,6 +538,7 @@ mod tests {
         assert_eq!(override_json("--hf-overrides \"$OVERRIDES\"", "--hf-overrides"), None);
         let o = check(&Context::new(&override_pr("$OVERRIDES")));
         assert_eq!(o.status, Status::Fail, "an override that cannot be read is never native");
+        assert_renders(&o);
     }
 
     const AMD: &str = "glm5.3-fp8-mi355x-sglang:\n  image: lmsysorg/sglang:v0.5.9-rocm700-mi35x\n  model: zai-org/GLM-5.3-FP8\n  model-prefix: glm5.3\n  runner: mi355x\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 8] }\n";
@@ -529,6 +566,7 @@ mod tests {
         let o = check(&Context::new(&rocm_pr(LAUNCH, MODELS)));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "hacks"), "{o:?}");
         assert_eq!(o.message.args["all_reduce"][0]["problem"], "unset");
+        assert_renders(&o);
         assert_eq!(o.evidence, [format!("{AMD_SCRIPT} (aggregated)")]);
         let set = format!("export ROCM_QUICK_REDUCE_QUANTIZATION=NONE\n{LAUNCH}");
         let o = check(&Context::new(&rocm_pr(&set, MODELS)));
@@ -537,6 +575,7 @@ mod tests {
         let int8 = format!("export ROCM_QUICK_REDUCE_QUANTIZATION=INT8\n{LAUNCH}");
         let o = check(&Context::new(&rocm_pr(&int8, MODELS)));
         assert_eq!(o.message.args["all_reduce"][0]["problem"], "value");
+        assert_renders(&o);
         let unresolved = format!("export ROCM_QUICK_REDUCE_QUANTIZATION=$QR_MODE\n{LAUNCH}");
         let o = check(&Context::new(&rocm_pr(&unresolved, MODELS)));
         assert_eq!(
@@ -544,6 +583,7 @@ mod tests {
             (Status::Fail, Some("unverifiable"))
         );
         assert!(o.evidence[0].starts_with(AMD_SCRIPT), "names the file: {o:?}");
+        assert_renders(&o);
     }
 
     /// Grandfathering is MODELS.md's: the policy-baseline matrix when it has one, else the date
@@ -554,6 +594,7 @@ mod tests {
         let o = check(&Context::new(&rocm_pr(LAUNCH, &old)));
         assert_eq!(o.status, Status::Pass, "{o:?}");
         assert_eq!(o.message.args["grandfathered"][0], "glm5.3");
+        assert_renders(&o);
         let baseline = format!(
             "{old}\n## Policy-baseline matrix\n\n| Model | Notes |\n|---|---|\n| GLM 5 (`glm5`) | grandfathered |\n"
         );
@@ -564,7 +605,8 @@ mod tests {
         let mut unreadable = rocm_pr(LAUNCH, MODELS);
         unreadable.base = Default::default();
         let o = check(&Context::new(&unreadable));
-        assert_eq!(o.message.args["all_reduce"][0]["problem"], "unverifiable", "{o:?}");
+        assert_eq!(o.message.args["all_reduce"][0]["problem"], "baseline_unknown", "{o:?}");
+        assert_renders(&o);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use super::affected::affected_configs;
 use super::scan::{self, Role};
 use super::{Context, Outcome};
 use crate::domain::checklist_template::Topic;
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, Fact};
 use crate::matrix::inputs;
 use crate::repo::Layout;
 
@@ -210,25 +210,55 @@ pub fn check(cx: &Context) -> Outcome {
             scan_file(path, text, &mut violations, &mut unresolved);
         }
     }
+    // A draft quantization that names the precision every separate draft already ships at (its
+    // own config.json) keeps the draft as it ships; against an unknown or other precision it
+    // lowers it.
+    let separate_shipped: Vec<(String, Option<String>)> = draft_models(ev)
+        .into_iter()
+        .map(|d| {
+            let shipped = ev.upstream.model_configs.get(&d).and_then(Fact::as_ok).and_then(shipped_precision);
+            (d, shipped)
+        })
+        .collect();
+    let mut kept_as_shipped = Vec::new();
+    violations.retain(|v| {
+        let quantizes_draft = v.setting.replace('_', "-").ends_with("draft-model-quantization");
+        let as_shipped = quantizes_draft
+            && !separate_shipped.is_empty()
+            && separate_shipped.iter().all(|(_, s)| s.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(&v.value)));
+        if as_shipped {
+            kept_as_shipped
+                .push(format!("{}:{} quantizes the draft to {}, the precision it ships at", v.file, v.line, v.value));
+        }
+        !as_shipped
+    });
     let names: Vec<String> = if spec_configs.is_empty() {
         files.iter().map(|f| f.to_string()).collect()
     } else {
         spec_configs.iter().map(|c| c.key.clone()).collect()
     };
     if !violations.is_empty() {
-        let mut outcome = Outcome::fail("lowered").arg(
-            "findings",
-            violations
-                .iter()
-                .map(|v| json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value}))
-                .collect::<Vec<_>>(),
-        );
+        // What each separate draft ships at, by its own config.json (13.b), beside the findings.
+        let shipped: Vec<Value> = separate_shipped
+            .iter()
+            .filter_map(|(draft, s)| s.as_ref().map(|s| json!({"draft": draft, "precision": s})))
+            .collect();
+        let mut outcome = Outcome::fail("lowered")
+            .arg(
+                "findings",
+                violations
+                    .iter()
+                    .map(|v| json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value}))
+                    .collect::<Vec<_>>(),
+            )
+            .arg("shipped", shipped);
         for v in &violations {
             outcome = outcome.evidence(format!("{}:{}", v.file, v.line));
         }
         return outcome;
     }
     let mut verified = vec![format!("no draft quantization, dtype or KV override and no enabled NextN MoE flag in {} file(s) of the effective recipe", files.len())];
+    verified.extend(kept_as_shipped);
     let mut missing: Vec<String> = unresolved.iter().map(|u| format!("the value of {u}")).collect();
     if files.is_empty() {
         missing.push("the launch script or recipe of the speculative-decoding configs".into());
@@ -283,7 +313,6 @@ mod tests {
     use super::*;
     use crate::checks::tests_support::{evidence, with_added_file, with_change};
     use crate::checks::Status;
-    use crate::evidence::Fact;
 
     const MASTER: &str = "dsr1-fp4-b200-sglang-mtp:\n  image: lmsysorg/sglang:v0.5.9\n  model: nvidia/DeepSeek-R1-FP4\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, spec-decoding: mtp, conc-list: [4] }\n";
     const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh";
@@ -402,6 +431,31 @@ mod tests {
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?}");
         assert_eq!(o.message.args["shipped"][0], "bfloat16");
+    }
+
+    /// Quantizing a separate draft to the precision its own config.json gives keeps it as it
+    /// ships; the same flag on a draft that ships BF16 lowers it. The target's config never counts.
+    #[test]
+    fn a_draft_quantization_is_judged_against_the_drafts_own_precision() {
+        let script = "python3 -m sglang.launch_server --speculative-algorithm EAGLE3 --speculative-draft-model-path org/Draft-Q --speculative-draft-model-quantization fp8\n";
+        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-Q stored fp8, loaded with default handling; effective fp8.\n";
+        let mut e = spec_pr(script);
+        e.signoff.body = detail.into();
+        e.upstream
+            .model_configs
+            .insert("nvidia/DeepSeek-R1-FP4".into(), Fact::Ok(json!({"quantization_config": {"quant_method": "fp8"}})));
+        e.upstream.model_configs.insert("org/Draft-Q".into(), Fact::Ok(json!({"torch_dtype": "bfloat16"})));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["shipped"][0], json!({"draft": "org/Draft-Q", "precision": "bfloat16"}));
+        e.upstream.model_configs.insert(
+            "org/Draft-Q".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8"}})),
+        );
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        e.upstream.model_configs.remove("org/Draft-Q");
+        assert_eq!(check(&Context::new(&e)).status, Status::Fail, "an unknown draft precision is never the flag's");
     }
 
     #[test]
