@@ -402,7 +402,7 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::tests_support::{evidence, with_change};
+    use crate::checks::tests_support::{checklist_with_and_without, evidence, with_change};
     use crate::checks::Status;
     use crate::evidence::{Evidence, Fact};
 
@@ -627,13 +627,8 @@ mod tests {
     /// The rule came with checklist item T10: a PR whose base template lacks it is not judged by it.
     #[test]
     fn the_all_reduce_rule_applies_from_the_template_that_asks_for_it() {
-        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
-        let older: String = template
-            .lines()
-            .filter(|l| !l.contains("ROCM_QUICK_REDUCE_QUANTIZATION"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        for (text, status) in [(template.to_owned(), Status::Fail), (older, Status::Pass)] {
+        let (template, older) = checklist_with_and_without("ROCM_QUICK_REDUCE_QUANTIZATION");
+        for (text, status) in [(template, Status::Fail), (older, Status::Pass)] {
             let mut e = rocm_pr(LAUNCH, MODELS);
             e.base.insert("docs/PR_REVIEW_CHECKLIST.md", text);
             assert_eq!(check(&Context::new(&e)).status, status);

@@ -311,7 +311,7 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::tests_support::{evidence, with_added_file, with_change};
+    use crate::checks::tests_support::{checklist_with_and_without, evidence, with_added_file, with_change};
     use crate::checks::Status;
 
     const MASTER: &str = "dsr1-fp4-b200-sglang-mtp:\n  image: lmsysorg/sglang:v0.5.9\n  model: nvidia/DeepSeek-R1-FP4\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, spec-decoding: mtp, conc-list: [4] }\n";
@@ -473,13 +473,8 @@ mod tests {
     /// base template lacks it is not judged by it; one whose template has it is.
     #[test]
     fn the_rule_applies_from_the_template_that_asks_for_it() {
-        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
-        let older: String = template
-            .lines()
-            .filter(|l| !l.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        for (text, status) in [(template.to_owned(), Status::Fail), (older, Status::NotApplicable)] {
+        let (template, older) = checklist_with_and_without("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE");
+        for (text, status) in [(template, Status::Fail), (older, Status::NotApplicable)] {
             let mut e = spec_pr("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\npython -m sglang.launch_server --speculative-algorithm NEXTN\n");
             e.base.insert("docs/PR_REVIEW_CHECKLIST.md", text);
             let o = check(&Context::new(&e));
