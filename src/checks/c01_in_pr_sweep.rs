@@ -7,9 +7,12 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use super::affected::{self, entry_spans, sku, AffectedConfig};
+use super::c12_append_only;
 use super::scan::{self, role, Role};
 use super::{Context, Outcome};
 use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
+use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
+use crate::repo::{Layout, Logical};
 
 /// Benchmark job families, by display-name prefix (spec 10 §6.1; e2e-tests.yml prefixes too).
 const BENCHMARK_PREFIXES: [&str; 9] = [
@@ -52,6 +55,8 @@ pub struct QualifyingRun {
     pub eval_jobs: usize,
     /// Set when the run is a sweep sweepgate ran itself (decision L7).
     pub sweep_id: Option<String>,
+    /// False when the run has no eval job because the PR's matrix expects none (1.c).
+    pub evals_expected: bool,
 }
 
 impl QualifyingRun {
@@ -71,10 +76,18 @@ impl QualifyingRun {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Problem {
-    Failed { count: usize, example: String },
-    Running { count: usize },
+    Failed {
+        count: usize,
+        example: String,
+    },
+    Running {
+        count: usize,
+    },
     NoBenchmark,
-    NoEval,
+    /// Every executed job succeeded, and there are benchmark jobs but no eval job.
+    NoEval {
+        bench: usize,
+    },
 }
 
 fn judge_run(runs: &[&CheckRun]) -> Result<(usize, usize), Problem> {
@@ -106,7 +119,7 @@ fn judge_run(runs: &[&CheckRun]) -> Result<(usize, usize), Problem> {
         return Err(Problem::NoBenchmark);
     }
     if evals == 0 {
-        return Err(Problem::NoEval);
+        return Err(Problem::NoEval { bench });
     }
     Ok((bench, evals))
 }
@@ -128,7 +141,7 @@ fn judge_sweep(check: &CheckRun, run: &WorkflowRun) -> Result<(usize, usize), Pr
     let count = |prefix: &str| run.artifacts.keys().filter(|a| a.starts_with(prefix)).count();
     match (count("bmk_"), count("eval_")) {
         (0, _) => Err(Problem::NoBenchmark),
-        (_, 0) => Err(Problem::NoEval),
+        (bench, 0) => Err(Problem::NoEval { bench }),
         counts => Ok(counts),
     }
 }
@@ -136,6 +149,9 @@ fn judge_sweep(check: &CheckRun, run: &WorkflowRun) -> Result<(usize, usize), Pr
 /// What examining the PR's check-runs found.
 struct Examination {
     best: Option<QualifyingRun>,
+    /// The newest run that succeeded with benchmark jobs and no eval job: it qualifies only
+    /// when the PR's matrix expects no eval (1.c).
+    benchmarks_only: Option<QualifyingRun>,
     /// (short SHA, run label, why that run does not qualify).
     problems: Vec<(String, serde_json::Value, Problem)>,
     /// Short SHAs whose check-runs could not be read.
@@ -147,6 +163,7 @@ fn examine(evidence: &Evidence) -> Examination {
     let mut problems = Vec::new();
     let mut unreadable = Vec::new();
     let mut best = None;
+    let mut benchmarks_only = None;
     for sha in &evidence.commits {
         let short = sha.get(..7).unwrap_or(sha).to_owned();
         let runs = match evidence.check_runs.get(sha) {
@@ -162,11 +179,22 @@ fn examine(evidence: &Evidence) -> Examination {
             by_run.entry(run.run_id.unwrap_or(0)).or_default().push(run);
         }
         for (run_id, group) in by_run {
+            let found = |benchmark_jobs, eval_jobs| QualifyingRun {
+                sha: sha.clone(),
+                run_id,
+                benchmark_jobs,
+                eval_jobs,
+                sweep_id: None,
+                evals_expected: eval_jobs > 0,
+            };
             match judge_run(&group) {
-                Ok((benchmark_jobs, eval_jobs)) => {
-                    best = Some(QualifyingRun { sha: sha.clone(), run_id, benchmark_jobs, eval_jobs, sweep_id: None });
+                Ok((benchmark_jobs, eval_jobs)) => best = Some(found(benchmark_jobs, eval_jobs)),
+                Err(problem) => {
+                    if let Problem::NoEval { bench } = problem {
+                        benchmarks_only = Some(found(bench, 0));
+                    }
+                    problems.push((short.clone(), json!(run_id), problem));
                 }
-                Err(problem) => problems.push((short.clone(), json!(run_id), problem)),
             }
         }
         // sweepgate's own sweeps on this commit, preferred over a workflow run on the same one.
@@ -179,22 +207,79 @@ fn examine(evidence: &Evidence) -> Examination {
             else {
                 continue;
             };
+            let found = |benchmark_jobs, eval_jobs| QualifyingRun {
+                sha: sha.clone(),
+                run_id: run.id,
+                benchmark_jobs,
+                eval_jobs,
+                sweep_id: Some(sweep_id.clone()),
+                evals_expected: eval_jobs > 0,
+            };
             match judge_sweep(check, run) {
-                Ok((benchmark_jobs, eval_jobs)) => {
-                    let sweep_id = Some(sweep_id);
-                    best =
-                        Some(QualifyingRun { sha: sha.clone(), run_id: run.id, benchmark_jobs, eval_jobs, sweep_id });
+                Ok((benchmark_jobs, eval_jobs)) => best = Some(found(benchmark_jobs, eval_jobs)),
+                Err(problem) => {
+                    if let Problem::NoEval { bench } = problem {
+                        benchmarks_only = Some(found(bench, 0));
+                    }
+                    problems.push((short.clone(), json!(sweep_id), problem));
                 }
-                Err(problem) => problems.push((short.clone(), json!(sweep_id), problem)),
             }
         }
     }
-    Examination { best, problems, unreadable }
+    Examination { best, benchmarks_only, problems, unreadable }
 }
 
-/// The newest in-PR (commit, run) whose benchmark and eval jobs all succeeded.
+/// Why the PR's matrix has no eval job (1.c), or `Err` when that cannot be decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NoEvalReason {
+    /// Its changelog entries are all `append-only`, which generate no evals (spec 20 §8).
+    AppendOnly,
+    /// No generated point is eval-eligible (8k1k at concurrency >= MIN_EVAL_CONC, agentic).
+    NoEligiblePoint,
+}
+
+/// Whether the PR's matrix (upstream's processor over its appended changelog entries, with its
+/// `all-evals`/`evals-only` labels) has eval jobs: `Ok(None)` when it does, `Ok(Some(why))` when
+/// it has benchmark jobs and none, `Err` naming what could not be read.
+fn no_eval_expected(ev: &Evidence) -> Result<Option<NoEvalReason>, String> {
+    let layout = Layout::default();
+    let path = match layout.resolve(&ev.head, Logical::Changelog) {
+        Ok(Some(path)) => path,
+        Ok(None) => return Err("the head has no perf-changelog.yaml".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !ev.files.iter().any(|f| f.filename == path) {
+        return Err(format!("the PR appends no entry to {path}, so its matrix is unknown"));
+    }
+    let (Some(head), Some(base)) = (ev.head.text(&path), ev.base.text(&path)) else {
+        return Err(format!("{path} at base and head is needed to generate the PR's matrix"));
+    };
+    let options = ProcessOptions {
+        trim_conc: false,
+        all_evals: ev.pull_request.labels.iter().any(|l| l == "all-evals"),
+        evals_only: ev.pull_request.labels.iter().any(|l| l == "evals-only"),
+    };
+    let additions = c12_append_only::appended(ev, &path, base, head)?;
+    let entries = parse_additions(&additions, &path, options).map_err(|e| format!("{path}: {e}"))?.entries;
+    let base_rev = Revision { name: &ev.pull_request.base_sha, tree: &ev.base };
+    let head_rev = Revision { name: &ev.pull_request.head_sha, tree: &ev.head };
+    let out = process(&additions, &path, base_rev, head_rev, &layout, options)
+        .map_err(|e| format!("the PR's matrix does not generate: {e}"))?;
+    let evals =
+        out.evals.len() + out.agentic_evals.len() + out.multinode_evals.len() + out.multinode_agentic_evals.len();
+    let benchmarks = out.single_node.values().chain(out.multi_node.values()).map(Vec::len).sum::<usize>();
+    Ok(match (evals, benchmarks) {
+        (0, 1..) if entries.iter().all(|e| e.append_only) => Some(NoEvalReason::AppendOnly),
+        (0, 1..) => Some(NoEvalReason::NoEligiblePoint),
+        _ => None,
+    })
+}
+
+/// The newest in-PR (commit, run) whose benchmark and eval jobs all succeeded; else the newest
+/// one with successful benchmark jobs and no eval job, when the PR's matrix expects none.
 pub fn qualifying_run(evidence: &Evidence) -> Option<QualifyingRun> {
-    examine(evidence).best
+    let found = examine(evidence);
+    found.best.or_else(|| found.benchmarks_only.filter(|_| matches!(no_eval_expected(evidence), Ok(Some(_)))))
 }
 
 /// Why a sweep on an older in-PR commit does not stand for the head.
@@ -399,24 +484,35 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
 
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
-    let Examination { best, problems, unreadable } = examine(ev);
+    let Examination { best, benchmarks_only, problems, unreadable } = examine(ev);
+    // A run without evals stands when the matrix expects none (1.c); why that is unknown is named.
+    let (mut best, mut no_eval, mut undecided) = (best, None, None);
+    if let (None, Some(q)) = (&best, benchmarks_only) {
+        match no_eval_expected(ev) {
+            Ok(Some(reason)) => (best, no_eval) = (Some(q), Some(reason)),
+            Ok(None) => {}
+            Err(reason) => undecided = Some(reason.trim_end_matches('.').to_owned()),
+        }
+    }
     if let Some(q) = best {
         let short = |sha: &str| sha.get(..7).unwrap_or(sha).to_owned();
         let head = &ev.pull_request.head_sha;
+        let pass_key = if no_eval.is_some() { "no_eval_expected" } else { "qualifying_run" };
         let base = |key| {
-            Outcome::new(if key == "qualifying_run" { super::Status::Pass } else { super::Status::Fail }, key)
+            Outcome::new(if key == pass_key { super::Status::Pass } else { super::Status::Fail }, key)
                 .arg("sha", short(&q.sha))
                 .arg("bench", q.benchmark_jobs)
                 .arg("evals", q.eval_jobs)
                 .arg("run", q.label())
                 .arg("head", short(head))
+                .arg("append_only", no_eval == Some(NoEvalReason::AppendOnly))
                 .evidence(q.evidence_line())
         };
         if q.sha == *head {
-            return base("qualifying_run").arg("files", 0);
+            return base(pass_key).arg("files", 0);
         }
         return match head_equivalent(cx, &q.sha) {
-            Ok(files) => base("qualifying_run").arg("files", files),
+            Ok(files) => base(pass_key).arg("files", files),
             Err(NotEquivalent::Changed(path, how)) => base("head_changed").arg("file", path).arg("how", how),
             Err(NotEquivalent::Unverifiable(reason)) => base("head_unverifiable").arg("reason", reason),
         };
@@ -429,10 +525,13 @@ pub fn check(cx: &Context) -> Outcome {
             }
             Problem::Running { count } => json!({"sha": sha, "run": run, "problem": "running", "count": count}),
             Problem::NoBenchmark => json!({"sha": sha, "run": run, "problem": "no_bench"}),
-            Problem::NoEval => json!({"sha": sha, "run": run, "problem": "no_eval"}),
+            Problem::NoEval { .. } => json!({"sha": sha, "run": run, "problem": "no_eval"}),
         })
         .collect();
-    let mut outcome = Outcome::fail("no_qualifying_run").arg("runs", runs).arg("unreadable", unreadable);
+    let mut outcome = Outcome::fail("no_qualifying_run")
+        .arg("runs", runs)
+        .arg("unreadable", unreadable)
+        .arg("undecided", undecided.unwrap_or_default());
     for (_, run, _) in &problems {
         outcome = outcome.evidence(match run.as_str() {
             Some(sweep) => format!("sweepgate sweep {sweep}"),
@@ -481,6 +580,72 @@ mod tests {
         let o = outcome(&e);
         assert_eq!(o.status, Status::Fail);
         assert_eq!(o.message.key, "no_qualifying_run");
+    }
+
+    /// A PR appending one changelog entry for a config whose 8k1k points run at `concs`, with a
+    /// run of benchmark jobs only on the head.
+    fn benchmarks_only_pr(concs: &str, append_only: bool) -> Evidence {
+        let master = format!("dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - {{ tp: 8, conc-list: [{concs}] }}\n");
+        let old_log = "- config-keys:\n  - dsr1-fp4-b200-sglang\n  description:\n  - Initial sweep\n  pr-link: https://github.com/example/bench/pull/1\n";
+        let flag = if append_only { "  append-only: true\n" } else { "" };
+        let new_log = format!("{old_log}\n- config-keys:\n  - dsr1-fp4-b200-sglang\n  description:\n  - Retune\n  pr-link: https://github.com/example/bench/pull/42\n{flag}");
+        let mut e = evidence();
+        e.files.push(crate::evidence::ChangedFile {
+            filename: "perf-changelog.yaml".into(),
+            previous_filename: None,
+            status: "modified".into(),
+            patch: None,
+        });
+        // An append-only PR appends points to an existing curve: the base has the first one.
+        let first = concs.split(',').next().unwrap_or(concs);
+        let base_master = if append_only { master.replace(concs, first) } else { master.clone() };
+        for (tree, master, log) in [(&mut e.base, base_master, old_log.to_owned()), (&mut e.head, master, new_log)] {
+            tree.insert("configs/nvidia-master.yaml", master);
+            tree.insert("configs/amd-master.yaml", "{}\n");
+            tree.insert("configs/runners.yaml", "labels:\n  b200: [b200-nv_0]\n");
+            tree.insert("perf-changelog.yaml", log);
+        }
+        e.check_runs.insert("b".repeat(40), Fact::Ok(vec![run("single-node 8k1k / dsr1 c4", "success", 5)]));
+        e
+    }
+
+    /// 1.c: a run without evals stands only when the PR's matrix expects no eval.
+    #[test]
+    fn a_pr_whose_matrix_expects_no_eval_is_judged_without_one() {
+        // Every point is below MIN_EVAL_CONC (16): the generator emits no eval job.
+        let e = benchmarks_only_pr("4, 8", false);
+        let o = outcome(&e);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Pass, "no_eval_expected"), "{o:?}");
+        assert_eq!(o.message.args["append_only"], false);
+        let q = qualifying_run(&e).expect("the benchmark-only run qualifies");
+        assert_eq!((q.run_id, q.eval_jobs, q.evals_expected), (5, 0, false));
+        // An append-only entry runs no evals, whatever its concurrencies.
+        let o = outcome(&benchmarks_only_pr("4, 128", true));
+        assert_eq!((o.status, o.message.args["append_only"].as_bool()), (Status::Pass, Some(true)), "{o:?}");
+        // A point at conc 64 is eval-eligible: the missing eval job is a FAIL.
+        let e = benchmarks_only_pr("4, 64", false);
+        let o = outcome(&e);
+        assert_eq!((o.status, o.message.args["runs"][0]["problem"].as_str()), (Status::Fail, Some("no_eval")));
+        assert_eq!(qualifying_run(&e), None);
+        // all-evals drops the concurrency floor.
+        let mut e = benchmarks_only_pr("4, 8", false);
+        e.pull_request.labels.push("all-evals".into());
+        assert_eq!(outcome(&e).status, Status::Fail);
+    }
+
+    /// When the matrix cannot be generated, "no eval expected" is never assumed.
+    #[test]
+    fn an_undecidable_matrix_keeps_the_missing_eval_a_fail() {
+        let mut e = benchmarks_only_pr("4, 8", false);
+        e.base = Default::default();
+        let o = outcome(&e);
+        assert_eq!(o.status, Status::Fail);
+        assert!(o.message.args["undecided"].as_str().unwrap().contains("perf-changelog.yaml"), "{o:?}");
+        for lang in [crate::checks::catalog::Lang::En, crate::checks::catalog::Lang::Zh] {
+            let result = crate::checks::CheckResult { id: 1, outcome: o.clone() };
+            let row = crate::report::verdict::message_text(&result, lang).expect("renders");
+            assert!(row.contains("perf-changelog.yaml"), "{row}");
+        }
     }
 
     #[test]

@@ -315,6 +315,13 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
     Ok(out)
 }
 
+/// The effective serving settings of an affected config per role (its recipes, else its launcher
+/// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
+/// integer all-reduce). `Err` names what could not be read.
+pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, String> {
+    effective_settings(cx, config, &read_entry(cx, config)?)
+}
+
 /// Lowercase letters and digits only, so `Muse-Spark-Open` matches `MuseSparkOpen.mdx`.
 fn squash(text: &str) -> String {
     text.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()

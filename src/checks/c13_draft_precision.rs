@@ -18,7 +18,7 @@ use super::affected::affected_configs;
 use super::scan::{self, Role};
 use super::{Context, Outcome};
 use crate::domain::checklist_template::Topic;
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, Fact};
 use crate::matrix::inputs;
 use crate::repo::Layout;
 
@@ -121,26 +121,49 @@ fn effective_files(ev: &Evidence) -> BTreeSet<&str> {
 }
 
 /// HF repo ids of separate draft checkpoints the effective recipe serves: SGLang's
-/// `--speculative-draft-model-path` (flag or recipe key) and the `model` of vLLM's
-/// `--speculative-config`, `$VAR` values resolved from the file's assignments. A config
-/// without one serves the draft head embedded in its target checkpoint (MTP/NextN).
+/// `--speculative-draft-model-path` (flag or recipe key), the `model` of vLLM's
+/// `--speculative-config` (inline JSON, or a YAML mapping under `speculative-config:`) and
+/// TRT-LLM's `speculative_model_dir` / `speculative_model` (extra LLM-API config), `$VAR` values
+/// resolved from the file's assignments. A config without one serves the draft head embedded in
+/// its target checkpoint (MTP/NextN).
 fn drafts_in(text: &str) -> BTreeSet<String> {
-    static DRAFT: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(re) = DRAFT
+    static DRAFT: OnceLock<Option<(Regex, Regex, Regex)>> = OnceLock::new();
+    let Some((inline, block_start, block_model)) = DRAFT
         .get_or_init(|| {
-            Regex::new(concat!(
-                r#"(?:speculative[-_]draft[-_]model[-_]path["']?\s*(?:=|:|\s)\s*|speculative[-_]config\b.*?["']model["']\s*:\s*)"#,
-                r#"["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z0-9][\w.-]*/[\w.-]+)"#
+            let value = r#"["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z0-9][\w.-]*/[\w.-]+)"#;
+            let inline = Regex::new(&format!(
+                r#"(?:speculative[-_]draft[-_]model[-_]path["']?\s*(?:=|:|\s)\s*|speculative[-_]model(?:[-_]dir)?["']?\s*(?:=|:)\s*|speculative[-_]config\b.*?["']model["']\s*:\s*){value}"#
             ))
-            .ok()
+            .ok()?;
+            // A YAML mapping `speculative-config:` / `speculative_config:` with nothing after it.
+            let block_start = Regex::new(r#"^(\s*)["']?speculative[-_]config["']?\s*:\s*$"#).ok()?;
+            let block_model = Regex::new(&format!(r#"^\s*["']?model["']?\s*:\s*{value}"#)).ok()?;
+            Some((inline, block_start, block_model))
         })
         .as_ref()
     else {
         return BTreeSet::new();
     };
     let vars = assignments(text);
-    text.lines()
-        .flat_map(|l| re.captures_iter(scan::code_part(l)).map(|c| c[1].to_owned()).collect::<Vec<_>>())
+    let mut ids = Vec::new();
+    let mut block: Option<usize> = None;
+    for line in text.lines().map(scan::code_part) {
+        let indent = line.len() - line.trim_start().len();
+        if let Some(open) = block {
+            if line.trim().is_empty() || indent > open {
+                ids.extend(block_model.captures(line).map(|c| c[1].to_owned()));
+                ids.extend(inline.captures_iter(line).map(|c| c[1].to_owned()));
+                continue;
+            }
+            block = None;
+        }
+        if let Some(c) = block_start.captures(line) {
+            block = Some(c[1].len());
+            continue;
+        }
+        ids.extend(inline.captures_iter(line).map(|c| c[1].to_owned()));
+    }
+    ids.into_iter()
         .filter_map(|id| match id.strip_prefix('$') {
             Some(name) => vars.get(name.trim_matches(['{', '}'])).cloned(),
             None => Some(id),
@@ -187,25 +210,55 @@ pub fn check(cx: &Context) -> Outcome {
             scan_file(path, text, &mut violations, &mut unresolved);
         }
     }
+    // A draft quantization that names the precision every separate draft already ships at (its
+    // own config.json) keeps the draft as it ships; against an unknown or other precision it
+    // lowers it.
+    let separate_shipped: Vec<(String, Option<String>)> = draft_models(ev)
+        .into_iter()
+        .map(|d| {
+            let shipped = ev.upstream.model_configs.get(&d).and_then(Fact::as_ok).and_then(shipped_precision);
+            (d, shipped)
+        })
+        .collect();
+    let mut kept_as_shipped = Vec::new();
+    violations.retain(|v| {
+        let quantizes_draft = v.setting.replace('_', "-").ends_with("draft-model-quantization");
+        let as_shipped = quantizes_draft
+            && !separate_shipped.is_empty()
+            && separate_shipped.iter().all(|(_, s)| s.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(&v.value)));
+        if as_shipped {
+            kept_as_shipped
+                .push(format!("{}:{} quantizes the draft to {}, the precision it ships at", v.file, v.line, v.value));
+        }
+        !as_shipped
+    });
     let names: Vec<String> = if spec_configs.is_empty() {
         files.iter().map(|f| f.to_string()).collect()
     } else {
         spec_configs.iter().map(|c| c.key.clone()).collect()
     };
     if !violations.is_empty() {
-        let mut outcome = Outcome::fail("lowered").arg(
-            "findings",
-            violations
-                .iter()
-                .map(|v| json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value}))
-                .collect::<Vec<_>>(),
-        );
+        // What each separate draft ships at, by its own config.json (13.b), beside the findings.
+        let shipped: Vec<Value> = separate_shipped
+            .iter()
+            .filter_map(|(draft, s)| s.as_ref().map(|s| json!({"draft": draft, "precision": s})))
+            .collect();
+        let mut outcome = Outcome::fail("lowered")
+            .arg(
+                "findings",
+                violations
+                    .iter()
+                    .map(|v| json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value}))
+                    .collect::<Vec<_>>(),
+            )
+            .arg("shipped", shipped);
         for v in &violations {
             outcome = outcome.evidence(format!("{}:{}", v.file, v.line));
         }
         return outcome;
     }
     let mut verified = vec![format!("no draft quantization, dtype or KV override and no enabled NextN MoE flag in {} file(s) of the effective recipe", files.len())];
+    verified.extend(kept_as_shipped);
     let mut missing: Vec<String> = unresolved.iter().map(|u| format!("the value of {u}")).collect();
     if files.is_empty() {
         missing.push("the launch script or recipe of the speculative-decoding configs".into());
@@ -258,9 +311,8 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::tests_support::{evidence, with_added_file, with_change};
+    use crate::checks::tests_support::{checklist_with_and_without, evidence, with_added_file, with_change};
     use crate::checks::Status;
-    use crate::evidence::Fact;
 
     const MASTER: &str = "dsr1-fp4-b200-sglang-mtp:\n  image: lmsysorg/sglang:v0.5.9\n  model: nvidia/DeepSeek-R1-FP4\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, spec-decoding: mtp, conc-list: [4] }\n";
     const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_mtp.sh";
@@ -351,6 +403,14 @@ mod tests {
         assert_eq!(drafts_in(vllm), BTreeSet::from(["org/Draft-C".to_owned()]));
         assert!(drafts_in("--speculative-draft-model-path /models/local --speculative-draft-model-path $UNSET\n")
             .is_empty());
+        // vLLM's speculative-config as a YAML mapping in a recipe.
+        let block = "    decode:\n      speculative-config:\n        method: eagle3\n        model: org/Draft-D\n      tensor-parallel-size: 8\n      model: org/Target\n";
+        assert_eq!(drafts_in(block), BTreeSet::from(["org/Draft-D".to_owned()]));
+        // TRT-LLM's extra LLM-API config (both spellings).
+        let trt =
+            "speculative_config:\n  decoding_type: Eagle\n  max_draft_len: 3\n  speculative_model_dir: org/Draft-E\n";
+        assert_eq!(drafts_in(trt), BTreeSet::from(["org/Draft-E".to_owned()]));
+        assert_eq!(drafts_in("  speculative_model: \"org/Draft-F\"\n"), BTreeSet::from(["org/Draft-F".to_owned()]));
     }
 
     /// The stored precision that counts is the separate draft's, not the target checkpoint's:
@@ -373,6 +433,31 @@ mod tests {
         assert_eq!(o.message.args["shipped"][0], "bfloat16");
     }
 
+    /// Quantizing a separate draft to the precision its own config.json gives keeps it as it
+    /// ships; the same flag on a draft that ships BF16 lowers it. The target's config never counts.
+    #[test]
+    fn a_draft_quantization_is_judged_against_the_drafts_own_precision() {
+        let script = "python3 -m sglang.launch_server --speculative-algorithm EAGLE3 --speculative-draft-model-path org/Draft-Q --speculative-draft-model-quantization fp8\n";
+        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-Q stored fp8, loaded with default handling; effective fp8.\n";
+        let mut e = spec_pr(script);
+        e.signoff.body = detail.into();
+        e.upstream
+            .model_configs
+            .insert("nvidia/DeepSeek-R1-FP4".into(), Fact::Ok(json!({"quantization_config": {"quant_method": "fp8"}})));
+        e.upstream.model_configs.insert("org/Draft-Q".into(), Fact::Ok(json!({"torch_dtype": "bfloat16"})));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["shipped"][0], json!({"draft": "org/Draft-Q", "precision": "bfloat16"}));
+        e.upstream.model_configs.insert(
+            "org/Draft-Q".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8"}})),
+        );
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        e.upstream.model_configs.remove("org/Draft-Q");
+        assert_eq!(check(&Context::new(&e)).status, Status::Fail, "an unknown draft precision is never the flag's");
+    }
+
     #[test]
     fn no_spec_decode_is_na() {
         assert_eq!(check(&Context::new(&evidence())).status, Status::NotApplicable);
@@ -388,13 +473,8 @@ mod tests {
     /// base template lacks it is not judged by it; one whose template has it is.
     #[test]
     fn the_rule_applies_from_the_template_that_asks_for_it() {
-        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
-        let older: String = template
-            .lines()
-            .filter(|l| !l.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        for (text, status) in [(template.to_owned(), Status::Fail), (older, Status::NotApplicable)] {
+        let (template, older) = checklist_with_and_without("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE");
+        for (text, status) in [(template, Status::Fail), (older, Status::NotApplicable)] {
             let mut e = spec_pr("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\npython -m sglang.launch_server --speculative-algorithm NEXTN\n");
             e.base.insert("docs/PR_REVIEW_CHECKLIST.md", text);
             let o = check(&Context::new(&e));

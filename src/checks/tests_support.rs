@@ -82,3 +82,11 @@ pub fn with_added_file(mut e: Evidence, path: &str, content: &str) -> Evidence {
     });
     e
 }
+
+/// The fixture bundles' checklist template, and the same without the item naming `needle` (the
+/// template from before that item, for rules that apply from the template that asks for them).
+pub fn checklist_with_and_without(needle: &str) -> (String, String) {
+    let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
+    let older = template.lines().filter(|l| !l.contains(needle)).map(|l| format!("{l}\n")).collect();
+    (template.to_owned(), older)
+}

@@ -893,6 +893,8 @@ async fn read_upstream(
     // Linked HF repos, and the separate draft checkpoints Check 13 judges by their own config.
     let mut models: BTreeSet<String> = links.iter().filter_map(|url| hf_repo_of(url)).collect();
     models.extend(crate::checks::c13_draft_precision::draft_models(evidence));
+    // The models a changed file overrides, whose config.json tells Check 8 what is native.
+    models.extend(crate::checks::c08_architecture_hacks::override_models(&cx));
     let images: BTreeSet<String> = match affected::affected_configs(&cx) {
         Ok(configs) => configs.into_iter().map(|c| c.image).filter(|i| !i.is_empty()).collect(),
         Err(_) => BTreeSet::new(),
