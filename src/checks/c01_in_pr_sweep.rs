@@ -7,12 +7,11 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use super::affected::{self, entry_spans, sku, AffectedConfig};
-use super::c12_append_only;
+use super::generated;
 use super::scan::{self, role, Role};
 use super::{Context, Outcome};
 use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
-use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
-use crate::repo::{Layout, Logical};
+use crate::matrix::process::parse_additions;
 
 /// Benchmark job families, by display-name prefix (spec 10 §6.1; e2e-tests.yml prefixes too).
 const BENCHMARK_PREFIXES: [&str; 9] = [
@@ -242,29 +241,13 @@ enum NoEvalReason {
 /// `all-evals`/`evals-only` labels) has eval jobs: `Ok(None)` when it does, `Ok(Some(why))` when
 /// it has benchmark jobs and none, `Err` naming what could not be read.
 fn no_eval_expected(ev: &Evidence) -> Result<Option<NoEvalReason>, String> {
-    let layout = Layout::default();
-    let path = match layout.resolve(&ev.head, Logical::Changelog) {
-        Ok(Some(path)) => path,
-        Ok(None) => return Err("the head has no perf-changelog.yaml".into()),
-        Err(e) => return Err(e.to_string()),
+    let Some(changelog) = generated::pr_changelog(ev)? else {
+        return Err("the PR appends no changelog entry, so its matrix is unknown".into());
     };
-    if !ev.files.iter().any(|f| f.filename == path) {
-        return Err(format!("the PR appends no entry to {path}, so its matrix is unknown"));
-    }
-    let (Some(head), Some(base)) = (ev.head.text(&path), ev.base.text(&path)) else {
-        return Err(format!("{path} at base and head is needed to generate the PR's matrix"));
-    };
-    let options = ProcessOptions {
-        trim_conc: false,
-        all_evals: ev.pull_request.labels.iter().any(|l| l == "all-evals"),
-        evals_only: ev.pull_request.labels.iter().any(|l| l == "evals-only"),
-    };
-    let additions = c12_append_only::appended(ev, &path, base, head)?;
-    let entries = parse_additions(&additions, &path, options).map_err(|e| format!("{path}: {e}"))?.entries;
-    let base_rev = Revision { name: &ev.pull_request.base_sha, tree: &ev.base };
-    let head_rev = Revision { name: &ev.pull_request.head_sha, tree: &ev.head };
-    let out = process(&additions, &path, base_rev, head_rev, &layout, options)
-        .map_err(|e| format!("the PR's matrix does not generate: {e}"))?;
+    let path = &changelog.path;
+    let entries =
+        parse_additions(&changelog.additions, path, changelog.options).map_err(|e| format!("{path}: {e}"))?.entries;
+    let out = changelog.process(ev).map_err(|e| format!("the PR's matrix does not generate: {e}"))?;
     let evals =
         out.evals.len() + out.agentic_evals.len() + out.multinode_evals.len() + out.multinode_agentic_evals.len();
     let benchmarks = out.single_node.values().chain(out.multi_node.values()).map(Vec::len).sum::<usize>();

@@ -13,11 +13,11 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use super::affected::{self, AffectedConfig};
-use super::{c01_in_pr_sweep, c12_append_only, Context, Outcome};
+use super::{c01_in_pr_sweep, generated, Context, Outcome};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::evals::conc_values;
-use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
+use crate::matrix::process::{parse_additions, ProcessOptions};
 use crate::matrix::Row;
 use crate::repo::{Layout, Logical};
 use crate::results::eval::{
@@ -348,28 +348,15 @@ impl ExpectedEval {
 /// entry: none owed here (Check 1 decides whether a sweep was due). `Err`: the processor cannot
 /// say, so a missing eval cannot be ruled out.
 fn expected_evals(ev: &Evidence, configs: &[AffectedConfig]) -> Result<Vec<ExpectedEval>, String> {
-    let layout = Layout::default();
-    let Ok(Some(path)) = layout.resolve(&ev.head, Logical::Changelog) else { return Ok(Vec::new()) };
-    if !ev.files.iter().any(|f| f.filename == path) {
-        return Ok(Vec::new());
-    }
-    let (Some(head_text), Some(base_text)) = (ev.head.text(&path), ev.base.text(&path)) else {
-        return Err(format!("{path} is not readable at base and head"));
-    };
-    let labelled = |name: &str| ev.pull_request.labels.iter().any(|l| l == name);
-    let options =
-        ProcessOptions { trim_conc: false, all_evals: labelled("all-evals"), evals_only: labelled("evals-only") };
-    let additions = c12_append_only::appended(ev, &path, base_text, head_text)?;
+    let Some(changelog) = generated::pr_changelog(ev)? else { return Ok(Vec::new()) };
     // Append-only entries run no evals (spec 20 §6 step 7), whatever Check 12 finds in them.
-    let only_appending =
-        parse_additions(&additions, &path, ProcessOptions { all_evals: false, evals_only: false, ..options })
-            .is_ok_and(|added| added.entries.iter().all(|e| e.append_only));
+    let unlabelled = ProcessOptions { all_evals: false, evals_only: false, ..changelog.options };
+    let only_appending = parse_additions(&changelog.additions, &changelog.path, unlabelled)
+        .is_ok_and(|added| added.entries.iter().all(|e| e.append_only));
     if only_appending {
         return Ok(Vec::new());
     }
-    let base = Revision { name: &ev.pull_request.base_sha, tree: &ev.base };
-    let head = Revision { name: &ev.pull_request.head_sha, tree: &ev.head };
-    let output = process(&additions, &path, base, head, &layout, options).map_err(|e| e.to_string())?;
+    let output = changelog.process(ev).map_err(|e| e.to_string())?;
     let fixed = output.evals.iter().map(|r| (r, true));
     let others = output.agentic_evals.iter().chain(&output.multinode_evals).chain(&output.multinode_agentic_evals);
     Ok(fixed.chain(others.map(|r| (r, false))).filter_map(|(r, f)| ExpectedEval::from_row(r, f, configs)).collect())
@@ -553,6 +540,10 @@ pub fn check(cx: &Context) -> Outcome {
         Err(outcome) => return outcome,
     };
     let set_count: usize = sets.iter().map(|s| s.results.len()).sum();
+    // Check 1 qualified a run without eval jobs only because the PR's matrix owes none (1.c).
+    if set_count == 0 && unavailable.is_empty() && !run.evals_expected {
+        return Outcome::pass("none_owed").arg("run", run.label()).evidence(run.evidence_line());
+    }
     if set_count == 0 || !unavailable.is_empty() {
         return Outcome::fail("no_results")
             .arg("run", run.label())

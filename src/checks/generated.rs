@@ -59,3 +59,47 @@ pub fn rows_by_config(tree: &MemTree, configs: &[AffectedConfig]) -> Result<Vec<
 pub fn has_config(tree: &MemTree, key: &str) -> bool {
     inputs::load_master(tree, &Layout::default()).is_ok_and(|m| m.get(key).is_some())
 }
+
+/// The changelog entries a PR appends, as upstream's processor reads them (spec 20 §6), with the
+/// PR's eval labels: the input of the PR's own matrix (Check 1's "no eval expected", Check 2's
+/// owed evals).
+pub struct PrChangelog {
+    pub path: String,
+    pub additions: crate::matrix::diff::Additions,
+    pub options: crate::matrix::process::ProcessOptions,
+}
+
+impl PrChangelog {
+    /// The PR's matrix: the processor over its appended entries at base and head.
+    pub fn process(
+        &self,
+        ev: &crate::evidence::Evidence,
+    ) -> Result<crate::matrix::MatrixOutput, crate::matrix::MatrixError> {
+        use crate::matrix::process::{process, Revision};
+        let base = Revision { name: &ev.pull_request.base_sha, tree: &ev.base };
+        let head = Revision { name: &ev.pull_request.head_sha, tree: &ev.head };
+        process(&self.additions, &self.path, base, head, &Layout::default(), self.options)
+    }
+}
+
+/// What the PR appends to the changelog: `Ok(None)` when it does not touch the changelog (or the
+/// head has none), `Err` naming what could not be read.
+pub fn pr_changelog(ev: &crate::evidence::Evidence) -> Result<Option<PrChangelog>, String> {
+    use crate::matrix::process::ProcessOptions;
+    let path = match Layout::default().resolve(&ev.head, crate::repo::Logical::Changelog) {
+        Ok(Some(path)) => path,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !ev.files.iter().any(|f| f.filename == path) {
+        return Ok(None);
+    }
+    let (Some(head), Some(base)) = (ev.head.text(&path), ev.base.text(&path)) else {
+        return Err(format!("{path} is not readable at base and head"));
+    };
+    let labelled = |name: &str| ev.pull_request.labels.iter().any(|l| l == name);
+    let options =
+        ProcessOptions { trim_conc: false, all_evals: labelled("all-evals"), evals_only: labelled("evals-only") };
+    let additions = super::c12_append_only::appended(ev, &path, base, head)?;
+    Ok(Some(PrChangelog { path, additions, options }))
+}
