@@ -303,7 +303,7 @@ struct Scope {
 }
 
 /// `TP4/EP4 HiCache`: the row's parallelism and, for a DRAM-offload band, its backend.
-fn variant_label(row: &SrtRecipeRow) -> String {
+pub(super) fn variant_label(row: &SrtRecipeRow) -> String {
     let mut label = if row.ep > 1 { format!("TP{}/EP{}", row.tp, row.ep) } else { format!("TP{}", row.tp) };
     if row.kv_offloading == "dram" {
         let backend = match row.kv_offload_backend.as_deref() {
@@ -319,7 +319,7 @@ fn variant_label(row: &SrtRecipeRow) -> String {
 }
 
 /// The concurrencies a row generates (the generator's list or geometric range).
-fn row_concurrencies(row: &SrtRecipeRow) -> Vec<i64> {
+pub(super) fn row_concurrencies(row: &SrtRecipeRow) -> Vec<i64> {
     match &row.conc.list {
         Some(list) if !list.is_empty() => list.clone(),
         _ => conc_range(row.conc.start.unwrap_or(0), row.conc.end.unwrap_or(-1), 2),
@@ -510,7 +510,7 @@ fn show_values(values: &BTreeSet<String>) -> String {
     }
 }
 
-fn show_concurrencies(c: &BTreeSet<i64>) -> String {
+pub(super) fn show_concurrencies(c: &BTreeSet<i64>) -> String {
     match (c.first(), c.last()) {
         (Some(a), Some(b)) if a == b => format!("c{a}"),
         (Some(a), Some(b)) => format!("c{a}–c{b}"),
