@@ -262,6 +262,7 @@ fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
         }
         // The rows' recipes cannot be read from an invalid entry (Check 18(a) names why).
         Err(e) if node.to_json().to_string().contains("\"srt-recipe\"") => return Err(e.to_string()),
+        // Without srt-recipe rows, the launcher and CONFIG_FILE settings are read from the text.
         Err(_) => {}
     }
     Ok(entry)
@@ -1049,6 +1050,31 @@ mod tests {
         assert_eq!(stated(yaml, &setting("--mem-fraction-static")).unwrap().values, ["0.9".to_string()].into());
         assert_eq!(stated("use a larger hicache size", &setting("--hicache-size")), None, "prose is not a setting");
         assert_eq!(stated("--hicache-size-ratio 2", &setting("--hicache-size")), None, "a longer flag is another flag");
+    }
+
+    /// A single-node row naming a schema-2 recipe (newer master schema): one variant per point.
+    const SRT_MASTER: &str = "qwen3.5-fp8-mi355x-sglang:\n  image: lmsysorg/sglang:v1\n  model: Qwen/Qwen3.5-397B-A17B-FP8\n  model-prefix: qwen3.5\n  runner: cluster:mi355x\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    agentic-coding:\n    - dram-utilization: 0.5\n      search-space:\n      - { tp: 4, ep: 4, kv-offloading: dram, kv-offload-backend: { name: hicache }, conc-list: [10, 40], srt-recipe: benchmarks/single_node/srt-slurm-recipes/q/agentic.yaml }\n";
+    const SRT_RECIPE: &str = "base:\n  schema: 2\n  resources: {gpu_type: mi355x, gpus_per_node: 8}\n  engine: sglang\n  roles:\n    agg: {nodes: 1, workers: 1, args: {tensor-parallel-size: 8, attention-backend: aiter}}\noverride_tp4_c10:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4, hicache-size: 253}}\n  benchmark: {env: {CONC: '10', KV_OFFLOADING: dram}}\noverride_tp4_c40:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4, hicache-size: 310}, env: {HONOR: '1'}}\n  benchmark: {env: {CONC: '40', KV_OFFLOADING: dram}}\noverride_tp8_c4:\n  roles:\n    agg: {args: {hicache-size: 999}}\n  benchmark: {env: {CONC: '4', KV_OFFLOADING: none}}\n";
+
+    #[test]
+    fn srt_recipe_rows_are_judged_per_variant_and_name_it() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert("configs/amd-master.yaml", SRT_MASTER);
+        e.head.insert("benchmarks/single_node/srt-slurm-recipes/q/agentic.yaml", SRT_RECIPE);
+        merged(&mut e, "Qwen3.5-397B-A17B-FP8: `--tp 4 --ep 4 --attention-backend aiter --hicache-size 310`\n");
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["uncovered"], "{o:?}");
+        let p = &o.message.args["problems"][0];
+        assert_eq!((&p["variant"], &p["concurrencies"]), (&json!("TP4/EP4 HiCache"), &json!("c10–c40")));
+        let names: Vec<&str> = p["settings"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["--hicache-size", "HONOR"], "the TP8 variant's 999 is another row's");
+        assert_eq!((&p["settings"][0]["missing"], &p["settings"][0]["missing_at"]), (&json!("253"), &json!("c10")));
+        assert_eq!(p["settings"][1]["concurrencies"], "c40", "set by one point only");
+        e.head.insert(
+            "benchmarks/single_node/srt-slurm-recipes/q/agentic.yaml",
+            SRT_RECIPE.replace("CONC: '40'", "CONC: '44'"),
+        );
+        assert_eq!(kinds(&check(&Context::new(&e))), ["settings_unknown"], "a point without a variant");
     }
 
     #[test]

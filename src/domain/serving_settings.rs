@@ -52,7 +52,7 @@ pub struct Setting {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RoleSettings {
     pub source: String,
-    /// `aggregated`, `prefill` or `decode`.
+    /// `aggregated`, `prefill`, `decode` or (schema-2 `frontend.args`) `frontend`.
     pub role: &'static str,
     /// Variants read (`base` excluded, as srtctl never runs it alone).
     pub variants: Vec<String>,
@@ -151,7 +151,47 @@ pub fn from_variants(file: &str, variants: &[Variant]) -> Result<Vec<RoleSetting
             }
         }
     }
+    frontend_settings(file, variants, &mut roles);
     Ok(roles.into_values().collect())
+}
+
+/// Router/frontend settings of schema-2 variants (`frontend.args`, e.g. the sglang-router's
+/// `policy: cache_aware`): one `frontend` role, each value with its variants' concurrencies.
+fn frontend_settings(file: &str, variants: &[Variant], roles: &mut BTreeMap<&'static str, RoleSettings>) {
+    for variant in variants {
+        let config = &variant.config;
+        if !super::srt_recipe::is_schema2(config) {
+            continue;
+        }
+        let Some(args) = config.get("frontend").and_then(|f| f.get("args")).and_then(Node::as_map) else { continue };
+        let concurrencies: BTreeSet<i64> = RecipeFacts::read(config, file)
+            .ok()
+            .and_then(|f| f.concurrencies)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let out = roles.entry("frontend").or_insert_with(|| RoleSettings {
+            source: file.to_owned(),
+            role: "frontend",
+            variants: Vec::new(),
+            concurrencies: BTreeSet::new(),
+            settings: BTreeMap::new(),
+        });
+        out.variants.push(variant.selector.clone());
+        out.concurrencies.extend(&concurrencies);
+        for (key, value) in args {
+            let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
+            if matches!(value.value, Value::Bool(false)) {
+                continue;
+            }
+            let flag = format!("--{}", key.replace('_', "-"));
+            add(&mut out.settings, flag.clone(), SettingKind::Flag, text.clone(), format!("{file}:{}", value.pos.line));
+            if let Some(s) = out.settings.get_mut(&flag) {
+                s.concurrencies.extend(&concurrencies);
+                s.value_concurrencies.entry(text).or_default().extend(&concurrencies);
+            }
+        }
+    }
 }
 
 /// Shell words of one logical line: quotes removed, `$VAR` kept as written.
@@ -518,6 +558,17 @@ mod tests {
         assert_eq!(values(agg, "SGLANG_USE_AITER"), ["1"]);
         assert_eq!(agg.settings["HONOR"].concurrencies, [40].into(), "set by one variant only");
         assert_eq!(agg.settings["--chunked-prefill-size"].concurrencies, [10, 40].into());
+        let routed = SCHEMA2.replace(
+            "override_tp4_c40_hicache:\n",
+            "override_tp4_c40_hicache:\n  frontend: {type: sglang-router, args: {policy: cache_aware, dp-aware: true}}\n",
+        );
+        let roles = from_recipe(&Recipe::parse(&routed, "s.yaml").unwrap(), None).unwrap();
+        let frontend = roles.iter().find(|r| r.role == "frontend").expect("a frontend role");
+        assert_eq!(values(frontend, "--policy"), ["cache_aware"]);
+        assert_eq!(
+            (frontend.concurrencies.clone(), frontend.variants.clone()),
+            ([40].into(), vec!["override_tp4_c40_hicache".to_owned()])
+        );
     }
 
     const DISAGG: &str = "name: dsr1-1p1d\nmodel: {path: m, container: c, precision: fp4}\nresources: {gpu_type: gb200, gpus_per_node: 4, prefill_nodes: 1, decode_nodes: 2, prefill_workers: 1, decode_workers: 1}\nbackend:\n  type: sglang\n  prefill_environment: {SGLANG_DISAGG_X: \"1\"}\n  sglang_config:\n    prefill: {tp-size: 4, disaggregation-mode: prefill, disaggregation-transfer-backend: nixl}\n    decode: {tp-size: 8, disaggregation-mode: decode, cuda-graph-max-bs: 256}\nbenchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [64, 128]}\n";
