@@ -2,8 +2,7 @@
 //! verdict, reproduced row by row: `sweepgate verify` over `fixtures/bundles/seed-004` (the
 //! seed's published facts as `collect` records them, its unreadable server-log tarball included)
 //! gives the seed's 19 statuses, its header has the seed's three sentences, and the reasons of
-//! Checks 2, 13 and 18 name the seed's facts. Facts that depend on rules other helpers are
-//! building are in the `#[ignore]`d tests at the end, each naming what it waits for.
+//! Checks 2, 3, 13 and 18 name the seed's facts.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -112,7 +111,9 @@ fn check_18_names_the_removed_point_its_numbers_and_the_retune_deltas() {
             "c64 of run 39659301076",
             "32849.8 tok/s/GPU at interactivity 76.3",
             "extrapolation is not allowed",
-            "(a)(e)(f)(h) pass",
+            "(a)–(f) pass: the master conc lists, TP/EP and gpus overrides match the recipe",
+            "TP8/EP8 c1–c13 with gpus: 8",
+            "TP4/EP4 HiCache c10–c40 with gpus: 4",
             "c1 +19.9% tput / +49.0% interactivity",
             "c4 +12.0% tput / +43.1% interactivity",
             "c8 +2.7% tput / +52.1% interactivity",
@@ -159,13 +160,10 @@ fn the_blocking_header_has_three_sentences_in_both_languages() {
     );
 }
 
-/// Check 3(c) content coverage: the seed's row names the uncovered TP4/EP4 HiCache settings of
-/// the merged cookbook. Every setting, its values and the header's "merged cookbook" sentence
-/// are reproduced (decisions E31, E32); what is still missing is the variant's name: the row
-/// reads the launcher as one aggregated role, not per master search-space row (TP4/EP4 HiCache
-/// vs TP8). Run with `cargo test --test verify_seed_004 -- --ignored`.
+/// Check 3(c) content coverage, per recipe variant: the seed's single-node rows name their
+/// srt-slurm recipe, and the row names the uncovered settings of the TP4/EP4 HiCache variant
+/// (c10–c40) with their values and the concurrencies that narrow them (decisions U3, U4).
 #[test]
-#[ignore = "pending per-variant scoping of launcher settings: the row does not name the TP4/EP4 HiCache variant yet"]
 fn check_3_names_the_uncovered_hicache_settings() {
     let v = verdict();
     assert_names(
@@ -181,12 +179,22 @@ fn check_3_names_the_uncovered_hicache_settings() {
             "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
             "--cuda-graph-max-bs-decode",
             "--prefill-decode-interval",
-            "--hicache-size",
-            "253",
+            "--hicache-size 253 at c10–c24",
+            "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1 (c28–c40)",
+            "the TP4/EP4 HiCache variant (c10–c40)",
+            "--max-prefill-tokens 16384",
+            "--cuda-graph-max-bs-decode 4–72",
+            "--prefill-decode-interval 24–96",
+            "--mem-fraction-static 0.86–0.96",
         ],
     );
     let header = verify(&[]);
-    assert!(header.contains("(1) The merged cookbook does not cover"), "{header}");
+    assert!(
+        header.contains(
+            "(1) The merged cookbook does not cover several production settings of the TP4/EP4 HiCache variant."
+        ),
+        "{header}"
+    );
 }
 
 /// Check 13 reads the draft checkpoint's own config.json (issue 17 item 4), the draft the

@@ -124,7 +124,7 @@ impl RecipeRow {
     }
 }
 
-/// Every master-config row whose `CONFIG_FILE=` names the recipe at `path`.
+/// Every master-config row whose `CONFIG_FILE=` (or single-node `srt-recipe:`) names the recipe at `path`.
 pub fn recipe_rows(cx: &Context, path: &str) -> Vec<RecipeRow> {
     let Some(relative) = path.split("/srt-slurm-recipes/").nth(1) else { return vec![] };
     let Ok(configs) = all_configs(cx) else { return vec![] };
@@ -135,7 +135,9 @@ pub fn recipe_rows(cx: &Context, path: &str) -> Vec<RecipeRow> {
         let lines: Vec<&str> = text.lines().collect();
         for (i, l) in lines.iter().enumerate() {
             let Some(at) = l.find(relative) else { continue };
-            if !l.contains("CONFIG_FILE=") || !matches!(l[..at].chars().last(), Some('/' | '=')) {
+            // Multinode rows name it with `CONFIG_FILE=`, single-node rows (newer schema) with `srt-recipe:`.
+            let names_recipe = l.contains("CONFIG_FILE=") || l.contains("srt-recipe:");
+            if !names_recipe || !matches!(l[..at].chars().last(), Some('/' | '=')) {
                 continue;
             }
             let line = i as u32 + 1;

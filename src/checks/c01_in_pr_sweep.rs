@@ -344,18 +344,23 @@ fn shared_script_runs(config: &AffectedConfig, path: &str) -> bool {
     true
 }
 
-/// `CONFIG_FILE=recipes/<rest>[:selector]` values in an entry's text → `<rest>` (the path only:
-/// the selector picks a variant inside the same file).
+/// `CONFIG_FILE=recipes/<rest>[:selector]` and `srt-recipe: …/srt-slurm-recipes/<rest>` values in an
+/// entry's text → `<rest>` (the path only: the selector picks a variant inside the same file).
 fn recipe_refs(entry_text: &str) -> BTreeSet<String> {
-    entry_text
-        .split("CONFIG_FILE=")
-        .skip(1)
-        .filter_map(|rest| {
-            let value = rest.split(|c: char| c == '"' || c == '\'' || c == ',' || c.is_whitespace()).next()?;
-            let path = value.split(':').next()?.trim_end_matches(']');
-            path.strip_prefix("recipes/").map(str::to_owned)
-        })
-        .collect()
+    let value = |rest: &str| -> Option<String> {
+        let value = rest.split(|c: char| c == '"' || c == '\'' || c == ',' || c.is_whitespace()).next()?;
+        Some(value.split(':').next()?.trim_end_matches([']', '}']).to_owned())
+    };
+    let multinode = entry_text.split("CONFIG_FILE=").skip(1).filter_map(|rest| {
+        let path = value(rest)?;
+        path.strip_prefix("recipes/").map(str::to_owned)
+    });
+    // Single-node rows of the newer schema: `srt-recipe: benchmarks/single_node/srt-slurm-recipes/<rest>`.
+    let single_node = entry_text.split("srt-recipe:").skip(1).filter_map(|rest| {
+        let path = value(rest.trim_start())?;
+        path.split_once("srt-slurm-recipes/").map(|(_, rest)| rest.to_owned())
+    });
+    multinode.chain(single_node).collect()
 }
 
 /// The part of a recipe path after `srt-slurm-recipes/`.

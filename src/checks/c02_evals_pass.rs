@@ -444,9 +444,13 @@ fn sigma_problems<'a>(row: &Scored, others: impl Iterator<Item = (&'a Scored, u6
 fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Vec<Value>, Vec<Value>) {
     let (mut problems, mut proofs) = (Vec::new(), Vec::new());
     let logs = job_logs(ev, run_id);
-    let unread_logs: Vec<u64> = ev.runs.get(&run_id).map_or_else(Vec::new, |run| {
-        run.jobs.iter().filter(|(_, job)| matches!(job.log, Fact::Unavailable(_))).map(|(id, _)| *id).collect()
+    let mut unread_logs: Vec<Value> = ev.runs.get(&run_id).map_or_else(Vec::new, |run| {
+        run.jobs.iter().filter(|(_, job)| matches!(job.log, Fact::Unavailable(_))).map(|(id, _)| json!(id)).collect()
     });
+    // An unreadable job list hides every job log (fail closed, decision U9).
+    if ev.runs.get(&run_id).is_some_and(|run| run.jobs_unavailable.is_some()) {
+        unread_logs.push(json!(format!("of run {run_id} (its job list could not be read)")));
+    }
     let log_prefix = format!("{run_id}/");
     let server_logs: Vec<&str> = ev
         .artifacts

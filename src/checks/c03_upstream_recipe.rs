@@ -19,9 +19,11 @@ use serde_json::{json, Value as Json};
 
 use super::affected::{affected_configs, sku, AffectedConfig};
 use super::{Context, Outcome};
+use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
 use crate::domain::serving_settings::{self, RoleSettings, Setting};
-use crate::domain::srt_recipe::{Recipe, RecipeRef};
+use crate::domain::srt_recipe::{FactVariant, Recipe, RecipeRef, SingleNodePoint, Variant};
 use crate::evidence::{Fact, UpstreamContent};
+use crate::matrix::generate::conc_range;
 use crate::repo::{Layout, Logical};
 use crate::yaml::{self, Node, Value};
 
@@ -203,6 +205,10 @@ struct Entry {
     recipes: Vec<String>,
     /// Search-space key (`tp`, `ep`, …) → every value it takes.
     space: BTreeMap<String, BTreeSet<String>>,
+    /// Single-node rows that name their srt-slurm recipe (newer master schema).
+    srt_rows: Vec<SrtRecipeRow>,
+    /// Some single-node row names no recipe (its settings come from the launcher script).
+    plain_single_rows: bool,
 }
 
 fn walk(node: &Node, entry: &mut Entry, keys: &BTreeSet<&str>) {
@@ -235,9 +241,30 @@ fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
         model: node.get("model").and_then(Node::as_str).unwrap_or_default().to_owned(),
         recipes: Vec::new(),
         space: BTreeMap::new(),
+        srt_rows: Vec::new(),
+        plain_single_rows: !config.multinode,
     };
     let keys: BTreeSet<&str> = classes().master_variables.values().map(String::as_str).collect();
     walk(node, &mut entry, &keys);
+    match master_config::validate_entry(&config.key, &config.file, node.pos, node) {
+        Ok(master) => {
+            entry.srt_rows = master.srt_recipe_rows();
+            let single_rows = master
+                .fixed
+                .iter()
+                .map(|b| match &b.search_space {
+                    FixedSpaces::Single(s) => s.len(),
+                    FixedSpaces::Multi(_) => 0,
+                })
+                .sum::<usize>()
+                + master.agentic.iter().flat_map(|b| &b.search_space).filter(|s| s.tp.is_some()).count();
+            entry.plain_single_rows = single_rows > entry.srt_rows.len();
+        }
+        // The rows' recipes cannot be read from an invalid entry (Check 18(a) names why).
+        Err(e) if node.to_json().to_string().contains("\"srt-recipe\"") => return Err(e.to_string()),
+        // Without srt-recipe rows, the launcher and CONFIG_FILE settings are read from the text.
+        Err(_) => {}
+    }
     Ok(entry)
 }
 
@@ -269,11 +296,81 @@ fn sourced<'t>(cx: &Context<'t>, from: &str, target: &str) -> Option<(String, St
     Some((found.to_owned(), head.text(found)?.to_owned()))
 }
 
-/// Effective settings of a config: its recipes (`CONFIG_FILE=`), or else its launcher scripts
-/// (`benchmarks/**/<prefix>_<precision>_<sku>_<framework>*.sh`). Missing sources are an error.
-fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<RoleSettings>, String> {
+/// One scope of effective settings: a role of a recipe or launcher, or the recipe variants
+/// that serve one master search-space row (`variant` names that row: `TP4/EP4 HiCache`).
+struct Scope {
+    variant: Option<String>,
+    settings: RoleSettings,
+}
+
+/// `TP4/EP4 HiCache`: the row's parallelism and, for a DRAM-offload band, its backend.
+pub(super) fn variant_label(row: &SrtRecipeRow) -> String {
+    let mut label = if row.ep > 1 { format!("TP{}/EP{}", row.tp, row.ep) } else { format!("TP{}", row.tp) };
+    if row.kv_offloading == "dram" {
+        let backend = match row.kv_offload_backend.as_deref() {
+            Some("hicache") => "HiCache".to_owned(),
+            Some("lmcache") => "LMCache".to_owned(),
+            Some(other) => other.to_owned(),
+            None => "DRAM-offload".to_owned(),
+        };
+        label.push(' ');
+        label.push_str(&backend);
+    }
+    label
+}
+
+/// The concurrencies a row generates (the generator's list or geometric range).
+pub(super) fn row_concurrencies(row: &SrtRecipeRow) -> Vec<i64> {
+    match &row.conc.list {
+        Some(list) if !list.is_empty() => list.clone(),
+        _ => conc_range(row.conc.start.unwrap_or(0), row.conc.end.unwrap_or(-1), 2),
+    }
+}
+
+/// The settings of every srt-recipe row: the variants of its recipe that serve its points
+/// (TP, EP, concurrency and KV band, `domain::srt_recipe::FactVariant::serves`).
+fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, String> {
     let head = &cx.evidence.head;
     let mut out = Vec::new();
+    for row in &entry.srt_rows {
+        let candidates = row.candidate_paths(&config.file);
+        let (path, text) = candidates
+            .iter()
+            .find_map(|p| head.text(p).map(|t| (p.clone(), t)))
+            .ok_or_else(|| format!("{} (srt-recipe of {}) is not in the evidence", candidates[0], row.at))?;
+        let recipe = Recipe::parse(text, &path).map_err(|e| e.to_string())?;
+        let all = recipe.fact_variants().map_err(|e| e.to_string())?;
+        let mut chosen: Vec<Variant> = Vec::new();
+        for conc in row_concurrencies(row) {
+            let point = SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
+            let serving: Vec<&FactVariant> = all.iter().filter(|v| v.serves(&point)).collect();
+            if serving.is_empty() {
+                return Err(format!(
+                    "no variant of {path} serves {} c{conc} of {} (Check 18(b) names the mismatch)",
+                    variant_label(row),
+                    row.at
+                ));
+            }
+            for v in serving {
+                if !chosen.iter().any(|c| c.selector == v.variant.selector) {
+                    chosen.push(v.variant.clone());
+                }
+            }
+        }
+        for settings in serving_settings::from_variants(&path, &chosen).map_err(|e| e.to_string())? {
+            out.push(Scope { variant: Some(variant_label(row)), settings });
+        }
+    }
+    Ok(out)
+}
+
+/// Effective settings of a config: the recipe variants of its `srt-recipe` rows; for the other
+/// rows its recipes (`CONFIG_FILE=`), or else its launcher scripts
+/// (`benchmarks/**/<prefix>_<precision>_<sku>_<framework>*.sh`). Missing sources are an error.
+fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, String> {
+    let head = &cx.evidence.head;
+    let mut out = srt_row_scopes(cx, config, entry)?;
+    let scoped = |roles: Vec<RoleSettings>| roles.into_iter().map(|settings| Scope { variant: None, settings });
     if !entry.recipes.is_empty() {
         let dir = Layout::default()
             .resolve(head, Logical::SrtRecipesDir)
@@ -288,8 +385,13 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
                 .text(&path)
                 .ok_or_else(|| format!("recipe {path} (CONFIG_FILE={written}) is not in the evidence"))?;
             let recipe = Recipe::parse(text, &path).map_err(|e| e.to_string())?;
-            out.extend(serving_settings::from_recipe(&recipe, reference.selector.as_ref()).map_err(|e| e.to_string())?);
+            out.extend(scoped(
+                serving_settings::from_recipe(&recipe, reference.selector.as_ref()).map_err(|e| e.to_string())?,
+            ));
         }
+        return Ok(out);
+    }
+    if !entry.srt_rows.is_empty() && !entry.plain_single_rows {
         return Ok(out);
     }
     let engine = config.framework.trim_start_matches("dynamo-");
@@ -299,15 +401,16 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
         .filter(|p| p.contains("benchmarks/") && p.ends_with(".sh"))
         .filter(|p| p.rsplit('/').next().is_some_and(|name| name.starts_with(&stem)))
         .collect();
+    let before = out.len();
     for path in &scripts {
         let text = head.text(path).ok_or_else(|| format!("{path} is not text"))?;
         let resolve = |from: &str, target: &str| sourced(cx, from, target);
         match serving_settings::from_script(text, path, &resolve) {
-            Some(settings) => out.push(settings),
+            Some(settings) => out.push(Scope { variant: None, settings }),
             None => return Err(format!("{path} starts no vLLM/SGLang server")),
         }
     }
-    if out.is_empty() {
+    if out.len() == before {
         return Err(format!(
             "neither a CONFIG_FILE recipe nor a launcher script benchmarks/**/{stem}*.sh is in the evidence"
         ));
@@ -415,7 +518,7 @@ fn show_values(values: &BTreeSet<String>) -> String {
     }
 }
 
-fn show_concurrencies(c: &BTreeSet<i64>) -> String {
+pub(super) fn show_concurrencies(c: &BTreeSet<i64>) -> String {
     match (c.first(), c.last()) {
         (Some(a), Some(b)) if a == b => format!("c{a}"),
         (Some(a), Some(b)) => format!("c{a}–c{b}"),
@@ -482,13 +585,27 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             out.covered += 1;
             continue;
         }
+        // Concurrencies are named where they narrow the scope: a setting only some points set
+        // ("(c28–c40)"), a missing value only some points use ("253 at c10–c24").
+        let narrower = |c: &BTreeSet<i64>| {
+            if c.is_empty() || c == &settings.concurrencies {
+                String::new()
+            } else {
+                show_concurrencies(c)
+            }
+        };
+        let missing_at: BTreeSet<i64> =
+            missing.iter().flat_map(|v| setting.value_concurrencies.get(v).into_iter().flatten().copied()).collect();
+        let missing_at =
+            if missing_at == setting.concurrencies { String::new() } else { show_concurrencies(&missing_at) };
         out.uncovered.push(json!({
             "name": setting.name,
             "kind": setting.kind,
             "values": show_values(&values),
             "missing": show_values(&missing),
             "partial": missing.len() < values.len(),
-            "concurrencies": show_concurrencies(&setting.concurrencies),
+            "missing_at": missing_at,
+            "concurrencies": narrower(&setting.concurrencies),
             "stated": found.map(|s| show_values(&s.values)).unwrap_or_default(),
             "at": setting.at,
         }));
@@ -661,7 +778,7 @@ fn judge_config(
         problems.push(json!({"kind": "not_tied", "config": key, "model": entry.model, "links": links}));
         return;
     }
-    let roles = match effective_settings(cx, config, &entry) {
+    let scopes = match effective_settings(cx, config, &entry) {
         Ok(r) => r,
         Err(reason) => {
             problems.push(json!({"kind": "settings_unknown", "config": key, "reason": reason}));
@@ -672,7 +789,8 @@ fn judge_config(
         tied.iter().flat_map(|u| u.content.files.values()).map(String::as_str).collect::<Vec<_>>().join("\n");
     let label: Vec<&Json> = tied.iter().map(|u| &u.label).collect();
     let before = problems.len();
-    for role in &roles {
+    for scope in &scopes {
+        let role = &scope.settings;
         let mut found = Coverage::default();
         judge(role, &entry, &text, detail, &mut found);
         coverage.covered += found.covered;
@@ -685,6 +803,7 @@ fn judge_config(
                 "documentation": Engine::of_framework(&config.framework).map_or("recipe", Engine::documentation),
                 "source": role.source,
                 "role": role.role,
+                "variant": scope.variant,
                 "concurrencies": show_concurrencies(&role.concurrencies),
                 "links": label,
                 "settings": found.uncovered,
@@ -910,6 +1029,7 @@ mod tests {
             kind: serving_settings::SettingKind::Flag,
             values: BTreeSet::new(),
             concurrencies: BTreeSet::new(),
+            value_concurrencies: BTreeMap::new(),
             at: String::new(),
         };
         let found = stated("python3 -m sglang.launch_server --tp 8 --ep-size 8", &tp).unwrap();
@@ -924,6 +1044,7 @@ mod tests {
             kind: serving_settings::SettingKind::Flag,
             values: BTreeSet::new(),
             concurrencies: BTreeSet::new(),
+            value_concurrencies: BTreeMap::new(),
             at: String::new(),
         };
         let long = format!("--hicache-size {}", "9".repeat(10_000));
@@ -936,6 +1057,31 @@ mod tests {
         assert_eq!(stated(yaml, &setting("--mem-fraction-static")).unwrap().values, ["0.9".to_string()].into());
         assert_eq!(stated("use a larger hicache size", &setting("--hicache-size")), None, "prose is not a setting");
         assert_eq!(stated("--hicache-size-ratio 2", &setting("--hicache-size")), None, "a longer flag is another flag");
+    }
+
+    /// A single-node row naming a schema-2 recipe (newer master schema): one variant per point.
+    const SRT_MASTER: &str = "qwen3.5-fp8-mi355x-sglang:\n  image: lmsysorg/sglang:v1\n  model: Qwen/Qwen3.5-397B-A17B-FP8\n  model-prefix: qwen3.5\n  runner: cluster:mi355x\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    agentic-coding:\n    - dram-utilization: 0.5\n      search-space:\n      - { tp: 4, ep: 4, kv-offloading: dram, kv-offload-backend: { name: hicache }, conc-list: [10, 40], srt-recipe: benchmarks/single_node/srt-slurm-recipes/q/agentic.yaml }\n";
+    const SRT_RECIPE: &str = "base:\n  schema: 2\n  resources: {gpu_type: mi355x, gpus_per_node: 8}\n  engine: sglang\n  roles:\n    agg: {nodes: 1, workers: 1, args: {tensor-parallel-size: 8, attention-backend: aiter}}\noverride_tp4_c10:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4, hicache-size: 253}}\n  benchmark: {env: {CONC: '10', KV_OFFLOADING: dram}}\noverride_tp4_c40:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4, hicache-size: 310}, env: {HONOR: '1'}}\n  benchmark: {env: {CONC: '40', KV_OFFLOADING: dram}}\noverride_tp8_c4:\n  roles:\n    agg: {args: {hicache-size: 999}}\n  benchmark: {env: {CONC: '4', KV_OFFLOADING: none}}\n";
+
+    #[test]
+    fn srt_recipe_rows_are_judged_per_variant_and_name_it() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert("configs/amd-master.yaml", SRT_MASTER);
+        e.head.insert("benchmarks/single_node/srt-slurm-recipes/q/agentic.yaml", SRT_RECIPE);
+        merged(&mut e, "Qwen3.5-397B-A17B-FP8: `--tp 4 --ep 4 --attention-backend aiter --hicache-size 310`\n");
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["uncovered"], "{o:?}");
+        let p = &o.message.args["problems"][0];
+        assert_eq!((&p["variant"], &p["concurrencies"]), (&json!("TP4/EP4 HiCache"), &json!("c10–c40")));
+        let names: Vec<&str> = p["settings"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["--hicache-size", "HONOR"], "the TP8 variant's 999 is another row's");
+        assert_eq!((&p["settings"][0]["missing"], &p["settings"][0]["missing_at"]), (&json!("253"), &json!("c10")));
+        assert_eq!(p["settings"][1]["concurrencies"], "c40", "set by one point only");
+        e.head.insert(
+            "benchmarks/single_node/srt-slurm-recipes/q/agentic.yaml",
+            SRT_RECIPE.replace("CONC: '40'", "CONC: '44'"),
+        );
+        assert_eq!(kinds(&check(&Context::new(&e))), ["settings_unknown"], "a point without a variant");
     }
 
     #[test]

@@ -22,17 +22,21 @@ use serde_json::{json, Value};
 
 use super::affected::{affected_configs, all_configs, changelog_keys, AffectedConfig};
 use super::c01_in_pr_sweep::qualifying_run;
+use super::c03_upstream_recipe::{row_concurrencies, show_concurrencies, variant_label};
 use super::c06_upstream_image::canonical_image;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::{Context, Outcome, Status};
+use crate::domain::master_config::{self, SrtRecipeRow};
 use crate::domain::srt::{
     with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
 };
+use crate::domain::srt_recipe::{FactVariant, Recipe, Role, SingleNodePoint};
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
 use crate::matrix::Row;
 use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
+use crate::yaml;
 
 /// One sub-item's finding: `fail` proves an inconsistency, otherwise it is missing evidence.
 struct Finding {
@@ -46,6 +50,8 @@ struct Findings {
     items: Vec<Finding>,
     /// Sub-items that were actually assessed (for the PASS summary).
     assessed: BTreeSet<char>,
+    /// What (b)-(d) matched for single-node srt-recipe rows, per recipe file.
+    recipes: Vec<String>,
     deltas: Vec<String>,
 }
 
@@ -166,6 +172,135 @@ fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
             out.fail('b', format!("{key}: the recipe cannot be resolved to one variant: {other}"));
         }
     }
+}
+
+/// One recipe file's variants and the master rows that name it, with their concurrencies.
+struct RecipeRows {
+    variants: Vec<FactVariant>,
+    rows: Vec<(SrtRecipeRow, Vec<i64>)>,
+}
+
+/// (b)-(d) for the single-node rows of the newer master schema that name their srt-slurm
+/// recipe (`srt-recipe:`): every concurrency of the row is run by exactly one schema-2 variant
+/// in the row's KV band (b), that variant runs the row's TP/EP (c), and its `gpus` (override or
+/// `gpus_per_node`) is what its engine uses (d); a variant in the row's band whose concurrency
+/// no master conc list holds FAILs (b) too (equal sets). Returns, per recipe, what matched.
+fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) -> Vec<String> {
+    let key = &config.key;
+    let Some(text) = ev.head.text(&config.file) else { return Vec::new() };
+    let Ok(root) = yaml::parse(text, &config.file) else { return Vec::new() };
+    let Some(node) = root.get(key) else { return Vec::new() };
+    // An invalid entry is (a)'s finding.
+    let Ok(master) = master_config::validate_entry(key, &config.file, node.pos, node) else { return Vec::new() };
+    let mut by_recipe: BTreeMap<String, RecipeRows> = BTreeMap::new();
+    for row in master.srt_recipe_rows() {
+        let candidates = row.candidate_paths(&config.file);
+        let Some((path, text)) = candidates.iter().find_map(|p| ev.head.text(p).map(|t| (p.clone(), t))) else {
+            out.missing('b', format!("{key} ({}): srt-recipe {} is not in the evidence", row.at, candidates[0]));
+            continue;
+        };
+        out.assessed.extend(['b', 'c', 'd']);
+        if !by_recipe.contains_key(&path) {
+            match Recipe::parse(text, &path).and_then(|r| r.fact_variants()) {
+                Ok(variants) => {
+                    by_recipe.insert(path.clone(), RecipeRows { variants, rows: Vec::new() });
+                }
+                Err(e) => {
+                    out.fail('b', format!("{key}: the recipe {path} cannot be read: {e}"));
+                    continue;
+                }
+            }
+        }
+        let concs = row_concurrencies(&row);
+        if let Some(recipe) = by_recipe.get_mut(&path) {
+            recipe.rows.push((row, concs));
+        }
+    }
+    let mut matched = Vec::new();
+    for (path, RecipeRows { variants, rows }) in &by_recipe {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        let mut parts = Vec::new();
+        for (row, concs) in rows {
+            let label = variant_label(row);
+            let mut gpus = BTreeSet::new();
+            let failures = out.items.len();
+            for &conc in concs {
+                let point =
+                    SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
+                let at_conc: Vec<&FactVariant> = variants.iter().filter(|v| v.runs(conc, row.kv_offloading)).collect();
+                let serving: Vec<&&FactVariant> = at_conc.iter().filter(|v| v.serves(&point)).collect();
+                match serving.as_slice() {
+                    [] if at_conc.is_empty() => out.fail(
+                        'b',
+                        format!(
+                            "{key} {label} c{conc} ({}): no variant of {path} runs concurrency {conc} in the {} KV band; the master conc list and the recipe's differ",
+                            row.at, row.kv_offloading
+                        ),
+                    ),
+                    [] => {
+                        let runs: Vec<String> = at_conc
+                            .iter()
+                            .map(|v| {
+                                let (tp, ep) = v.tp_ep();
+                                format!("{} runs TP{tp}/EP{ep}", v.variant.selector)
+                            })
+                            .collect();
+                        out.fail('c', format!("{key} {label} c{conc}: {}, not TP{}/EP{}", runs.join(", "), row.tp, row.ep));
+                    }
+                    [one] => {
+                        let have = one.facts.gpus_per_worker(Role::Agg);
+                        let engine = one.facts.engine(Role::Agg).map_or(row.tp, |e| e.gpus());
+                        if have != engine || have > one.facts.gpus_per_node {
+                            out.fail(
+                                'd',
+                                format!(
+                                    "{key} {label} c{conc} ({path}:{}): the variant gives each worker {have} GPU(s) but its engine uses {engine} (gpus_per_node {}); set `gpus: {engine}`",
+                                    one.variant.selector, one.facts.gpus_per_node
+                                ),
+                            );
+                        }
+                        gpus.insert(have);
+                    }
+                    many => {
+                        let names: Vec<&str> = many.iter().map(|v| v.variant.selector.as_str()).collect();
+                        out.fail(
+                            'b',
+                            format!("{key} {label} c{conc}: {} variants of {path} serve it ({}); exactly one must", many.len(), names.join(", ")),
+                        );
+                    }
+                }
+            }
+            if out.items.len() == failures {
+                let gpus: Vec<String> = gpus.iter().map(|g| format!("gpus: {g}")).collect();
+                parts.push(format!(
+                    "{label} {} with {}",
+                    show_concurrencies(&concs.iter().copied().collect()),
+                    gpus.join("/")
+                ));
+            }
+        }
+        // Equal sets: a variant in a row's band that no master conc list of that band holds.
+        for v in variants {
+            let (tp, ep) = v.tp_ep();
+            let Some(&[conc]) = v.facts.concurrencies.as_deref() else { continue };
+            let band: Vec<&(SrtRecipeRow, Vec<i64>)> =
+                rows.iter().filter(|(r, _)| (r.tp, r.ep) == (tp, ep) && v.runs(conc, r.kv_offloading)).collect();
+            if !band.is_empty() && !band.iter().any(|(_, concs)| concs.contains(&conc)) {
+                out.fail(
+                    'b',
+                    format!(
+                        "{key} {}: variant {} of {path} runs c{conc}, which no master conc list of that row holds",
+                        variant_label(&band[0].0),
+                        v.variant.selector
+                    ),
+                );
+            }
+        }
+        if !parts.is_empty() {
+            matched.push(format!("{file}: {}", parts.join(", ")));
+        }
+    }
+    matched
 }
 
 fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
@@ -349,6 +484,37 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
     }
 }
 
+/// The base's master file has an entry under the config's key. Read from the file's top-level
+/// keys, not from the validated configs: an entry that no longer validates at base is (a)'s
+/// finding, never a config that "did not exist".
+fn written_at_base(ev: &Evidence, config: &AffectedConfig) -> bool {
+    let Some(text) = ev.base.text(&config.file) else { return has_config(&ev.base, &config.key) };
+    match master_config::parse_master_file(text, &config.file) {
+        Ok(entries) => entries.iter().any(|(key, _, _)| key == &config.key),
+        Err(_) => true,
+    }
+}
+
+/// `(a)–(f)` for a run of three or more consecutive sub-items, else `(a)(e)`.
+fn letters(subs: impl Iterator<Item = char>) -> String {
+    let subs: Vec<char> = subs.collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < subs.len() {
+        let mut j = i;
+        while j + 1 < subs.len() && subs[j + 1] as u32 == subs[j] as u32 + 1 {
+            j += 1;
+        }
+        if j - i >= 2 {
+            out.push_str(&format!("({})–({})", subs[i], subs[j]));
+        } else {
+            subs[i..=j].iter().for_each(|s| out.push_str(&format!("({s})")));
+        }
+        i = j + 1;
+    }
+    out
+}
+
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
@@ -375,7 +541,7 @@ pub fn check(cx: &Context) -> Outcome {
             }
         }
     }
-    let existing: Vec<AffectedConfig> = affected.iter().filter(|c| has_config(&ev.base, &c.key)).cloned().collect();
+    let existing: Vec<AffectedConfig> = affected.iter().filter(|c| written_at_base(ev, c)).cloned().collect();
     if !existing.is_empty() {
         match rows_by_config(&ev.base, &existing) {
             Err(LoadError::Missing(reason)) => {
@@ -394,6 +560,8 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     for config in &affected {
+        let matched = check_srt_rows(ev, config, &mut out);
+        out.recipes.extend(matched);
         check_image(ev, config, &mut out);
     }
     out.assessed.insert('f');
@@ -409,7 +577,8 @@ pub fn check(cx: &Context) -> Outcome {
     let fails: Vec<&Finding> = out.items.iter().filter(|f| f.fail).collect();
     let missing: Vec<&Finding> = out.items.iter().filter(|f| !f.fail).collect();
     let failed: BTreeSet<char> = out.items.iter().map(|f| f.sub).collect();
-    let passed: String = out.assessed.iter().filter(|s| !failed.contains(s)).map(|s| format!("({s})")).collect();
+    // (h) is informational: the deltas report it.
+    let passed = letters(out.assessed.iter().copied().filter(|s| !failed.contains(s) && *s != 'h'));
     let status = if !fails.is_empty() {
         Status::Fail
     } else if !missing.is_empty() {
@@ -426,6 +595,7 @@ pub fn check(cx: &Context) -> Outcome {
         .arg("fails", render(&fails))
         .arg("missing", render(&missing))
         .arg("passed", passed)
+        .arg("recipes", out.recipes)
         .arg("deltas", out.deltas)
         .arg("configs", affected.iter().map(|c| c.key.as_str()).collect::<Vec<_>>())
 }
@@ -470,7 +640,7 @@ mod tests {
             assert_eq!(o.status, Status::Pass, "{o:?}");
         }
         let o = check(&Context::new(&pr(MULTI, 19)));
-        assert_eq!(o.message.args["passed"], "(a)(b)(c)(d)(e)(f)");
+        assert_eq!(o.message.args["passed"], "(a)–(f)");
     }
 
     fn with_recipe(master: &str, recipe: &str) -> Outcome {
@@ -482,7 +652,7 @@ mod tests {
     #[test]
     fn recipe_mismatches_fail_with_their_letter() {
         let pass = with_recipe(MULTI, RECIPE);
-        assert_eq!((pass.status, pass.message.args["passed"].as_str()), (Status::Pass, Some("(a)(b)(c)(d)(e)(f)")));
+        assert_eq!((pass.status, pass.message.args["passed"].as_str()), (Status::Pass, Some("(a)–(f)")));
         let cases = [
             (MULTI.replace("[64, 128]", "[64, 256]"), RECIPE.to_owned(), "b"),
             (MULTI.replace("          tp: 8\n", "          tp: 4\n"), RECIPE.to_owned(), "c"),
@@ -618,7 +788,7 @@ mod tests {
     fn a_dominated_removed_point_passes_g() {
         let o = check(&Context::new(&with_curves(80.0, 1500.0)));
         assert_eq!(o.status, Status::Pass, "{o:?}");
-        assert_eq!(o.message.args["passed"], "(a)(e)(f)(g)(h)");
+        assert_eq!(o.message.args["passed"], "(a)(e)–(g)");
     }
 
     #[test]
@@ -626,6 +796,51 @@ mod tests {
         let mut e = with_curves(80.0, 1500.0);
         e.upstream.published_runs.clear();
         assert_eq!(sub_items(&check(&Context::new(&e)), "missing"), ["g"]);
+    }
+
+    /// A single-node agentic row of the newer master schema naming a schema-2 recipe.
+    const SRT_MASTER: &str = "dsr1-fp4-mi355x-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model: org/m\n  model-prefix: dsr1\n  runner: cluster:mi355x\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    agentic-coding:\n    - dram-utilization: 0.5\n      search-space:\n      - { tp: 4, ep: 4, kv-offloading: dram, kv-offload-backend: { name: hicache }, conc-list: [10, 40], srt-recipe: benchmarks/single_node/srt-slurm-recipes/m/agentic.yaml }\n";
+    const SRT_RECIPE: &str = "base:\n  schema: 2\n  name: m\n  resources: {gpu_type: mi355x, gpus_per_node: 8}\n  engine: sglang\n  roles:\n    agg: {nodes: 1, workers: 1, args: {tensor-parallel-size: 8}}\noverride_tp4_c10:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4}}\n  benchmark: {env: {CONC: '10', KV_OFFLOADING: dram}}\noverride_tp4_c40:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4}}\n  benchmark: {env: {CONC: '40', KV_OFFLOADING: dram}}\n";
+
+    fn srt_pr(recipe: Option<&str>) -> Evidence {
+        let mut e = pr(SRT_MASTER, 13);
+        e.head.insert("configs/nvidia-master.yaml", SRT_MASTER);
+        e.head.insert("configs/runners.yaml", "labels:\n  cluster:mi355x: [mi355x-amds_0]\nhardware:\n  cluster:mi355x:\n    available-cpu-dram-mib: 1000000\n    gpus-per-node: 8\n");
+        if let Some(recipe) = recipe {
+            e.head.insert("benchmarks/single_node/srt-slurm-recipes/m/agentic.yaml", recipe);
+        }
+        e
+    }
+
+    fn srt(recipe: &str) -> Outcome {
+        check(&Context::new(&srt_pr(Some(recipe))))
+    }
+
+    #[test]
+    fn single_node_srt_recipe_rows_match_their_variants() {
+        let o = srt(SRT_RECIPE);
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(o.message.args["recipes"][0], "agentic.yaml: TP4/EP4 HiCache c10–c40 with gpus: 4");
+        assert_eq!(o.message.args["passed"], "(a)–(f)");
+        let fails = |recipe: String| sub_items(&srt(&recipe), "fails");
+        assert_eq!(fails(SRT_RECIPE.replace("CONC: '40'", "CONC: '44'")), ["b", "b"], "both directions of equal sets");
+        assert_eq!(fails(SRT_RECIPE.replace("expert-parallel-size: 4", "expert-parallel-size: 1")), ["c", "c"]);
+        assert_eq!(fails(SRT_RECIPE.replace("gpus: 4, ", "")), ["d", "d"]);
+        let twice = SRT_RECIPE.to_owned() + "override_tp4_c40_again:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4, expert-parallel-size: 4}}\n  benchmark: {env: {CONC: '40'}}\n";
+        assert_eq!(fails(twice), ["b"], "two variants serving one point");
+        let o = check(&Context::new(&srt_pr(None)));
+        assert_eq!(
+            (o.status, sub_items(&o, "missing")),
+            (Status::Warn, vec!["b".to_owned()]),
+            "absent recipe: unverified"
+        );
+    }
+
+    #[test]
+    fn passed_sub_items_are_runs_of_letters() {
+        assert_eq!(letters("abcdef".chars()), "(a)–(f)");
+        assert_eq!(letters("aef".chars()), "(a)(e)(f)");
+        assert_eq!(letters("acdeg".chars()), "(a)(c)–(e)(g)");
     }
 
     #[test]

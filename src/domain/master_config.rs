@@ -124,6 +124,11 @@ pub struct SingleNodeSpace {
     pub conc_end: Option<i64>,
     #[serde(default)]
     pub conc_list: Option<Vec<i64>>,
+    /// Newer master schema: the srt-slurm recipe the row runs
+    /// (`benchmarks/single_node/srt-slurm-recipes/…/agentic.yaml`, relative to the master
+    /// file's repository root).
+    #[serde(default)]
+    pub srt_recipe: Option<String>,
     /// The entry as written (key order kept).
     #[serde(skip)]
     pub raw: Map<String, Json>,
@@ -187,6 +192,9 @@ pub struct AgenticSpace {
     pub conc_end: Option<i64>,
     #[serde(default)]
     pub conc_list: Option<Vec<i64>>,
+    /// Newer master schema: the srt-slurm recipe a single-node row runs.
+    #[serde(default)]
+    pub srt_recipe: Option<String>,
     #[serde(skip)]
     pub raw: Map<String, Json>,
 }
@@ -281,6 +289,75 @@ pub struct MasterConfig {
     pub agentic: Vec<AgenticBlock>,
     /// The whole entry as JSON (for the append-only scope rule's deep equality).
     pub raw: Json,
+}
+
+/// A single-node search-space row that names the srt-slurm recipe it runs (newer master
+/// schema, `srt-recipe:`), with what the recipe's variants must agree with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SrtRecipeRow {
+    /// `scenarios.<scenario>[i].search-space[j]`, for messages.
+    pub at: String,
+    pub tp: i64,
+    /// `ep`, 1 when absent (the generator's default).
+    pub ep: i64,
+    pub conc: ConcFields,
+    /// `none` or `dram` (fixed-seq-len rows: `none`).
+    pub kv_offloading: &'static str,
+    pub kv_offload_backend: Option<String>,
+    /// The recipe path as written.
+    pub recipe: String,
+}
+
+impl SrtRecipeRow {
+    /// Where the recipe may be in the repository: relative to the root the master file's
+    /// `configs/` directory sits in (`inferencex-e2e/configs/…` → `inferencex-e2e/<recipe>`),
+    /// then as written.
+    pub fn candidate_paths(&self, master_file: &str) -> Vec<String> {
+        let written = self.recipe.trim_start_matches("./");
+        let root = master_file.rsplit_once("configs/").map_or("", |(root, _)| root);
+        let mut out = vec![format!("{root}{written}")];
+        if !root.is_empty() {
+            out.push(written.to_owned());
+        }
+        out
+    }
+}
+
+impl MasterConfig {
+    /// Every single-node search-space row that names an srt-slurm recipe, in master order.
+    pub fn srt_recipe_rows(&self) -> Vec<SrtRecipeRow> {
+        let mut out = Vec::new();
+        for (bi, block) in self.fixed.iter().enumerate() {
+            let FixedSpaces::Single(spaces) = &block.search_space else { continue };
+            for (si, s) in spaces.iter().enumerate() {
+                let Some(recipe) = &s.srt_recipe else { continue };
+                out.push(SrtRecipeRow {
+                    at: format!("scenarios.fixed-seq-len[{bi}].search-space[{si}]"),
+                    tp: s.tp,
+                    ep: s.ep.unwrap_or(1),
+                    conc: s.conc(),
+                    kv_offloading: KvOffloading::None.as_str(),
+                    kv_offload_backend: None,
+                    recipe: recipe.clone(),
+                });
+            }
+        }
+        for (bi, block) in self.agentic.iter().enumerate() {
+            for (si, s) in block.search_space.iter().enumerate() {
+                let (Some(recipe), Some(tp)) = (&s.srt_recipe, s.tp) else { continue };
+                out.push(SrtRecipeRow {
+                    at: format!("scenarios.agentic-coding[{bi}].search-space[{si}]"),
+                    tp,
+                    ep: s.ep.unwrap_or(1),
+                    conc: s.conc(),
+                    kv_offloading: s.kv_offloading.unwrap_or(KvOffloading::None).as_str(),
+                    kv_offload_backend: s.kv_offload_backend.as_ref().map(|b| b.name.clone()),
+                    recipe: recipe.clone(),
+                });
+            }
+        }
+        out
+    }
 }
 
 /// All master configs, in master order (AMD file first, then NVIDIA).
@@ -644,6 +721,13 @@ fn check_agentic_space(
         check_backend(loc, &[path, &[Key("kv-offload-backend")]].concat(), b)?;
     }
     check_optional_str(loc, path, "kv-p2p-transfer", &s.kv_p2p_transfer)?;
+    check_optional_str(loc, path, "srt-recipe", &s.srt_recipe)?;
+    if multinode && s.srt_recipe.is_some() {
+        return Err(loc.at(
+            &[path, &[Key("srt-recipe")]].concat(),
+            "srt-recipe is a single-node field; multinode rows name their recipe with CONFIG_FILE= in additional-settings",
+        ));
+    }
     check_positive(loc, path, &[("pp", s.pp), ("dcp-size", s.dcp_size), ("pcp-size", s.pcp_size)])?;
     for (role, w) in [("prefill", &s.prefill), ("decode", &s.decode)] {
         if let Some(w) = w {
@@ -728,6 +812,7 @@ fn check(c: &MasterConfig, node: &Node) -> Result<(), YamlError> {
                         check_component(&loc, &[&path[..], &[Key("router")]].concat(), r)?;
                     }
                     check_positive(&loc, &path, &[("pp", s.pp), ("dcp-size", s.dcp_size), ("pcp-size", s.pcp_size)])?;
+                    check_optional_str(&loc, &path, "srt-recipe", &s.srt_recipe)?;
                     check_conc(&loc, &path, &s.conc())?;
                     check_tp_dcp(&loc, &path, s.tp, s.dcp_size)?;
                 }

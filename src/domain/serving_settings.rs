@@ -5,7 +5,8 @@
 //! Two sources:
 //! - an SRT recipe: every variant (`override_*`, `zip_override_*[i]`, deep-merged with `base`),
 //!   per role, `backend.<engine>_config.<role>` flags, `backend.<role>_environment` and the
-//!   top-level `environment`;
+//!   top-level `environment`, or, in a schema-2 recipe (InferenceX's single-node shape),
+//!   `roles.<role>.args` and `roles.<role>.env`;
 //! - a launcher script: the engine command (`sglang.launch_server`, `sglang serve`, `vllm serve`,
 //!   vLLM's `api_server`), its flags, the variables they expand (every value a variable is
 //!   assigned anywhere, branches included, and `${VAR:-default}`), exports and `VAR=x cmd`
@@ -16,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::srt_recipe::{Recipe, RecipeError, RecipeFacts, Role, Selector};
+use super::srt_recipe::{Recipe, RecipeError, RecipeFacts, Role, Selector, Variant};
 use crate::yaml::{Node, Value};
 
 /// Deepest chain of sourced scripts followed (a script sourcing itself stops here too).
@@ -41,6 +42,8 @@ pub struct Setting {
     pub values: BTreeSet<String>,
     /// Concurrencies of the variants that set it (empty when unknown, e.g. a script).
     pub concurrencies: BTreeSet<i64>,
+    /// Per value, the concurrencies of the variants that set it to that value (recipes only).
+    pub value_concurrencies: BTreeMap<String, BTreeSet<i64>>,
     /// `file:line` where it was first read.
     pub at: String,
 }
@@ -49,7 +52,7 @@ pub struct Setting {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RoleSettings {
     pub source: String,
-    /// `aggregated`, `prefill` or `decode`.
+    /// `aggregated`, `prefill`, `decode` or (schema-2 `frontend.args`) `frontend`.
     pub role: &'static str,
     /// Variants read (`base` excluded, as srtctl never runs it alone).
     pub variants: Vec<String>,
@@ -81,6 +84,7 @@ fn add(settings: &mut BTreeMap<String, Setting>, name: String, kind: SettingKind
         kind,
         values: BTreeSet::new(),
         concurrencies: BTreeSet::new(),
+        value_concurrencies: BTreeMap::new(),
         at,
     });
     if entry.values.len() < MAX_VALUES {
@@ -90,20 +94,28 @@ fn add(settings: &mut BTreeMap<String, Setting>, name: String, kind: SettingKind
 
 /// Per role, every setting of every variant `selector` picks (all variants when `None`).
 pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<RoleSettings>, RecipeError> {
-    let variants = recipe.resolve(selector)?.variants;
+    from_variants(&recipe.file, &recipe.resolve(selector)?.variants)
+}
+
+/// Per role, every setting of the given resolved variants of recipe `file`, each value with the
+/// concurrencies of the variants that set it. Schema-2 recipes keep flags in
+/// `roles.<role>.args` and env in `roles.<role>.env`; srtctl's schema in
+/// `backend.<engine>_config.<role>`, `backend.<role>_environment` and `environment`.
+pub fn from_variants(file: &str, variants: &[Variant]) -> Result<Vec<RoleSettings>, RecipeError> {
     let mut roles: BTreeMap<&'static str, RoleSettings> = BTreeMap::new();
-    for variant in &variants {
+    for variant in variants {
         let config = &variant.config;
-        let facts = RecipeFacts::read(config, &recipe.file)?;
+        let facts = RecipeFacts::read(config, file)?;
         let concurrencies: BTreeSet<i64> = facts.concurrencies.clone().unwrap_or_default().into_iter().collect();
         let label = if variant.selector.is_empty() { "plain".to_owned() } else { variant.selector.clone() };
-        let engine_dict = format!("{}_config", facts.backend.as_str());
+        let at_path = |path: &[String]| path.iter().try_fold(config, |n, k| n.get(k));
         for role in [Role::Agg, Role::Prefill, Role::Decode] {
-            let flags = config.get("backend").and_then(|b| b.get(&engine_dict)).and_then(|d| d.get(role.config_key()));
-            let Some(flags) = flags.and_then(Node::as_map) else { continue };
+            let Some(flags) = at_path(&role.flags_path(facts.schema2, facts.backend)).and_then(Node::as_map) else {
+                continue;
+            };
             let name = role_name(role);
             let out = roles.entry(name).or_insert_with(|| RoleSettings {
-                source: recipe.file.clone(),
+                source: file.to_owned(),
                 role: name,
                 variants: Vec::new(),
                 concurrencies: BTreeSet::new(),
@@ -111,7 +123,7 @@ pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<R
             });
             out.variants.push(label.clone());
             out.concurrencies.extend(&concurrencies);
-            let at = |n: &Node| format!("{}:{}", recipe.file, n.pos.line);
+            let at = |n: &Node| format!("{file}:{}", n.pos.line);
             let mut touched = Vec::new();
             for (key, value) in flags {
                 let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
@@ -119,28 +131,67 @@ pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<R
                     continue;
                 }
                 let flag = format!("--{}", key.replace('_', "-"));
-                touched.push(flag.clone());
+                touched.push((flag.clone(), text.clone()));
                 add(&mut out.settings, flag, SettingKind::Flag, text, at(value));
             }
-            let env_maps = [
-                config.get("backend").and_then(|b| b.get(&format!("{}_environment", role.config_key()))),
-                config.get("environment"),
-            ];
+            let top_level = (!facts.schema2).then(|| config.get("environment")).flatten();
+            let env_maps = [at_path(&role.env_path(facts.schema2)), top_level];
             for env in env_maps.into_iter().flatten().filter_map(Node::as_map) {
                 for (key, value) in env {
                     let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
-                    touched.push(key.to_string());
+                    touched.push((key.to_string(), text.clone()));
                     add(&mut out.settings, key.into_owned(), SettingKind::Env, text, at(value));
                 }
             }
-            for name in touched {
+            for (name, value) in touched {
                 if let Some(s) = out.settings.get_mut(&name) {
                     s.concurrencies.extend(&concurrencies);
+                    s.value_concurrencies.entry(value).or_default().extend(&concurrencies);
                 }
             }
         }
     }
+    frontend_settings(file, variants, &mut roles);
     Ok(roles.into_values().collect())
+}
+
+/// Router/frontend settings of schema-2 variants (`frontend.args`, e.g. the sglang-router's
+/// `policy: cache_aware`): one `frontend` role, each value with its variants' concurrencies.
+fn frontend_settings(file: &str, variants: &[Variant], roles: &mut BTreeMap<&'static str, RoleSettings>) {
+    for variant in variants {
+        let config = &variant.config;
+        if !super::srt_recipe::is_schema2(config) {
+            continue;
+        }
+        let Some(args) = config.get("frontend").and_then(|f| f.get("args")).and_then(Node::as_map) else { continue };
+        let concurrencies: BTreeSet<i64> = RecipeFacts::read(config, file)
+            .ok()
+            .and_then(|f| f.concurrencies)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let out = roles.entry("frontend").or_insert_with(|| RoleSettings {
+            source: file.to_owned(),
+            role: "frontend",
+            variants: Vec::new(),
+            concurrencies: BTreeSet::new(),
+            settings: BTreeMap::new(),
+        });
+        out.variants.push(variant.selector.clone());
+        out.concurrencies.extend(&concurrencies);
+        for (key, value) in args {
+            let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
+            if matches!(value.value, Value::Bool(false)) {
+                continue;
+            }
+            let flag = format!("--{}", key.replace('_', "-"));
+            add(&mut out.settings, flag.clone(), SettingKind::Flag, text.clone(), format!("{file}:{}", value.pos.line));
+            if let Some(s) = out.settings.get_mut(&flag) {
+                s.concurrencies.extend(&concurrencies);
+                s.value_concurrencies.entry(text).or_default().extend(&concurrencies);
+            }
+        }
+    }
 }
 
 /// Shell words of one logical line: quotes removed, `$VAR` kept as written.
@@ -504,6 +555,34 @@ mod tests {
         let last = from_recipe(&recipe, Some(&one)).unwrap();
         assert_eq!(values(&last[0], "--hicache-size"), ["310"]);
         assert_eq!(last[0].concurrencies, [40].into());
+    }
+
+    /// Shaped like InferenceX's single-node schema-2 recipes (after Aug 2026): `roles.agg` with
+    /// `args`/`env`, one `override_*` variant per point with `benchmark.env.CONC`.
+    const SCHEMA2: &str = "base:\n  schema: 2\n  name: m\n  resources: {gpu_type: mi355x, gpus_per_node: 8}\n  engine: sglang\n  roles:\n    agg:\n      nodes: 1\n      workers: 1\n      args: {tensor-parallel-size: 8, chunked-prefill-size: 16384}\n      env: {SGLANG_USE_AITER: '1'}\noverride_tp4_c10_hicache:\n  roles:\n    agg:\n      gpus: 4\n      args: {tensor-parallel-size: 4, hicache-size: 253}\n  benchmark: {env: {CONC: '10', KV_OFFLOADING: dram}}\noverride_tp4_c40_hicache:\n  roles:\n    agg:\n      gpus: 4\n      args: {tensor-parallel-size: 4, hicache-size: 310}\n      env: {HONOR: '1'}\n  benchmark: {env: {CONC: '40', KV_OFFLOADING: dram}}\n";
+
+    #[test]
+    fn schema2_recipes_read_role_args_and_env_with_per_value_concurrencies() {
+        let roles = from_recipe(&Recipe::parse(SCHEMA2, "s.yaml").unwrap(), None).unwrap();
+        assert_eq!(roles.len(), 1);
+        let agg = &roles[0];
+        assert_eq!((agg.role, agg.concurrencies.clone()), ("aggregated", [10, 40].into()));
+        assert_eq!(values(agg, "--hicache-size"), ["253", "310"]);
+        assert_eq!(agg.settings["--hicache-size"].value_concurrencies["253"], [10].into());
+        assert_eq!(values(agg, "SGLANG_USE_AITER"), ["1"]);
+        assert_eq!(agg.settings["HONOR"].concurrencies, [40].into(), "set by one variant only");
+        assert_eq!(agg.settings["--chunked-prefill-size"].concurrencies, [10, 40].into());
+        let routed = SCHEMA2.replace(
+            "override_tp4_c40_hicache:\n",
+            "override_tp4_c40_hicache:\n  frontend: {type: sglang-router, args: {policy: cache_aware, dp-aware: true}}\n",
+        );
+        let roles = from_recipe(&Recipe::parse(&routed, "s.yaml").unwrap(), None).unwrap();
+        let frontend = roles.iter().find(|r| r.role == "frontend").expect("a frontend role");
+        assert_eq!(values(frontend, "--policy"), ["cache_aware"]);
+        assert_eq!(
+            (frontend.concurrencies.clone(), frontend.variants.clone()),
+            ([40].into(), vec!["override_tp4_c40_hicache".to_owned()])
+        );
     }
 
     const DISAGG: &str = "name: dsr1-1p1d\nmodel: {path: m, container: c, precision: fp4}\nresources: {gpu_type: gb200, gpus_per_node: 4, prefill_nodes: 1, decode_nodes: 2, prefill_workers: 1, decode_workers: 1}\nbackend:\n  type: sglang\n  prefill_environment: {SGLANG_DISAGG_X: \"1\"}\n  sglang_config:\n    prefill: {tp-size: 4, disaggregation-mode: prefill, disaggregation-transfer-backend: nixl}\n    decode: {tp-size: 8, disaggregation-mode: decode, cuda-graph-max-bs: 256}\nbenchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [64, 128]}\n";

@@ -15,7 +15,7 @@ use crate::yaml::{self, KeyIndex, Node, Pos, Value, YamlError};
 
 mod facts;
 
-pub use facts::{pos_of, Backend, EngineFacts, RecipeFacts, Role};
+pub use facts::{is_schema2, pos_of, Backend, EngineFacts, RecipeFacts, Role};
 
 /// Mapping entries in document order.
 pub type Entries = [(Node, Node)];
@@ -446,6 +446,54 @@ impl Recipe {
                 ))
             }
         }
+    }
+}
+
+/// A single-node master search-space point (newer master schema: the row names its recipe
+/// with `srt-recipe:`): what the schema-2 variant serving it must run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SingleNodePoint {
+    pub tp: i64,
+    pub ep: i64,
+    pub conc: i64,
+    /// `none` or `dram`.
+    pub kv_offloading: String,
+}
+
+/// A resolved variant with its facts.
+#[derive(Debug, Clone)]
+pub struct FactVariant {
+    pub variant: Variant,
+    pub facts: RecipeFacts,
+}
+
+impl FactVariant {
+    /// The variant's aggregated engine parallelism as (TP, EP); `(1, 1)` without engine flags.
+    pub fn tp_ep(&self) -> (i64, i64) {
+        self.facts.engine(Role::Agg).map_or((1, 1), |e| (e.tp, e.ep))
+    }
+
+    /// It runs `conc` in the point's KV band (a variant without `KV_OFFLOADING` serves either).
+    pub fn runs(&self, conc: i64, kv_offloading: &str) -> bool {
+        self.facts.concurrencies.as_deref() == Some(&[conc][..])
+            && self.facts.kv_offloading.as_deref().is_none_or(|kv| kv == kv_offloading)
+    }
+
+    /// It serves the point: same concurrency and KV band, same TP and EP.
+    pub fn serves(&self, point: &SingleNodePoint) -> bool {
+        self.runs(point.conc, &point.kv_offloading) && self.tp_ep() == (point.tp, point.ep)
+    }
+}
+
+impl Recipe {
+    /// Every variant srtctl enumerates (`base` excluded; a plain file is its one variant), with
+    /// its facts.
+    pub fn fact_variants(&self) -> Result<Vec<FactVariant>, RecipeError> {
+        self.resolve(None)?
+            .variants
+            .into_iter()
+            .map(|variant| Ok(FactVariant { facts: RecipeFacts::read(&variant.config, &self.file)?, variant }))
+            .collect()
     }
 }
 

@@ -302,3 +302,33 @@ fn aug_2026_schema_rejects_newer_fields() {
     let e = err_with(SINGLE, "      osl: 1024\n", "      osl: 1024\n      dram-utilization: 0.5\n");
     assert!(e.contains("unknown field `dram-utilization`"), "{e}");
 }
+
+/// Newer master schema (upstream after Aug 2026): a single-node row names the srt-slurm recipe
+/// it runs; multinode rows keep `CONFIG_FILE=` (decision U1).
+#[test]
+fn single_node_rows_name_their_srt_recipe() {
+    let recipe = "benchmarks/single_node/srt-slurm-recipes/a/vllm/h100-fp8/8k1k.yaml";
+    let c = one(&SINGLE.replace("{ tp: 8,", &format!("{{ tp: 8, srt-recipe: {recipe},"))).unwrap();
+    let FixedSpaces::Single(spaces) = &c.fixed[0].search_space else { panic!("single-node") };
+    assert_eq!(spaces[0].srt_recipe.as_deref(), Some(recipe));
+    let agentic = one(&AGENTIC.replace("{ tp: 8,", &format!("{{ tp: 8, srt-recipe: {recipe},")));
+    assert_eq!(agentic.unwrap().agentic[0].search_space[0].srt_recipe.as_deref(), Some(recipe));
+    let e = err_with(SINGLE, "{ tp: 8,", "{ tp: 8, srt-recipe: '',");
+    assert!(e.contains("search-space[0].srt-recipe") && e.ends_with("String should have at least 1 character"), "{e}");
+    let e = err_with(MULTI_AGENTIC, "- conc-list: [1]\n", "- conc-list: [1]\n        srt-recipe: r.yaml\n");
+    assert!(e.contains("srt-recipe is a single-node field"), "{e}");
+}
+
+#[test]
+fn srt_recipe_rows_carry_parallelism_concurrency_and_kv_band() {
+    let text = AGENTIC.replace("{ tp: 8,", "{ tp: 8, ep: 8, srt-recipe: r.yaml,");
+    let rows = one(&text).unwrap().srt_recipe_rows();
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!((r.tp, r.ep, r.kv_offloading, r.kv_offload_backend.as_deref()), (8, 8, "dram", Some("native")));
+    assert_eq!(
+        (r.at.as_str(), r.recipe.as_str(), r.conc.list.clone()),
+        ("scenarios.agentic-coding[0].search-space[0]", "r.yaml", Some(vec![4]))
+    );
+    assert!(one(AGENTIC).unwrap().srt_recipe_rows().is_empty(), "rows without a recipe are not listed");
+}

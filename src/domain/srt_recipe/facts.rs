@@ -44,6 +44,41 @@ impl Role {
             Role::Agg => "aggregated",
         }
     }
+
+    /// The key of this role under a schema-2 recipe's `roles` (InferenceX's single-node
+    /// recipes: `roles.agg.{nodes, workers, gpus, args, env}`).
+    pub fn roles_key(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Agg => "agg",
+        }
+    }
+
+    /// Where this role's engine flags live: `roles.<role>.args` (schema 2) or
+    /// `backend.<engine>_config.<role>`.
+    pub fn flags_path(self, schema2: bool, backend: Backend) -> Vec<String> {
+        if schema2 {
+            vec!["roles".into(), self.roles_key().into(), "args".into()]
+        } else {
+            vec!["backend".into(), format!("{}_config", backend.as_str()), self.config_key().into()]
+        }
+    }
+
+    /// Where this role's own environment lives: `roles.<role>.env` (schema 2) or
+    /// `backend.<role>_environment`.
+    pub fn env_path(self, schema2: bool) -> Vec<String> {
+        if schema2 {
+            vec!["roles".into(), self.roles_key().into(), "env".into()]
+        } else {
+            vec!["backend".into(), format!("{}_environment", self.config_key())]
+        }
+    }
+}
+
+/// A schema-2 recipe (`schema: 2`, or a `roles` map) keeps engine, topology and flags per role.
+pub fn is_schema2(config: &Node) -> bool {
+    config.get("roles").is_some() || matches!(config.get("schema").map(|n| &n.value), Some(Value::Int(2)))
 }
 
 /// Parallelism read from one role's engine flags.
@@ -90,6 +125,11 @@ pub struct RecipeFacts {
     /// (InferenceX's agentic recipes pass the concurrency to their script that way).
     /// `benchmark.concurrencies`, a list or an `"AxBxC"` string, in order.
     pub concurrencies: Option<Vec<i64>>,
+    /// `benchmark.env.KV_OFFLOADING` (`none`/`dram`): which master search-space band a
+    /// single-node variant serves.
+    pub kv_offloading: Option<String>,
+    /// Schema 2 (`roles.<role>.…`), InferenceX's single-node recipe shape.
+    pub schema2: bool,
     pub precision: Option<String>,
     pub model_path: Option<String>,
     pub container: Option<String>,
@@ -181,39 +221,48 @@ impl RecipeFacts {
     /// Reads the facts of a resolved variant config (`file` is only used in errors).
     pub fn read(config: &Node, file: &str) -> Result<RecipeFacts, RecipeError> {
         let r = Reader { file, root: config };
-        let backend = match r.text(&["backend", "type"])?.as_deref() {
+        let schema2 = is_schema2(config);
+        let engine_path: &[&str] = if schema2 { &["engine"] } else { &["backend", "type"] };
+        let backend = match r.text(engine_path)?.as_deref() {
             None | Some("sglang") => Backend::Sglang,
             Some("trtllm") => Backend::Trtllm,
             Some("vllm") => Backend::Vllm,
             Some("mocker") => Backend::Mocker,
             Some(other) => {
-                let pos = r.node(&["backend", "type"]).map(|n| n.pos);
+                let pos = r.node(engine_path).map(|n| n.pos);
                 return Err(RecipeError::invalid(
                     file,
                     pos,
-                    format!("backend.type '{other}' is not one of sglang, trtllm, vllm, mocker"),
+                    format!("{} '{other}' is not one of sglang, trtllm, vllm, mocker", engine_path.join(".")),
                 ));
             }
         };
         let res = |k: &str| r.int(&["resources", k]);
+        // Schema 2 gives each role its own `nodes`, `workers` and `gpus` (per worker).
+        let role = |role: Role, k: &str| if schema2 { r.int(&["roles", role.roles_key(), k]) } else { Ok(None) };
+        let either = |a: Result<Option<i64>, RecipeError>,
+                      b: Result<Option<i64>, RecipeError>|
+         -> Result<Option<i64>, RecipeError> { Ok(a?.or(b?)) };
         let mut facts = RecipeFacts {
             backend,
             frontend: r.text(&["frontend", "type"])?.unwrap_or_else(|| "dynamo".into()),
             gpu_type: r.text(&["resources", "gpu_type"])?,
             gpus_per_node: res("gpus_per_node")?.unwrap_or(4),
-            prefill_nodes: res("prefill_nodes")?,
-            decode_nodes: res("decode_nodes")?,
-            prefill_workers: res("prefill_workers")?,
-            decode_workers: res("decode_workers")?,
-            agg_nodes: res("agg_nodes")?,
-            agg_workers: res("agg_workers")?,
-            explicit_gpus_per_prefill: res("gpus_per_prefill")?,
-            explicit_gpus_per_decode: res("gpus_per_decode")?,
-            explicit_gpus_per_agg: res("gpus_per_agg")?,
+            prefill_nodes: either(role(Role::Prefill, "nodes"), res("prefill_nodes"))?,
+            decode_nodes: either(role(Role::Decode, "nodes"), res("decode_nodes"))?,
+            prefill_workers: either(role(Role::Prefill, "workers"), res("prefill_workers"))?,
+            decode_workers: either(role(Role::Decode, "workers"), res("decode_workers"))?,
+            agg_nodes: either(role(Role::Agg, "nodes"), res("agg_nodes"))?,
+            agg_workers: either(role(Role::Agg, "workers"), res("agg_workers"))?,
+            explicit_gpus_per_prefill: either(role(Role::Prefill, "gpus"), res("gpus_per_prefill"))?,
+            explicit_gpus_per_decode: either(role(Role::Decode, "gpus"), res("gpus_per_decode"))?,
+            explicit_gpus_per_agg: either(role(Role::Agg, "gpus"), res("gpus_per_agg"))?,
             benchmark_type: r.text(&["benchmark", "type"])?.unwrap_or_else(|| "manual".into()),
             isl: r.int(&["benchmark", "isl"])?,
             osl: r.int(&["benchmark", "osl"])?,
             concurrencies: concurrencies(&r)?,
+            kv_offloading: r.text(&["benchmark", "env", "KV_OFFLOADING"])?,
+            schema2,
             precision: r.text(&["model", "precision"])?,
             model_path: r.text(&["model", "path"])?,
             container: r.text(&["model", "container"])?,
@@ -221,7 +270,7 @@ impl RecipeFacts {
             decode: None,
             agg: None,
         };
-        if facts.concurrencies.is_none() && facts.benchmark_type == "custom" {
+        if facts.concurrencies.is_none() && (facts.benchmark_type == "custom" || schema2) {
             facts.concurrencies = r.int(&["benchmark", "env", "CONC"])?.map(|c| vec![c]);
         }
         facts.prefill = engine_facts(&r, backend, Role::Prefill)?;
@@ -293,7 +342,8 @@ impl RecipeFacts {
 
 /// The engine dict of a role with keys normalised `_` → `-`.
 fn engine_flags<'a>(r: &Reader<'a>, backend: Backend, role: Role) -> Option<Vec<(String, &'a Node)>> {
-    let dict = r.node(&["backend", &format!("{}_config", backend.as_str()), role.config_key()])?;
+    let path = role.flags_path(is_schema2(r.root), backend);
+    let dict = r.node(&path.iter().map(String::as_str).collect::<Vec<_>>())?;
     Some(dict.as_map()?.iter().filter_map(|(k, v)| Some((k.key_text()?.replace('_', "-"), v))).collect())
 }
 
@@ -316,9 +366,8 @@ fn engine_facts(r: &Reader<'_>, backend: Backend, role: Role) -> Result<Option<E
                     r.file,
                     Some(n.pos),
                     format!(
-                        "backend.{}_config.{}.{}: expected a positive integer",
-                        backend.as_str(),
-                        role.config_key(),
+                        "{}.{}: expected a positive integer",
+                        role.flags_path(is_schema2(r.root), backend).join("."),
                         names[0]
                     ),
                 )
