@@ -422,7 +422,7 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
 /// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
 /// integer all-reduce). `Err` names what could not be read.
 pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, String> {
-    effective_settings(cx, config, &read_entry(cx, config)?)
+    Ok(effective_settings(cx, config, &read_entry(cx, config)?)?.into_iter().map(|scope| scope.settings).collect())
 }
 
 /// Lowercase letters and digits only, so `Muse-Spark-Open` matches `MuseSparkOpen.mdx`.
@@ -452,6 +452,57 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }
 
+/// Longest quoted or bracketed value read (a JSON override such as `--hf-overrides '{…}'`).
+const MAX_QUOTED_CHARS: usize = 512;
+
+/// A setting's value as the upstream text writes it: a quoted string up to its closing quote, a
+/// JSON object or array up to its closing bracket, else one word. Never past the line.
+fn read_value(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(quote @ ('"' | '\'' | '`')) => {
+            let inner: String =
+                chars.clone().take_while(|c| *c != quote && *c != '\n').take(MAX_QUOTED_CHARS).collect();
+            if inner.starts_with(['{', '[']) {
+                inner
+            } else {
+                // A quoted word (`"0.85"`, `"$TP"`): the word inside.
+                inner
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && !",;)]}<|".contains(*c))
+                    .take(MAX_VALUE_CHARS)
+                    .collect()
+            }
+        }
+        Some('{' | '[') => {
+            let mut depth = 0usize;
+            let mut out = String::new();
+            for c in text.chars().take(MAX_QUOTED_CHARS) {
+                if c == '\n' {
+                    break;
+                }
+                out.push(c);
+                match c {
+                    '{' | '[' => depth += 1,
+                    '}' | ']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out
+        }
+        _ => text
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !"\"'`,;)]}<|".contains(*c))
+            .take(MAX_VALUE_CHARS)
+            .collect(),
+    }
+}
+
 fn stated(text: &str, setting: &Setting) -> Option<Stated> {
     let mut forms = Vec::new();
     for name in classes().spellings(&setting.name) {
@@ -477,12 +528,7 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
                 continue;
             }
             let found = out.get_or_insert_with(Stated::default);
-            let value_text = after.trim_start_matches(['=', ':']).trim_start_matches([' ', '\t', '"', '\'', '`']);
-            let value: String = value_text
-                .chars()
-                .take_while(|c| !c.is_whitespace() && !"\"'`,;)]}<|".contains(*c))
-                .take(MAX_VALUE_CHARS)
-                .collect();
+            let value = read_value(after.trim_start_matches(['=', ':']).trim_start_matches([' ', '\t']));
             let value = value.trim_end_matches('.');
             if !value.is_empty() && !value.starts_with("--") {
                 found.values.insert(value.to_owned());
@@ -499,7 +545,10 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
 fn same_value(a: &str, b: &str) -> bool {
     let clean = |s: &str| s.trim().trim_matches(['"', '\'']).to_owned();
     let (a, b) = (clean(a), clean(b));
-    a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+    let json = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok().filter(|v| v.is_object() || v.is_array());
+    a == b
+        || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+        || matches!((json(&a), json(&b)), (Some(x), Some(y)) if x == y)
 }
 
 /// `8192/16384`, or `0.86–0.96` for several numbers.
@@ -1057,6 +1106,21 @@ mod tests {
         assert_eq!(stated(yaml, &setting("--mem-fraction-static")).unwrap().values, ["0.9".to_string()].into());
         assert_eq!(stated("use a larger hicache size", &setting("--hicache-size")), None, "prose is not a setting");
         assert_eq!(stated("--hicache-size-ratio 2", &setting("--hicache-size")), None, "a longer flag is another flag");
+        // A JSON value is read whole, quoted or not, and compared as JSON.
+        let json = r#"--hf-overrides '{"rope_scaling": {"type": "yarn", "factor": 40}}' --tp 8"#;
+        let read = stated(json, &setting("--hf-overrides")).unwrap().values;
+        assert_eq!(read, [r#"{"rope_scaling": {"type": "yarn", "factor": 40}}"#.to_string()].into());
+        assert!(same_value(read.first().unwrap(), r#"{"rope_scaling":{"factor":40,"type":"yarn"}}"#));
+        assert!(!same_value(read.first().unwrap(), r#"{"rope_scaling":{"factor":4,"type":"yarn"}}"#));
+        let bare =
+            stated("--json-model-override-args {\"a\": [1, 2]} --x", &setting("--json-model-override-args")).unwrap();
+        assert_eq!(bare.values, [r#"{"a": [1, 2]}"#.to_string()].into());
+        assert_eq!(stated("--tp \"$TP\"", &setting("--tp")).unwrap().values, ["$TP".to_string()].into());
+        let unclosed = format!("--hf-overrides '{{{}", "x".repeat(10_000));
+        assert_eq!(
+            stated(&unclosed, &setting("--hf-overrides")).unwrap().values.first().unwrap().len(),
+            MAX_QUOTED_CHARS
+        );
     }
 
     /// A single-node row naming a schema-2 recipe (newer master schema): one variant per point.

@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, VecDeque};
 use super::affected::{affected_configs, entry_items, sku, AffectedConfig};
 use super::scan::{self, Role};
 use super::Context;
+use crate::domain::master_config::{self, SrtRecipeRow};
 use crate::domain::serving_settings::{logical_lines, script_relative, words};
 use crate::domain::srt_recipe::RecipeRef;
 use crate::repo::{Layout, Logical, MemTree};
@@ -341,11 +342,33 @@ fn config_roots(cx: &Context, config: &AffectedConfig) -> (Vec<Reached>, Vec<Unr
             _ => unavailable.push(Unreachable { reference: format!("{key}={value}"), via, why: Why::ExternalRecipe }),
         }
     }
+    // Single-node rows of the newer schema name their recipe with `srt-recipe:` (decision U1).
+    for row in srt_recipe_rows(head, config) {
+        let via = format!("{}:{}", config.file, config.line);
+        let candidates = row.candidate_paths(&config.file);
+        match candidates.iter().find(|p| head.get(p).is_some()) {
+            Some(path) if !roots.iter().any(|r| &r.path == path) => {
+                roots.push(Reached { path: path.clone(), kind: ReachKind::Recipe, via, depth: 0 })
+            }
+            Some(_) => {}
+            None => unavailable.push(Unreachable { reference: candidates[0].clone(), via, why: Why::Missing }),
+        }
+    }
     if roots.is_empty() && unavailable.is_empty() {
         let stem = format!("{}_{}_{}_{}", config.model_prefix, config.precision, sku(&config.runner), config.framework);
         unavailable.push(Unreachable { reference: format!("benchmarks/…/{stem}.sh"), via: at, why: Why::NoLauncher });
     }
     (roots, unavailable)
+}
+
+/// The config's single-node rows that name an srt recipe (none when its entry does not validate:
+/// that is Check 18(a)'s finding).
+fn srt_recipe_rows(head: &MemTree, config: &AffectedConfig) -> Vec<SrtRecipeRow> {
+    let Some(text) = head.text(&config.file) else { return Vec::new() };
+    let Ok(root) = crate::yaml::parse(text, &config.file) else { return Vec::new() };
+    let Some(node) = root.get(&config.key) else { return Vec::new() };
+    master_config::validate_entry(&config.key, &config.file, node.pos, node)
+        .map_or_else(|_| Vec::new(), |m| m.srt_recipe_rows())
 }
 
 fn compute(cx: &Context) -> Result<Vec<ConfigReach>, String> {
