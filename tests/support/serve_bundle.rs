@@ -140,6 +140,18 @@ pub fn serve(fake: &FakeGitHub, ev: &Evidence) -> String {
     names.push("server_logs_other");
     names.extend(bmk.iter().map(|(dir, _)| *dir));
     fake.add_run(REPO, RUN, "run-sweep.yml", "pull_request", "success", &ev.pull_request.head_sha, "b", &names);
+    // The run's jobs and their logs, as GitHub lists them (the bundle's `runs[].jobs` and
+    // `job-logs/<id>.log`); a job whose log the bundle lacks answers 410 like an expired log.
+    if let Some(run) = ev.runs.get(&RUN) {
+        let mut w = fake.world();
+        let jobs = run.jobs.iter().map(|(id, job)| json!({"id": id, "name": job.name, "conclusion": job.conclusion}));
+        w.jobs.insert((REPO.into(), RUN), jobs.collect());
+        for id in run.jobs.keys() {
+            if let Some(log) = ev.artifacts.get(&format!("{RUN}/job-logs/{id}.log")) {
+                w.job_logs.insert(*id, log.to_vec());
+            }
+        }
+    }
     let logs = {
         let mut t = MemTree::new();
         t.insert("server.log", "Uvicorn running on 0.0.0.0:8000\n");
