@@ -24,7 +24,7 @@ use crate::domain::serving_settings::{self, RoleSettings, Setting};
 use crate::domain::srt_recipe::{FactVariant, Recipe, RecipeRef, SingleNodePoint, Variant};
 use crate::evidence::{Fact, UpstreamContent};
 use crate::matrix::generate::conc_range;
-use crate::repo::{Layout, Logical};
+use crate::repo::{normalize_path, Layout, Logical};
 use crate::yaml::{self, Node, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -268,30 +268,15 @@ fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
     Ok(entry)
 }
 
-/// `a/b/../c` → `a/c`.
-fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    parts.join("/")
-}
-
 /// The script a launcher sources: relative to the launcher, else the head file ending with it.
 fn sourced<'t>(cx: &Context<'t>, from: &str, target: &str) -> Option<(String, String)> {
     let head = &cx.evidence.head;
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
-    let relative = normalize(&format!("{dir}/{target}"));
+    let relative = normalize_path(&format!("{dir}/{target}"));
     if let Some(text) = head.text(&relative) {
         return Some((relative, text.to_owned()));
     }
-    let tail = normalize(target.trim_start_matches("./").trim_start_matches("../"));
+    let tail = normalize_path(target.trim_start_matches("./").trim_start_matches("../"));
     let found = head.paths().find(|p| p.ends_with(&format!("/{tail}")) || *p == tail)?;
     Some((found.to_owned(), head.text(found)?.to_owned()))
 }

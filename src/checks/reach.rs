@@ -19,7 +19,7 @@ use super::Context;
 use crate::domain::master_config::{self, SrtRecipeRow};
 use crate::domain::serving_settings::{logical_lines, script_relative, words};
 use crate::domain::srt_recipe::RecipeRef;
-use crate::repo::{Layout, Logical, MemTree};
+use crate::repo::{normalize_path, Layout, Logical, MemTree};
 
 /// Deepest chain followed (launcher → submit.sh → job.slurm → server.sh → server_sglang.sh →
 /// setup_deps.sh is 5).
@@ -127,21 +127,6 @@ struct Reference {
     anchored: bool,
 }
 
-/// `a/./b/../c` → `a/c`.
-fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    parts.join("/")
-}
-
 fn folder(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
 }
@@ -160,7 +145,7 @@ fn layout_prefix(path: &str) -> &'static str {
 fn repository_path(token: &str, from: &str) -> Option<String> {
     ["benchmarks/", "runners/"].iter().find_map(|top| {
         let at = token.find(top).filter(|at| *at == 0 || token[..*at].ends_with('/'))?;
-        Some(format!("{}{}", layout_prefix(from), normalize(&token[at..])))
+        Some(format!("{}{}", layout_prefix(from), normalize_path(&token[at..])))
     })
 }
 
@@ -170,8 +155,8 @@ fn resolve(token: &str, from: &str, cwd: &str) -> Option<(Vec<String>, bool)> {
         return Some((vec![path], true));
     }
     let relative = |t: &str| {
-        let mut c = vec![normalize(&format!("{cwd}/{t}"))];
-        let own = normalize(&format!("{}/{t}", folder(from)));
+        let mut c = vec![normalize_path(&format!("{cwd}/{t}"))];
+        let own = normalize_path(&format!("{}/{t}", folder(from)));
         if !c.contains(&own) {
             c.push(own);
         }

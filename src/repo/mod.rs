@@ -179,9 +179,31 @@ impl Tree for MemTree {
     }
 }
 
+/// A repository path with `.` and `..` resolved: `a/./b/../c` → `a/c` (a `..` above the root
+/// is dropped).
+pub fn normalize_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_resolve_dot_segments_and_never_climb_above_the_root() {
+        assert_eq!(normalize_path("benchmarks/./multi_node/../amd_utils/server.sh"), "benchmarks/amd_utils/server.sh");
+        assert_eq!(normalize_path("../../a//b/"), "a/b");
+    }
 
     #[test]
     fn mem_tree_lists_below_a_directory_only() {
