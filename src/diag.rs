@@ -1,8 +1,11 @@
-//! Diagnostics: one problem in one file, printed as `path:line:col: message`.
+//! Diagnostics: one problem in one file, printed as `path:line:col: message`, and the report
+//! that collects them (shared by `lint` and the matrix lint it calls, so neither imports the other).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::yaml::{Pos, YamlError};
+use crate::repo::Tree;
+use crate::yaml::{self, Pos, YamlError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,5 +77,54 @@ mod tests {
         };
         assert_eq!(Diagnostic::from_yaml("f.yaml", &e).to_string(), "f.yaml:2:1: k.tp: m");
         assert_eq!(Diagnostic::from_yaml("f.yaml", &e).warning().to_string(), "f.yaml:2:1: warning: k.tp: m");
+    }
+}
+
+/// What lint found: problems, and counts of what parsed (for `--format json`).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct LintReport {
+    /// Files read, by logical role.
+    pub files_read: usize,
+    /// Counts of parsed things (configs, changelog entries, CODEOWNERS rules, …).
+    pub counts: BTreeMap<&'static str, usize>,
+    /// Resolved location of each logical file (absent: not in this repository).
+    pub layout: BTreeMap<String, String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LintReport {
+    /// No errors (warnings allowed).
+    pub fn ok(&self) -> bool {
+        self.errors() == 0
+    }
+
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+    }
+
+    pub(crate) fn count(&mut self, what: &'static str, n: usize) {
+        *self.counts.entry(what).or_default() += n;
+    }
+}
+
+/// Reads a file for linting: the text, or a diagnostic (unreadable, too large, not UTF-8).
+pub fn read_text(tree: &dyn Tree, path: &str, report: &mut LintReport) -> Option<String> {
+    report.files_read += 1;
+    match tree.read(path) {
+        Ok(Some(bytes)) => match yaml::text_of(&bytes) {
+            Ok(text) => Some(text.to_owned()),
+            Err(e) => {
+                report.diagnostics.push(Diagnostic::from_yaml(path, &e));
+                None
+            }
+        },
+        Ok(None) => {
+            report.diagnostics.push(Diagnostic::new(path, None, "file does not exist"));
+            None
+        }
+        Err(e) => {
+            report.diagnostics.push(Diagnostic::new(path, None, e.to_string()));
+            None
+        }
     }
 }

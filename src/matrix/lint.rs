@@ -4,11 +4,10 @@
 
 use std::collections::HashSet;
 
-use crate::diag::Diagnostic;
+use crate::diag::{read_text, Diagnostic, LintReport};
 use crate::domain::changelog::Changelog;
 use crate::domain::master_config::{parse_master_file, validate_entry, FixedSpaces, MasterConfig};
 use crate::domain::runners::Runners;
-use crate::lint::{read_text, LintReport};
 use crate::yaml;
 
 use super::generate::seq_name;
