@@ -473,6 +473,32 @@ async fn colliding_zip_entries_make_that_artifact_unavailable_not_the_collection
     assert!(run.artifacts.iter().filter(|(n, _)| n.starts_with("bmk_")).all(|(_, f)| *f == Fact::Ok(())));
 }
 
+/// Issue 24 item 5: an artifact name with `../` made folders outside the bundle and failed the
+/// whole collection. Now that artifact alone is unavailable, before anything touches the disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifact_name_that_climbs_out_is_unavailable_and_nothing_is_written_outside() {
+    let (original, fake, upstream, url) = green_sweep().await;
+    let evil = "bmk_x/../../../../escaped";
+    {
+        let mut w = fake.world();
+        let list = w.artifacts.get_mut(&(REPO.to_string(), RUN)).expect("the run has artifacts");
+        list.push(serde_json::json!({"id": RUN * 100 + 99, "name": evil, "expired": false}));
+        w.artifact_zips.insert(RUN * 100 + 99, support::serve_bundle::zip_of(&[("a", b"file")]));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("a/b/bundle");
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, &bundle);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = read_bundle(&bundle).unwrap();
+    let run = &got.runs[&RUN];
+    assert!(reason(&run.artifacts[evil]).contains("not a single safe folder name"), "{:?}", run.artifacts);
+    let others = run.artifacts.iter().filter(|(n, _)| n.starts_with("bmk_") && n.as_str() != evil);
+    assert!(others.clone().count() > 0 && others.all(|(_, f)| *f == Fact::Ok(())), "{:?}", run.artifacts);
+    let beside: Vec<_> = std::fs::read_dir(dir.path().join("a/b")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, ["bundle"]);
+    assert!(!fake.world().log.iter().any(|l| l.contains(&format!("/artifacts/{}/zip", RUN * 100 + 99))));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn global_bounds_make_the_artifacts_past_them_unavailable() {
     let (original, fake, upstream, url) = green_sweep().await;

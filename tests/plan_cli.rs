@@ -110,3 +110,54 @@ fn dispatch_plan_selects_recipe_variants_and_skips_other_pools_rows() {
     assert_eq!(none.status.code(), Some(1));
     assert!(text(&none.stderr).contains("pool local serves none of the sweep's runners"), "{}", text(&none.stderr));
 }
+
+/// Issue 24 item 2: a head file whose name holds a newline split one `git cat-file --batch`
+/// request in two, so `plan --format dispatch` validated (and recorded the sha256 of) another
+/// blob. The name below asks for the real recipe, then for the base's copy: the plan must judge
+/// the file's own bytes.
+#[test]
+fn a_newline_in_a_recipe_name_cannot_make_the_plan_validate_another_blob() {
+    use sha2::{Digest, Sha256};
+    const DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/trtllm/demo";
+    let plan_with = |content: &[u8]| -> (Output, String) {
+        let repo = tempfile::tempdir().unwrap();
+        let d = repo.path();
+        fixture_git_repo(d);
+        let base = String::from_utf8(
+            Command::new("git").arg("-C").arg(d).args(["rev-parse", "HEAD~1"]).output().unwrap().stdout,
+        )
+        .unwrap();
+        let evil = format!("{DIR}/zip-ctx-gen.yaml\n{}:{DIR}/zip-ctx-gen.yaml", base.trim());
+        std::fs::create_dir_all(d.join(&evil).parent().unwrap()).unwrap();
+        std::fs::write(d.join(&evil), content).unwrap();
+        let master = std::fs::read_to_string(d.join("configs/nvidia-master.yaml")).unwrap();
+        let written =
+            format!("\"CONFIG_FILE=recipes/trtllm/demo/zip-ctx-gen.yaml\\n{}:{DIR}/zip-ctx-gen.yaml\"", base.trim());
+        let changed = master.replace("\"CONFIG_FILE=recipes/trtllm/demo/zip-ctx-gen.yaml\"", &written);
+        assert_ne!(changed, master);
+        std::fs::write(d.join("configs/nvidia-master.yaml"), changed).unwrap();
+        support::fixture_repo::git(d, &["add", "-A"]);
+        support::fixture_repo::git(d, &["commit", "-q", "--amend", "--no-edit"]);
+        let args = ["plan", "--labels", "full-sweep-fail-fast", "--format", "dispatch", "--pool"];
+        let pool = format!("{POOLS}/gb200-nv.toml");
+        let rest = ["--launcher", "launch.sh", "--github-repo", "o/r", "--pr-number", "7"];
+        (sweepgate(d, &[&args[..], &[pool.as_str()], &rest[..]].concat()), evil)
+    };
+
+    // A valid recipe of its own: the plan records the sha256 of exactly these bytes.
+    let real = std::fs::read(format!("{}/fixtures/repo/{DIR}/zip-ctx-gen.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let own = [&real[..], b"# the newline-named file's own bytes\n"].concat();
+    let (out, evil) = plan_with(&own);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan = Plan::parse(&out.stdout, "stdout").unwrap_or_else(|e| panic!("{e}"));
+    let recipes: Vec<_> = plan.placed_points().iter().filter_map(|p| p.point.job.recipe.clone()).collect();
+    let evil_recipes: Vec<_> = recipes.iter().filter(|r| r.config_file.contains('\n')).collect();
+    assert!(!evil_recipes.is_empty(), "{recipes:?}");
+    for r in evil_recipes {
+        assert_eq!(r.sha256, hex::encode(Sha256::digest(&own)), "{evil:?}");
+    }
+
+    // Bytes that are no recipe: refused, where the desynchronised read validated the real one.
+    let (out, _) = plan_with(b"this: is not a recipe\n");
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+}

@@ -5,6 +5,7 @@
 pub mod octo;
 pub mod outbox;
 pub mod sticky;
+pub mod transfer;
 pub mod types;
 pub mod webhook;
 
@@ -65,6 +66,8 @@ pub enum GitHubError {
     Setup(String),
     #[error("{path}: the download exceeds {max_bytes} bytes; refusing to read further")]
     TooLarge { path: String, max_bytes: u64 },
+    #[error("{path}: {cut}")]
+    Cut { path: String, cut: transfer::TransferCut },
 }
 
 impl GitHubError {

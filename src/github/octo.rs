@@ -8,6 +8,8 @@
 //! reported instead of duplicated (the sticky-comment upsert re-lists before writing again).
 //! Every call gets `RetryPolicy::request_timeout` to be answered in full; a call that times out
 //! (or whose connection drops) is a transport error, so the same rules apply.
+//! Answers are bounded by [`TransferLimits`]: bytes per answer and per list (whatever
+//! `per_page` a server honours), and downloads by a total time and a minimum rate.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +21,7 @@ use secrecy::SecretString;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use super::transfer::{read_body, Meter, TransferCut, TransferLimits};
 use super::types::*;
 use super::{ApiMetrics, GitHub, GitHubError, RepoRef};
 use crate::intake::labels::Permission;
@@ -33,6 +36,8 @@ pub struct RetryPolicy {
     /// Longest one API call may take, from sending to the last byte of the answer (for a
     /// download: to the start of its answer; the body is bounded by its size instead).
     pub request_timeout: Duration,
+    /// Bounds on answer sizes and download times.
+    pub transfer: TransferLimits,
 }
 
 impl Default for RetryPolicy {
@@ -42,6 +47,7 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_millis(500),
             max_wait: Duration::from_secs(120),
             request_timeout: Duration::from_secs(30),
+            transfer: TransferLimits::default(),
         }
     }
 }
@@ -93,7 +99,8 @@ impl OctoGitHub {
         method: &Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<(StatusCode, HeaderMap, String), String> {
+    ) -> Result<(StatusCode, HeaderMap, String), SendFailure> {
+        let max_bytes = self.retry.transfer.max_answer_bytes;
         let exchange = async {
             let response = match *method {
                 Method::GET => self.client._get(path).await,
@@ -101,15 +108,27 @@ impl OctoGitHub {
                 Method::PATCH => self.client._patch(path, body).await,
                 Method::PUT => self.client._put(path, body).await,
                 Method::DELETE => self.client._delete(path, body).await,
-                _ => return Err(format!("unsupported method {method}")),
+                _ => return Err(SendFailure::Transport(format!("unsupported method {method}"))),
             }
-            .map_err(|e| format!("{e}"))?;
-            let status = StatusCode::from_u16(response.status().as_u16()).map_err(|e| e.to_string())?;
+            .map_err(|e| SendFailure::Transport(format!("{e}")))?;
+            let status =
+                StatusCode::from_u16(response.status().as_u16()).map_err(|e| SendFailure::Transport(e.to_string()))?;
             let headers = response.headers().clone();
-            let text = self.client.body_to_string(response).await.map_err(|e| format!("reading body: {e}"))?;
+            // The whole exchange is under `request_timeout`; the body is bounded by its size.
+            let unhurried = TransferLimits {
+                download_timeout: self.retry.request_timeout,
+                min_window_bytes: 0,
+                ..self.retry.transfer
+            };
+            let body = match read_body(response.into_body(), unhurried, max_bytes).await {
+                Ok(body) => body,
+                Err(TransferCut::TooLarge(_)) => return Err(SendFailure::TooLarge(max_bytes)),
+                Err(cut) => return Err(SendFailure::Transport(format!("reading body: {cut}"))),
+            };
+            let text = String::from_utf8(body).map_err(|e| SendFailure::Transport(format!("reading body: {e}")))?;
             Ok((status, headers, text))
         };
-        self.within_timeout(exchange).await?
+        self.within_timeout(exchange).await.map_err(SendFailure::Transport)?
     }
 
     /// `work`, or an error once `request_timeout` has passed (the connection is dropped).
@@ -146,7 +165,11 @@ impl OctoGitHub {
                     Some(wait)
                 }
                 Ok((status, _, _)) if status.is_server_error() && idempotent => Some(self.backoff(attempt)),
-                Err(_) if idempotent => Some(self.backoff(attempt)),
+                Err(SendFailure::TooLarge(max_bytes)) => {
+                    ApiMetrics::bump(&self.metrics.errors);
+                    return Err(GitHubError::TooLarge { path: path.to_string(), max_bytes: *max_bytes });
+                }
+                Err(SendFailure::Transport(_)) if idempotent => Some(self.backoff(attempt)),
                 _ => None,
             };
             match wait {
@@ -155,7 +178,7 @@ impl OctoGitHub {
                     ApiMetrics::bump(&self.metrics.retries);
                     let failure = match &outcome {
                         Ok((status, _, _)) => status.to_string(),
-                        Err(message) => message.clone(),
+                        Err(failure) => failure.to_string(),
                     };
                     tracing::warn!(%method, path, attempt, wait_ms = wait.as_millis() as u64, failure, "GitHub call failed; retrying");
                     tokio::time::sleep(wait).await;
@@ -169,9 +192,11 @@ impl OctoGitHub {
                             status: status.as_u16(),
                             message: error_message(&text),
                         },
-                        Err(message) => {
-                            GitHubError::Transport { method: method.to_string(), path: path.to_string(), message }
-                        }
+                        Err(failure) => GitHubError::Transport {
+                            method: method.to_string(),
+                            path: path.to_string(),
+                            message: failure.to_string(),
+                        },
                     });
                 }
             }
@@ -193,6 +218,8 @@ impl OctoGitHub {
     }
 
     /// The first `limit` items of a list endpoint (no more pages are read than they need).
+    /// A page with more items than asked for is refused, and all pages together are bounded by
+    /// `max_list_bytes`.
     async fn paginate_up_to<T: DeserializeOwned>(
         &self,
         path: &str,
@@ -202,14 +229,24 @@ impl OctoGitHub {
         let sep = if path.contains('?') { '&' } else { '?' };
         let per_page = limit.clamp(1, PER_PAGE);
         let mut items = Vec::new();
+        let (max_list_bytes, mut read) = (self.retry.transfer.max_list_bytes, 0u64);
         for page in 1..=MAX_PAGES {
             let page_path = format!("{path}{sep}per_page={per_page}&page={page}");
-            let value: Value = self.get(&page_path).await?;
+            let text = self.call(Method::GET, &page_path, None, true).await?;
+            read = read.saturating_add(text.len() as u64);
+            if read > max_list_bytes {
+                return Err(GitHubError::TooLarge { path: path.to_string(), max_bytes: max_list_bytes });
+            }
+            let value: Value = decode(&page_path, &text)?;
             let list = match field {
                 Some(f) => value.get(f).cloned().unwrap_or(Value::Null),
                 None => value,
             };
             let batch: Vec<T> = decode_value(&page_path, list)?;
+            if batch.len() > per_page {
+                let message = format!("{} items on a page of at most {per_page}", batch.len());
+                return Err(GitHubError::Decode { path: page_path, message });
+            }
             let done = batch.len() < per_page;
             items.extend(batch);
             if done || items.len() >= limit {
@@ -250,7 +287,6 @@ impl OctoGitHub {
     }
 
     async fn download_once(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, DownloadFailure> {
-        use http_body_util::BodyExt;
         let response = self
             .within_timeout(self.client._get(path))
             .await
@@ -264,7 +300,7 @@ impl OctoGitHub {
                 .and_then(|v| v.to_str().ok())
                 .ok_or_else(|| DownloadFailure::Final(http_error(path, status, "redirect without a Location")))?
                 .to_string();
-            return fetch_unauthenticated(&location, path, max_bytes).await;
+            return fetch_unauthenticated(&location, path, max_bytes, self.retry).await;
         }
         if status >= 500 {
             return Err(DownloadFailure::Retryable(format!("HTTP {status}")));
@@ -273,14 +309,22 @@ impl OctoGitHub {
             let text = self.client.body_to_string(response).await.unwrap_or_default();
             return Err(DownloadFailure::Final(http_error(path, status, &error_message(&text))));
         }
-        let limited =
-            http_body_util::Limited::new(response.into_body(), usize::try_from(max_bytes).unwrap_or(usize::MAX));
-        match limited.collect().await {
-            Ok(body) => Ok(body.to_bytes().to_vec()),
-            Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-                Err(DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes }))
-            }
-            Err(err) => Err(DownloadFailure::Retryable(err.to_string())),
+        read_body(response.into_body(), self.retry.transfer, max_bytes).await.map_err(|cut| cut_failure(path, cut))
+    }
+}
+
+/// Why one API exchange gave no answer to judge.
+enum SendFailure {
+    Transport(String),
+    /// The body exceeds this many bytes (not retried: it would be as large again).
+    TooLarge(u64),
+}
+
+impl std::fmt::Display for SendFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendFailure::Transport(message) => f.write_str(message),
+            SendFailure::TooLarge(max_bytes) => write!(f, "the answer exceeds {max_bytes} bytes"),
         }
     }
 }
@@ -290,18 +334,39 @@ enum DownloadFailure {
     Final(GitHubError),
 }
 
+/// A body that broke off is retried; one too large, too slow or too long is not (it would be
+/// again).
+fn cut_failure(path: &str, cut: TransferCut) -> DownloadFailure {
+    match cut {
+        TransferCut::Broken(message) => DownloadFailure::Retryable(message),
+        TransferCut::TooLarge(max_bytes) => {
+            DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes })
+        }
+        cut => DownloadFailure::Final(GitHubError::Cut { path: path.into(), cut }),
+    }
+}
+
 fn http_error(path: &str, status: u16, message: &str) -> GitHubError {
     GitHubError::Http { method: "GET".into(), path: path.into(), status, message: message.into() }
 }
 
-/// The redirect target of a download, read with a plain client and the same size bound.
-async fn fetch_unauthenticated(url: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, DownloadFailure> {
+/// The redirect target of a download, read with a plain client and the same bounds: its answer
+/// within `request_timeout`, its body within the transfer limits.
+async fn fetch_unauthenticated(
+    url: &str,
+    path: &str,
+    max_bytes: u64,
+    retry: RetryPolicy,
+) -> Result<Vec<u8>, DownloadFailure> {
     let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(300))
+        .connect_timeout(retry.request_timeout)
         .redirect(reqwest::redirect::Policy::limited(5))
         .build()
         .map_err(|e| DownloadFailure::Final(GitHubError::Setup(e.to_string())))?;
-    let mut response = client.get(url).send().await.map_err(|e| DownloadFailure::Retryable(e.to_string()))?;
+    let mut response = tokio::time::timeout(retry.request_timeout, client.get(url).send())
+        .await
+        .map_err(|_| DownloadFailure::Retryable(format!("no answer within {:?}", retry.request_timeout)))?
+        .map_err(|e| DownloadFailure::Retryable(e.to_string()))?;
     let status = response.status().as_u16();
     if status >= 500 {
         return Err(DownloadFailure::Retryable(format!("HTTP {status} from the storage redirect")));
@@ -312,14 +377,9 @@ async fn fetch_unauthenticated(url: &str, path: &str, max_bytes: u64) -> Result<
     if response.content_length().is_some_and(|len| len > max_bytes) {
         return Err(DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes }));
     }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| DownloadFailure::Retryable(e.to_string()))? {
-        if bytes.len() as u64 + chunk.len() as u64 > max_bytes {
-            return Err(DownloadFailure::Final(GitHubError::TooLarge { path: path.into(), max_bytes }));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
+    let mut meter = Meter::new(retry.transfer, max_bytes);
+    while meter.take(response.chunk()).await.map_err(|cut| cut_failure(path, cut))? {}
+    Ok(meter.into_bytes())
 }
 
 fn is_rate_limited(status: StatusCode, headers: &HeaderMap) -> bool {
@@ -693,6 +753,105 @@ impl AppClients {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hostile server on 127.0.0.1: artifact zips redirect to `/storage`, which trickles one
+    /// byte every 50 ms, as job logs do directly; `/many` ignores `per_page` (101 items a page);
+    /// `/big` answers full pages of 100 strings of 100 bytes, forever.
+    async fn hostile_server() -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let base = url.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let base = base.clone();
+                tokio::spawn(async move {
+                    let (mut request, mut buf) = (Vec::new(), [0u8; 1024]);
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    let path = text.split(' ').nth(1).unwrap_or_default().to_owned();
+                    let json = |items: Vec<Value>| {
+                        let body = Value::Array(items).to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
+                    };
+                    let answer = if path.ends_with("/zip") {
+                        format!("HTTP/1.1 302 Found\r\nlocation: {base}/storage\r\ncontent-length: 0\r\n\r\n")
+                    } else if path.starts_with("/many") {
+                        json((0..101).map(|i| json!(i)).collect())
+                    } else if path.starts_with("/big") {
+                        json((0..100).map(|_| json!("x".repeat(100))).collect())
+                    } else {
+                        let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 1000000\r\n\r\n").await;
+                        while socket.write_all(b"x").await.is_ok() {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        return;
+                    };
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        url
+    }
+
+    fn client(url: &str, transfer: TransferLimits) -> OctoGitHub {
+        let retry = RetryPolicy {
+            max_retries: 0,
+            base_delay: Duration::from_millis(1),
+            max_wait: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(20),
+            transfer,
+        };
+        OctoGitHub::with_token(url, SecretString::from("t"), retry, Arc::default()).unwrap()
+    }
+
+    /// Issue 24 item 5: a download that trickled had no timeout (`collect` hung until killed).
+    #[tokio::test]
+    async fn a_trickling_download_is_cut_off_directly_and_behind_a_redirect() {
+        let url = hostile_server().await;
+        let limits = TransferLimits {
+            rate_window: Duration::from_millis(200),
+            min_window_bytes: 1_000,
+            ..TransferLimits::default()
+        };
+        let gh = client(&url, limits);
+        let repo = RepoRef::parse("o/r").unwrap();
+        let slow = |r: &Result<Vec<u8>, GitHubError>| {
+            matches!(r, Err(GitHubError::Cut { cut: TransferCut::TooSlow { .. }, .. }))
+        };
+        let log = gh.download_job_log(&repo, 1, 10 << 20).await;
+        assert!(slow(&log), "{log:?}");
+        let zip = gh.download_artifact(&repo, 1, 10 << 20).await;
+        assert!(slow(&zip), "{zip:?}");
+    }
+
+    /// Issue 24 item 5: pagination trusted `per_page` and no answer was bounded (24 GB, then the
+    /// OOM killer).
+    #[tokio::test]
+    async fn pagination_is_bounded_by_items_per_page_answer_bytes_and_list_bytes() {
+        let url = hostile_server().await;
+        let gh = client(&url, TransferLimits::default());
+        let many = gh.paginate::<Value>("/many", None).await;
+        assert!(matches!(&many, Err(GitHubError::Decode { message, .. }) if message.contains("101 items")), "{many:?}");
+
+        let small_list = client(&url, TransferLimits { max_list_bytes: 25_000, ..TransferLimits::default() });
+        let list = small_list.paginate::<Value>("/big", None).await;
+        assert!(matches!(list, Err(GitHubError::TooLarge { max_bytes: 25_000, .. })), "{list:?}");
+
+        let small_answer = client(&url, TransferLimits { max_answer_bytes: 5_000, ..TransferLimits::default() });
+        let answer = small_answer.paginate::<Value>("/big", None).await;
+        assert!(matches!(answer, Err(GitHubError::TooLarge { max_bytes: 5_000, .. })), "{answer:?}");
+        let endless = gh.paginate::<Value>("/big", None).await;
+        assert!(matches!(endless, Err(GitHubError::TooManyPages { max_pages: MAX_PAGES, .. })), "{endless:?}");
+    }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

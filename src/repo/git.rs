@@ -1,4 +1,8 @@
 //! A commit of a git repository as a [`Tree`], read through one `git cat-file --batch` process.
+//!
+//! Files are read by blob id, never by `commit:path`: the batch protocol is line based, and a path
+//! holding a newline (a file name is any bytes but NUL) would split one request in two and put
+//! every later answer out of step. The ids come from `git ls-tree -z`, whose records cannot split.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -10,7 +14,8 @@ use super::{check_path, under, RepoError, Tree, MAX_FILE_BYTES};
 pub struct GitTree {
     repo: PathBuf,
     commit: String,
-    files: Vec<String>,
+    /// Every file of the commit, sorted by path, with its blob id.
+    files: Vec<(String, String)>,
     batch: Mutex<Option<Batch>>,
 }
 
@@ -57,12 +62,9 @@ impl GitTree {
         let commit = git(&repo, &["rev-parse", "--verify", "--quiet", &spec])
             .map_err(|_| RepoError::UnknownRev { repo: repo.display().to_string(), rev: rev.to_owned() })?;
         let commit = String::from_utf8_lossy(&commit).trim().to_owned();
-        let listing = git(&repo, &["ls-tree", "-r", "-z", "--name-only", &commit])?;
-        let mut files: Vec<String> = listing
-            .split(|b| *b == 0)
-            .filter(|s| !s.is_empty())
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .collect();
+        let listing = git(&repo, &["ls-tree", "-r", "-z", "--full-tree", &commit])?;
+        let mut files: Vec<(String, String)> =
+            listing.split(|b| *b == 0).filter(|s| !s.is_empty()).filter_map(blob_entry).collect();
         files.sort();
         Ok(GitTree { repo, commit, files, batch: Mutex::new(None) })
     }
@@ -95,16 +97,18 @@ impl GitTree {
         RepoError::Git { repo: self.repo.display().to_string(), args: "cat-file --batch".into(), stderr: what.into() }
     }
 
-    fn read_blob(&self, batch: &mut Batch, path: &str) -> Result<Vec<u8>, RepoError> {
+    fn read_blob(&self, batch: &mut Batch, path: &str, blob: &str) -> Result<Vec<u8>, RepoError> {
         let io = |source| RepoError::Io { path: path.to_owned(), source };
-        writeln!(batch.stdin, "{}:{}", self.commit, path).map_err(io)?;
+        writeln!(batch.stdin, "{blob}").map_err(io)?;
         batch.stdin.flush().map_err(io)?;
         let mut header = String::new();
         batch.stdout.read_line(&mut header).map_err(io)?;
         let mut parts = header.split_whitespace();
-        let (_sha, kind, size) = (parts.next(), parts.next(), parts.next());
-        let size: u64 = match (kind, size) {
-            (Some("blob"), Some(size)) => size.parse().map_err(|_| self.batch_error(&header))?,
+        let (sha, kind, size) = (parts.next(), parts.next(), parts.next());
+        let size: u64 = match (sha, kind, size) {
+            (Some(sha), Some("blob"), Some(size)) if sha == blob => {
+                size.parse().map_err(|_| self.batch_error(&header))?
+            }
             _ => return Err(self.batch_error(&format!("unexpected answer for {path}: {}", header.trim()))),
         };
         let mut body = vec![0u8; usize::try_from(size).map_err(|_| self.batch_error("size"))?];
@@ -121,15 +125,16 @@ impl GitTree {
 impl Tree for GitTree {
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, RepoError> {
         check_path(path)?;
-        if self.files.binary_search_by(|p| p.as_str().cmp(path)).is_err() {
+        let Ok(found) = self.files.binary_search_by(|(p, _)| p.as_str().cmp(path)) else {
             return Ok(None);
-        }
+        };
+        let blob = &self.files[found].1;
         let mut guard = self.batch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if guard.is_none() {
             *guard = Some(self.start_batch()?);
         }
         let Some(batch) = guard.as_mut() else { return Err(self.batch_error("not started")) };
-        match self.read_blob(batch, path) {
+        match self.read_blob(batch, path, blob) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) => {
                 // A failed exchange leaves the stream out of step: start afresh next time.
@@ -141,8 +146,20 @@ impl Tree for GitTree {
 
     fn list(&self, dir: &str) -> Result<Vec<String>, RepoError> {
         check_path(dir)?;
-        Ok(self.files.iter().filter(|p| under(dir, p)).cloned().collect())
+        Ok(self.files.iter().filter(|(p, _)| under(dir, p)).map(|(p, _)| p.clone()).collect())
     }
+}
+
+/// One `git ls-tree -z` record, `<mode> blob <id>\t<path>`, as (path, id); submodules
+/// (commits) are not files of this repository. A path that is not UTF-8 is kept lossily, so it
+/// still cannot name another file's blob: its id travels with it.
+fn blob_entry(record: &[u8]) -> Option<(String, String)> {
+    let tab = record.iter().position(|b| *b == b'\t')?;
+    let (meta, path) = (String::from_utf8_lossy(&record[..tab]), &record[tab + 1..]);
+    let mut fields = meta.split(' ');
+    let (_mode, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
+    (kind == "blob" && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| (String::from_utf8_lossy(path).into_owned(), id.to_owned()))
 }
 
 #[cfg(test)]
@@ -179,5 +196,29 @@ mod tests {
 
         assert!(matches!(GitTree::open(d, "no-such-branch"), Err(RepoError::UnknownRev { .. })));
         assert!(matches!(GitTree::open(d, "--help"), Err(RepoError::UnknownRev { .. })));
+    }
+
+    #[test]
+    fn a_newline_in_a_file_name_cannot_put_reads_out_of_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("a.yaml"), "old a\n").unwrap();
+        sh(d, &["add", "."]);
+        sh(d, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+        let old = GitTree::open(d, "HEAD").unwrap();
+        // The name asks the batch for `a.yaml`, then for the old commit's `a.yaml`.
+        let evil = format!("a.yaml\n{}:a.yaml", old.commit());
+        std::fs::write(d.join("a.yaml"), "new a\n").unwrap();
+        std::fs::write(d.join(&evil), "the evil file's own bytes\n").unwrap();
+        std::fs::write(d.join("b.yaml"), "b\n").unwrap();
+        sh(d, &["add", "."]);
+        sh(d, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "two"]);
+
+        let head = GitTree::open(d, "HEAD").unwrap();
+        assert!(head.list("").unwrap().contains(&evil));
+        assert_eq!(head.read(&evil).unwrap().unwrap(), b"the evil file's own bytes\n");
+        assert_eq!(head.read("b.yaml").unwrap().unwrap(), b"b\n");
+        assert_eq!(head.read("a.yaml").unwrap().unwrap(), b"new a\n");
     }
 }

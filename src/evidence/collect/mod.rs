@@ -691,6 +691,10 @@ async fn download_runs<G: GitHub>(
             Ok(list) => {
                 for a in list {
                     let fact = match order.rank(run.id, &a.name, limits) {
+                        // Checked before anything is planned: the name becomes a folder of the bundle.
+                        _ if !is_safe_artifact_name(&a.name) => Fact::Unavailable(
+                            "the artifact name is not a single safe folder name; content not collected".into(),
+                        ),
                         None => Fact::Unavailable("not read by any check; content not collected".into()),
                         Some(_) if a.expired => Fact::Unavailable("expired".into()),
                         Some(rank) => {
@@ -775,6 +779,17 @@ async fn download_runs<G: GitHub>(
     }
     store_job_logs(job_logs, &mut runs, downloaded, &mut tree);
     (runs, tree)
+}
+
+/// Whether an artifact name can be one folder of the bundle (`artifacts/<run id>/<name>/`):
+/// not empty, not `.` or `..`, no path separator, no control character, at most 255 bytes.
+/// GitHub refuses such names at upload, so one here is hostile or corrupt.
+fn is_safe_artifact_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 fn store_job_logs(
@@ -948,6 +963,16 @@ fn hf_repo_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn artifact_names_that_are_not_one_folder_are_unsafe() {
+        for bad in ["", ".", "..", "../x", "bmk_a/../../x", "a\\b", "a\nb", "a\0b", &"a".repeat(256)] {
+            assert!(!is_safe_artifact_name(bad), "{bad:?}");
+        }
+        for good in ["bmk_dsr1_8k1k", "eval_x.y-z", "..a", "a b"] {
+            assert!(is_safe_artifact_name(good), "{good:?}");
+        }
+    }
 
     #[test]
     fn run_ids_from_details_urls() {
