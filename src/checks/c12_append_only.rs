@@ -50,6 +50,7 @@ pub fn check(cx: &Context) -> Outcome {
         trim_conc: false,
         all_evals: ev.pull_request.labels.iter().any(|l| l == "all-evals"),
         evals_only: ev.pull_request.labels.iter().any(|l| l == "evals-only"),
+        max_rows: None,
     };
     let additions = match appended(ev, &path, base_text, head_text) {
         Ok(a) => a,

@@ -99,7 +99,7 @@ pub fn pr_changelog(ev: &crate::evidence::Evidence) -> Result<Option<PrChangelog
     };
     let labelled = |name: &str| ev.pull_request.labels.iter().any(|l| l == name);
     let options =
-        ProcessOptions { trim_conc: false, all_evals: labelled("all-evals"), evals_only: labelled("evals-only") };
+        ProcessOptions { all_evals: labelled("all-evals"), evals_only: labelled("evals-only"), ..Default::default() };
     let additions = super::c12_append_only::appended(ev, &path, base, head)?;
     Ok(Some(PrChangelog { path, additions, options }))
 }

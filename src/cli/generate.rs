@@ -105,6 +105,7 @@ impl CommonArgs {
                 .scenario_type
                 .as_ref()
                 .map(|v| v.iter().filter_map(|s| ScenarioType::parse(s)).collect()),
+            max_rows: None,
         }
     }
 }

@@ -115,7 +115,7 @@ pub fn compute_from(
 }
 
 fn options(diff: &DiffArgs, trim_conc: bool) -> ProcessOptions {
-    ProcessOptions { trim_conc, all_evals: diff.all_evals, evals_only: diff.evals_only }
+    ProcessOptions { trim_conc, all_evals: diff.all_evals, evals_only: diff.evals_only, max_rows: None }
 }
 
 pub fn run_matrix(args: &MatrixArgs) -> anyhow::Result<ExitCode> {

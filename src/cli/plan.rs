@@ -9,7 +9,7 @@ use sweepgate::intake::labels::LabelDecision;
 use sweepgate::matrix::process::ProcessOptions;
 use sweepgate::repo::Layout;
 use sweepgate::sweep::plan::{plan, SweepPlan};
-use sweepgate::sweep::plan_input::Plan;
+use sweepgate::sweep::plan_input::{Plan, MAX_POINTS};
 use sweepgate::sweep::plan_jobs::{dispatch_plan, JobDefaults, PoolPlan};
 use sweepgate::sweep::pool::load_file;
 
@@ -63,8 +63,12 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         (args.pr.decide(false), SweepPlan::none())
     } else {
         let decision = args.pr.decide(true);
-        let options =
-            ProcessOptions { trim_conc: false, all_evals: decision.all_evals, evals_only: decision.evals_only };
+        let options = ProcessOptions {
+            trim_conc: false,
+            all_evals: decision.all_evals,
+            evals_only: decision.evals_only,
+            max_rows: Some(MAX_POINTS),
+        };
         let matrix = compute_from(&added, &args.revisions, &opened, options)?;
         let sweep = plan(&decision, &matrix);
         (decision, sweep)

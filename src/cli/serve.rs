@@ -17,6 +17,7 @@ use sweepgate::server::config::ServeFile;
 use sweepgate::server::conn::{self, ConnLimits};
 use sweepgate::server::details::DetailsStore;
 use sweepgate::server::handlers::{BotConfig, SlurmCancel};
+use sweepgate::server::instance::InstanceLock;
 use sweepgate::server::metrics::Metrics;
 use sweepgate::server::sweeps::{ClientCheckRuns, SweepService, SweepSettings};
 use sweepgate::server::{build, Clients, ServerConfig, Single};
@@ -379,8 +380,18 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
         print!("{shown}");
         return Ok(ExitCode::SUCCESS);
     }
+    // One server per state (decision HE4): refused before anything is opened or bound.
+    let _state_lock = InstanceLock::acquire(&args.state)?;
+    let _sweeps_lock = match sweep_settings(&args) {
+        Some(settings) => Some(InstanceLock::acquire(&settings.state_dir)?),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(serve(&args))?;
+    let served = runtime.block_on(serve(&args));
+    // The drain already had its time: blocking tasks still stuck (a hung Slurm call) must not
+    // keep a stopped server alive (dropping the runtime would wait for them).
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -115,14 +115,29 @@ struct Patchwork {
     waived_by: Vec<String>,
 }
 
-/// Which policy scored a sweep's points: a named fact in the check run, never silent.
+/// Which policy scored a sweep's points: a named fact in the check run, never silent. The
+/// policy is read at the tip of the PR's target branch (`at`, ARCHITECTURE decision 6), never
+/// from the PR head: `proposed` says the head changes the file, which orders nothing until it
+/// is merged.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PolicySource {
-    /// The repository's file at the PR head.
-    File { path: String },
-    /// The file is absent at the head: spec 10 §9's table was used.
-    SpecDefault { path: String },
+    /// The repository's file at the target branch's tip.
+    File {
+        path: String,
+        #[serde(default)]
+        at: String,
+        #[serde(default)]
+        proposed: bool,
+    },
+    /// The file is absent at the target branch's tip: spec 10 §9's table was used.
+    SpecDefault {
+        path: String,
+        #[serde(default)]
+        at: String,
+        #[serde(default)]
+        proposed: bool,
+    },
 }
 
 impl CiPriority {
@@ -136,7 +151,47 @@ impl CiPriority {
                 format!("unsupported CI priority policy version {} (sweepgate reads version 1)", policy.version);
             return Err(YamlError::at(pos, message).in_file(file));
         }
+        policy.check_sums(&root).map_err(|e| e.in_file(file))?;
         Ok(policy)
+    }
+
+    /// Every score the policy can give is finite: each number is, but a row combines the base
+    /// score with one entry of each adjustment (and the checklist bonus), and `1e308 + 1e308`
+    /// is `inf` (with `-inf`, `NaN`), which orders nothing. Upstream's `Decimal` quantize
+    /// raises on an infinite sum too. The entry whose addition can overflow is named.
+    fn check_sums(&self, root: &yaml::Node) -> Result<(), YamlError> {
+        let a = &self.adjustments;
+        let checklist = self.labels.checklist_complete.as_ref();
+        let terms = [
+            Some((self.base_score.0, vec!["base-score"])),
+            largest(&a.event, "event"),
+            Some((a.multi_node.0, vec!["adjustments", "multi-node"])),
+            Some((a.agentic.0, vec!["adjustments", "agentic"])),
+            Some((a.eval_only.0, vec!["adjustments", "eval-only"])),
+            largest(&a.precision, "precision"),
+            largest(&a.spec_decoding, "spec-decoding"),
+            largest(&a.framework_prefix, "framework-prefix"),
+            largest(&a.model_prefix, "model-prefix"),
+            checklist.map(|c| (c.adjustment.0, vec!["labels", "checklist-complete", "adjustment"])),
+        ];
+        let mut sum = 0.0_f64;
+        let combined = terms.into_iter().flatten().map(|term| (term, true));
+        // A patchwork label's score replaces the sum: it only has to stay finite itself.
+        let patchwork = ((self.labels.patchwork.score.0, vec!["labels", "patchwork", "score"]), false);
+        for ((value, path), adds) in combined.chain([patchwork]) {
+            sum = if adds { sum + value.abs() } else { value.abs() };
+            // The half-up rounding scales by 1000: the sum must stay finite after that too.
+            if !(sum * 1000.0).is_finite() {
+                let message = format!(
+                    "{} = {value:e} can make a priority infinite: base-score plus the adjustments one row \
+                     can combine must stay a finite number (|sum| ≤ {:e})",
+                    path.join("."),
+                    f64::MAX / 1000.0
+                );
+                return Err(YamlError::at(path_in(root, &path), message));
+            }
+        }
+        Ok(())
     }
 
     /// Spec 10 §9's policy (version 1).
@@ -178,6 +233,24 @@ impl CiPriority {
         }
         round(score)
     }
+}
+
+/// The entry of an adjustment table with the largest magnitude, with its path in the file.
+fn largest<'a>(table: &'a IndexMap<String, Score>, name: &'static str) -> Option<(f64, Vec<&'a str>)> {
+    let entry = table.iter().max_by(|x, y| x.1 .0.abs().total_cmp(&y.1 .0.abs()));
+    entry.map(|(key, score)| (score.0, vec!["adjustments", name, key.as_str()]))
+}
+
+/// Where `path` (map keys from the root) is in the file, or the deepest map on the way.
+fn path_in(root: &yaml::Node, path: &[&str]) -> yaml::Pos {
+    let mut node = root;
+    for key in path {
+        match node.get(key) {
+            Some(next) => node = next,
+            None => break,
+        }
+    }
+    node.pos
 }
 
 /// Half-up to 0.001; the small bias absorbs binary representation error (2.0005 → 2.001).
@@ -243,6 +316,26 @@ mod tests {
         assert!(e.starts_with("configs/ci-priority.yaml:4:") && e.contains("precison"), "{e}");
         let e = err(&format!("version: 1\nbase-score: .inf\n{base}"));
         assert!(e.starts_with("configs/ci-priority.yaml:2:13: base-score: must be a finite number"), "{e}");
+        let e = err(&format!("version: 1\nbase-score: 1e305\nadjustments:\n  event: {{push: 1e305}}\n{base}"));
+        assert!(
+            e.starts_with("configs/ci-priority.yaml:4:17: adjustments.event.push = 1e305 can make a priority infinite"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "version: 1\nbase-score: 0\nadjustments:\n  precision: {{fp4: -1e305, fp8: 1}}\n  spec-decoding:\n    mtp: -1e305\n{base}"
+        ));
+        assert!(e.starts_with("configs/ci-priority.yaml:6:10: adjustments.spec-decoding.mtp = -1e305 can make"), "{e}");
+        let e = err(&format!("version: 1\nbase-score: 1e306\n{base}"));
+        assert!(
+            e.starts_with("configs/ci-priority.yaml:2:13: base-score = 1e306 can make"),
+            "{e}: rounding scales by 1000"
+        );
+        let e = err(
+            "version: 1\nbase-score: 1\nlabels:\n  skip-queue: {name: q}\n  patchwork: {names: [p], score: -1e307}\n",
+        );
+        assert!(e.starts_with("configs/ci-priority.yaml:5:") && e.contains("labels.patchwork.score"), "{e}");
+        let huge_but_finite = format!("version: 1\nbase-score: 1e300\nadjustments:\n  event: {{push: -1e300}}\n{base}");
+        assert!(CiPriority::parse(&huge_but_finite, file).is_ok(), "sums that stay finite are accepted");
         let e = err("version: 1\nbase-score: 1\nlabels:\n  skip-queue: {name: q}\n");
         assert!(e.contains("patchwork"), "{e}");
         let e = err("version: 1\nbase-score: [1\n");

@@ -81,6 +81,9 @@ pub struct CommonOptions {
     pub runner_node_filter: Option<String>,
     /// `--scenario-type`; `None` = every scenario.
     pub scenario_types: Option<Vec<ScenarioType>>,
+    /// Stop with [`MatrixError::TooManyRows`] past this many rows (a sweep's point bound), so a
+    /// PR-written `conc-list` cannot make the generator build millions of rows first.
+    pub max_rows: Option<usize>,
 }
 
 impl CommonOptions {
@@ -314,6 +317,7 @@ pub fn test_config_rows(
                                 continue;
                             }
                             for runner in &runner_values {
+                                within_rows(common.max_rows, rows.len() + 1)?;
                                 rows.push(multi_fixed_row(config, block.isl, block.osl, space, &conc, runner));
                             }
                         }
@@ -323,6 +327,7 @@ pub fn test_config_rows(
                             let conc = keep(conc_present(&space.raw, &space.conc()));
                             for c in conc {
                                 for runner in &runner_values {
+                                    within_rows(common.max_rows, rows.len() + 1)?;
                                     rows.push(single_fixed_row(
                                         config, block.isl, block.osl, space, c, runner, space.ep,
                                     ));
@@ -341,12 +346,21 @@ pub fn test_config_rows(
                     if conc.is_empty() {
                         continue;
                     }
+                    within_rows(common.max_rows, rows.len() + conc.len().saturating_mul(runner_values.len()))?;
                     rows.extend(agentic_rows(config, space, &conc, &runner_values, dram)?);
                 }
             }
         }
     }
     Ok(rows)
+}
+
+/// Refuses rows past the bound, before they are built (`rows`: the count once they are).
+pub fn within_rows(max_rows: Option<usize>, rows: usize) -> Result<(), MatrixError> {
+    match max_rows {
+        Some(max) if rows > max => Err(MatrixError::TooManyRows { max }),
+        _ => Ok(()),
+    }
 }
 
 /// `generate_full_sweep` rows (before eval marking).

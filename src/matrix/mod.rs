@@ -50,6 +50,9 @@ pub enum MatrixError {
     Generate(String),
     #[error("{0}")]
     AppendOnly(String),
+    /// The sweep's point bound (`sweep::plan_input::MAX_POINTS`), named in the refusal.
+    #[error("the matrix has more than {max} rows: a sweep runs at most {max} points (MAX_POINTS); split the change")]
+    TooManyRows { max: usize },
     #[error("{0}")]
     Repo(#[from] RepoError),
 }

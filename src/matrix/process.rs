@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::append_only::{append_only_delta, validate_scope};
 use super::diff::Additions;
-use super::generate::{finish, seq_name, test_config_rows, CommonOptions, EvalFlags, TestConfigOptions};
+use super::generate::{finish, seq_name, test_config_rows, within_rows, CommonOptions, EvalFlags, TestConfigOptions};
 use super::inputs::{self, Inputs};
 use super::json::{canonical, frozen_without};
 use super::output::{normalize, ChangelogMetadata, MatrixOutput, RowKind};
@@ -26,6 +26,9 @@ pub struct ProcessOptions {
     pub trim_conc: bool,
     pub all_evals: bool,
     pub evals_only: bool,
+    /// The generator stops past this many rows ([`MatrixError::TooManyRows`]): the sweep
+    /// paths pass their point bound; the verifier reads the matrix as upstream builds it.
+    pub max_rows: Option<usize>,
 }
 
 /// One side of the comparison: the ref as the user wrote it and the files at it.
@@ -142,8 +145,9 @@ fn generator_call(
     keys: &[String],
     scenarios: &[ScenarioType],
     evals: EvalFlags,
+    max_rows: Option<usize>,
 ) -> Result<Vec<Row>, MatrixError> {
-    let common = CommonOptions { evals, runner_node_filter: None, scenario_types: Some(scenarios.to_vec()) };
+    let common = CommonOptions { evals, runner_node_filter: None, scenario_types: Some(scenarios.to_vec()), max_rows };
     let rows = test_config_rows(&inputs.configs, &inputs.runners, keys, &TestConfigOptions::default(), &common)?;
     Ok(finish(rows, evals))
 }
@@ -242,12 +246,13 @@ pub fn process(
         if !suppress {
             for (unseen, keys) in group_unseen(configs, &scenarios, &mut bench_seen) {
                 let no_evals = EvalFlags { no_evals: true, ..EvalFlags::default() };
-                let mut rows = generator_call(&head_inputs, &keys, &unseen, no_evals)?;
+                let mut rows = generator_call(&head_inputs, &keys, &unseen, no_evals, options.max_rows)?;
                 if let (true, Some(base_inputs)) = (entry.append_only, &base_inputs) {
-                    let base_rows = generator_call(base_inputs, &keys, &unseen, no_evals)?;
+                    let base_rows = generator_call(base_inputs, &keys, &unseen, no_evals, options.max_rows)?;
                     rows = append_only_delta(&base_rows, &rows)?;
                 }
                 bench_rows.extend(rows);
+                within_rows(options.max_rows, bench_rows.len() + eval_rows.len())?;
             }
         }
         if entry.append_only {
@@ -255,7 +260,7 @@ pub fn process(
         }
         for (unseen, keys) in group_unseen(configs, &scenarios, &mut eval_seen) {
             let flags = EvalFlags { no_evals: false, evals_only: true, all_evals: expand_all };
-            let mut rows = generator_call(&head_inputs, &keys, &unseen, flags)?;
+            let mut rows = generator_call(&head_inputs, &keys, &unseen, flags, options.max_rows)?;
             if let Some(min_ep) = entry.eval_min_prefill_ep {
                 rows.retain(|r| match r.get("prefill") {
                     Some(Value::Object(p)) => p.get("ep").map_or(Some(1), Value::as_i64).is_some_and(|ep| ep >= min_ep),
@@ -263,6 +268,7 @@ pub fn process(
                 });
             }
             eval_rows.extend(rows);
+            within_rows(options.max_rows, bench_rows.len() + eval_rows.len())?;
         }
     }
     if options.trim_conc {

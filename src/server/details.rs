@@ -309,6 +309,10 @@ fn sweep_view(id: String, head: String, ledger: String, at: String) -> Value {
     } else {
         Err(format!("ledger {ledger} does not exist"))
     };
+    // The path and the error are the operators' (the log); the page says the ledger is unreadable.
+    if let Err(e) = &points {
+        tracing::warn!(sweep = %id, error = %e, "the details page cannot read a sweep's ledger");
+    }
     let (points, error) = match points {
         Ok(points) => (
             points
@@ -318,12 +322,13 @@ fn sweep_view(id: String, head: String, ledger: String, at: String) -> Value {
                         point => p.point_id.clone(), family => p.family.clone(), canary => p.is_canary,
                         state => p.state.as_str(), job => p.job_id.as_ref().map(|j| j.to_string()),
                         exit_code => p.exit_code, reason => p.reason.clone().or(p.cancel_reason.clone()),
+                        refusal => Value::from(minijinja::value::Serde(crate::sweep::check_run::refusal(p))),
                     }
                 })
                 .collect::<Vec<_>>(),
             None,
         ),
-        Err(e) => (Vec::new(), Some(e)),
+        Err(_) => (Vec::new(), Some(true)),
     };
     minijinja::context! { id, head, at, points, error }
 }
@@ -469,8 +474,26 @@ mod tests {
         ledger.mark_submitting("sw1", "p-a").unwrap();
         let html = store.render(&repo(), 7).unwrap().unwrap();
         assert!(html.contains("<td>submitting</td>"), "the page re-reads the ledger: {html}");
+        // Issue 24: the page showed raw sbatch stderr (account, service user, host) and paths.
+        let stderr = "sbatch: error: Batch job submission failed: Invalid account or account/partition \
+                      combination specified (user svc-bench, host login-07.corp.internal, account proj-x)";
+        let outcome = crate::sweep::ledger::Outcome {
+            reason: Some(format!("sbatch refused the job: {stderr}")),
+            provenance: Some(serde_json::json!({"refusal": "invalid_account"})),
+            ..Default::default()
+        };
+        ledger.finish("sw1", "p-a", crate::sweep::ledger::PointState::Failed, &outcome).unwrap();
+        let html = store.render(&repo(), 7).unwrap().unwrap();
+        assert!(html.contains("the scheduler refused the job: invalid account"), "{html}");
+        assert!(html.contains("调度器拒绝了该作业：账户无效"), "{html}");
+        assert!(!html.contains("svc-bench") && !html.contains("login-07") && !html.contains("proj-x"), "{html}");
+        assert_eq!(
+            ledger.points("sw1").unwrap()[0].reason.as_deref(),
+            outcome.reason.as_deref(),
+            "the ledger keeps it"
+        );
         store.record_sweep(&repo(), 7, "abc", &dir.path().join("gone.sqlite"), "sw2");
         let html = store.render(&repo(), 7).unwrap().unwrap();
-        assert!(html.contains("could not be read") && html.contains("gone.sqlite does not exist"), "{html}");
+        assert!(html.contains("could not be read") && !html.contains("gone.sqlite"), "no server path: {html}");
     }
 }

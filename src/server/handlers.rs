@@ -230,16 +230,17 @@ async fn start_sweep(
 ) {
     let Some(service) = cfg.sweeps.clone() else { return };
     let (repo, installation, pr) = (e.repo.clone(), e.installation_id, pull.number);
-    let (base, head) = (pull.base.sha.clone(), pull.head.sha.clone());
+    let (base, base_ref, head) = (pull.base.sha.clone(), pull.base.ref_name.clone(), pull.head.sha.clone());
     let labels: Vec<String> = pull.label_names().into_iter().map(str::to_owned).collect();
     let rerun_finished = e.action == "labeled";
     let job = tokio::task::spawn_blocking(move || {
-        let (base_sha, head_sha, labels, decision) = (&base, &head, &labels, &decision);
+        let (base_sha, base_ref, head_sha, labels, decision) = (&base, &base_ref, &head, &labels, &decision);
         service.start(&SweepRequest {
             repo: &repo,
             installation,
             pr,
             base_sha,
+            base_ref,
             head_sha,
             labels,
             decision,

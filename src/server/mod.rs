@@ -9,6 +9,7 @@ pub mod config;
 pub mod conn;
 pub mod details;
 pub mod handlers;
+pub mod instance;
 pub mod metrics;
 pub mod queue;
 mod reconcile;

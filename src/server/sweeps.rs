@@ -7,7 +7,7 @@
 //! `state_dir` (the ledger, one JSON record per sweep, the results store), so a killed server
 //! resumes every unfinished sweep and never submits a point twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -22,8 +22,9 @@ use crate::github::types::CheckRunInput;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::labels::LabelDecision;
 use crate::server::details::DetailsStore;
-use crate::sweep::cancel::{cancel_pull_request, Cancelled};
+use crate::sweep::cancel::{cancel_pull_request, CancelError, Cancelled};
 use crate::sweep::check_run::SweepView;
+use crate::sweep::dispatch::job_prefix;
 use crate::sweep::dispatch_pool::DispatchPool;
 use crate::sweep::engine::{Engine, EnginePool, EngineSweep};
 use crate::sweep::launch::{self, LaunchPool, LaunchTarget};
@@ -32,6 +33,7 @@ use crate::sweep::plan_input::Plan;
 use crate::sweep::plan_jobs::SkippedRow;
 use crate::sweep::pool::load_file;
 use crate::sweep::results_store::{ResultsStore, StoredSweep};
+use crate::sweep::scheduler::Scheduler;
 use crate::sweep::slurm::SlurmCli;
 use crate::sweep::transport;
 
@@ -113,6 +115,8 @@ pub struct SweepRequest<'a> {
     pub installation: Option<u64>,
     pub pr: u64,
     pub base_sha: &'a str,
+    /// The target branch (`base.ref`): its tip holds the CI-priority policy.
+    pub base_ref: &'a str,
     pub head_sha: &'a str,
     pub labels: &'a [String],
     pub decision: &'a LabelDecision,
@@ -131,8 +135,9 @@ struct SweepRecord {
     installation: Option<u64>,
     /// (pool, plan) — each plan's sweep id is `<id>-<pool>`.
     plans: Vec<(String, Plan)>,
-    #[serde(default)]
-    priorities: std::collections::HashMap<String, f64>,
+    /// A `null` (a NaN saved by an older server) reads as NaN, which the engine ranks lowest.
+    #[serde(default, deserialize_with = "priorities_or_nan")]
+    priorities: HashMap<String, f64>,
     skipped: Vec<SkippedRow>,
     /// Why nothing could run (planning failed).
     error: Option<String>,
@@ -147,6 +152,14 @@ struct SweepRecord {
     priority_policy: Option<crate::domain::ci_priority::PolicySource>,
     #[serde(skip)]
     last_post: Option<Instant>,
+    /// Being planned (outside the service lock): counts as live, has no check run yet.
+    #[serde(skip)]
+    planning: bool,
+}
+
+fn priorities_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<HashMap<String, f64>, D::Error> {
+    let read: HashMap<String, Option<f64>> = Deserialize::deserialize(d)?;
+    Ok(read.into_iter().map(|(point, p)| (point, p.unwrap_or(f64::NAN))).collect())
 }
 
 impl SweepRecord {
@@ -155,17 +168,23 @@ impl SweepRecord {
     }
 }
 
-struct Inner {
-    engine: Engine,
-    sweeps: BTreeMap<String, SweepRecord>,
+/// What the sweeps thread is told: run these sweeps (of this record), or just look again.
+enum Msg {
+    Wake,
+    Add { record: String, sweeps: Vec<EngineSweep> },
 }
 
+/// The sweep service. The [`Engine`] (and every Slurm call it makes) belongs to the sweeps
+/// thread alone; the records' lock is never held across Slurm, git or GitHub, so an event for
+/// one PR is handled while another PR's Slurm calls are slow (decision HE2).
 pub struct SweepService {
     settings: SweepSettings,
     pools: Vec<LaunchPool>,
-    inner: Mutex<Inner>,
-    wake: Mutex<mpsc::Sender<()>>,
+    sweeps: Mutex<BTreeMap<String, SweepRecord>>,
+    wake: Mutex<mpsc::Sender<Msg>>,
     store: ResultsStore,
+    /// Each pool's transport for the cancel path (its own instance: no engine lock needed).
+    cancellers: Vec<Box<dyn Scheduler + Send + Sync>>,
 }
 
 impl std::fmt::Debug for SweepService {
@@ -178,13 +197,22 @@ fn state_err(path: &Path, e: impl std::fmt::Display) -> SweepSetupError {
     SweepSetupError::State { path: path.display().to_string(), message: e.to_string() }
 }
 
+/// A pool as the server runs it: what plans name, what the engine drives, and a second
+/// transport for cancels.
+struct LoadedPool {
+    launch: LaunchPool,
+    engine: EnginePool,
+    canceller: Box<dyn Scheduler + Send + Sync>,
+}
+
 /// Reads a pool file for the server: a full profile with a `launcher`, and the scheduler its
 /// transport names (decision L22).
-fn load_pool(path: &Path) -> Result<(LaunchPool, EnginePool), SweepSetupError> {
+fn load_pool(path: &Path) -> Result<LoadedPool, SweepSetupError> {
     let file = path.display().to_string();
     let invalid = |message: String| SweepSetupError::Invalid { file: file.clone(), message };
     let profile = load_file(path)?;
     let scheduler = transport::scheduler(&profile).map_err(|e| invalid(e.to_string()))?;
+    let canceller = transport::scheduler(&profile).map_err(|e| invalid(e.to_string()))?;
     if !profile.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') || profile.name.len() > 20 {
         return Err(invalid(format!(
             "pool name {:?} must be ≤ 20 of [A-Za-z0-9_-] (it is part of sweep ids)",
@@ -196,8 +224,42 @@ fn load_pool(path: &Path) -> Result<(LaunchPool, EnginePool), SweepSetupError> {
     let launcher = launcher.canonicalize().map_err(|e| invalid(format!("launcher {}: {e}", launcher.display())))?;
     let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
     let pool = DispatchPool::parse(&bytes, path).map_err(|e| invalid(e.to_string()))?;
-    let engine_pool = EnginePool { output_root: PathBuf::from(&profile.output_root), pool, scheduler };
-    Ok((LaunchPool { profile, launcher: launcher.display().to_string() }, engine_pool))
+    let engine = EnginePool { output_root: PathBuf::from(&profile.output_root), pool, scheduler };
+    Ok(LoadedPool { launch: LaunchPool { profile, launcher: launcher.display().to_string() }, engine, canceller })
+}
+
+/// Reads every sweep record under `dir`. A record that cannot be read is moved to
+/// `dir/quarantine/` and logged with why, so one bad file never stops the server (its sweep
+/// is not resumed; the ledger still has its points for an operator).
+fn load_records(dir: &Path) -> Result<Vec<SweepRecord>, SweepSetupError> {
+    let mut records = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| state_err(dir, e))? {
+        let path = entry.map_err(|e| state_err(dir, e))?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let read = std::fs::read(&path).map_err(|e| e.to_string());
+        match read.and_then(|text| serde_json::from_slice::<SweepRecord>(&text).map_err(|e| e.to_string())) {
+            Ok(record) => records.push(record),
+            Err(why) => quarantine(dir, &path, &why),
+        }
+    }
+    Ok(records)
+}
+
+fn quarantine(dir: &Path, path: &Path, why: &str) {
+    let to = dir.join("quarantine").join(path.file_name().unwrap_or_default());
+    let moved = std::fs::create_dir_all(dir.join("quarantine")).and_then(|()| std::fs::rename(path, &to));
+    match moved {
+        Ok(()) => tracing::error!(
+            record = %path.display(), moved_to = %to.display(), error = why,
+            "a sweep record cannot be read: quarantined, its sweep is not resumed"
+        ),
+        Err(e) => tracing::error!(
+            record = %path.display(), error = why, move_error = %e,
+            "a sweep record cannot be read and cannot be moved aside: skipped"
+        ),
+    }
 }
 
 impl SweepService {
@@ -210,10 +272,12 @@ impl SweepService {
     ) -> Result<Arc<SweepService>, SweepSetupError> {
         let mut launch_pools = Vec::new();
         let mut engine_pools = BTreeMap::new();
+        let mut cancellers = Vec::new();
         for path in &settings.pools {
-            let (launch, engine) = load_pool(path)?;
-            engine_pools.insert(launch.profile.name.clone(), engine);
-            launch_pools.push(launch);
+            let loaded = load_pool(path)?;
+            engine_pools.insert(loaded.launch.profile.name.clone(), loaded.engine);
+            launch_pools.push(loaded.launch);
+            cancellers.push(loaded.canceller);
         }
         let records_dir = settings.state_dir.join("sweeps");
         std::fs::create_dir_all(&records_dir).map_err(|e| state_err(&records_dir, e))?;
@@ -221,13 +285,7 @@ impl SweepService {
         let store = ResultsStore::open(&settings.state_dir.join("results"))?;
         let mut engine = Engine::new(engine_pools, ledger, settings.poll_interval, settings.unreachable_limit);
         let mut sweeps = BTreeMap::new();
-        for entry in std::fs::read_dir(&records_dir).map_err(|e| state_err(&records_dir, e))? {
-            let path = entry.map_err(|e| state_err(&records_dir, e))?.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let text = std::fs::read(&path).map_err(|e| state_err(&path, e))?;
-            let mut record: SweepRecord = serde_json::from_slice(&text).map_err(|e| state_err(&path, e))?;
+        for mut record in load_records(&records_dir)? {
             if !record.concluded {
                 for (pool, plan) in &record.plans {
                     let sweep =
@@ -244,20 +302,22 @@ impl SweepService {
         let service = Arc::new(SweepService {
             settings,
             pools: launch_pools,
-            inner: Mutex::new(Inner { engine, sweeps }),
+            sweeps: Mutex::new(sweeps),
             wake: Mutex::new(tx),
             store,
+            cancellers,
         });
         let worker = service.clone();
         std::thread::Builder::new()
             .name("sweeps".into())
-            .spawn(move || worker.run(&rx, checks.as_ref(), &runtime))
+            .spawn(move || worker.run(engine, &rx, checks.as_ref(), &runtime))
             .map_err(|e| state_err(Path::new("sweeps thread"), e))?;
         Ok(service)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    /// The records; held for map edits and local file writes only.
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, SweepRecord>> {
+        self.sweeps.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn save(&self, record: &SweepRecord) {
@@ -272,53 +332,67 @@ impl SweepService {
         }
     }
 
-    fn wake(&self) {
-        let _ = self.wake.lock().unwrap_or_else(|p| p.into_inner()).send(());
+    fn send(&self, msg: Msg) {
+        let _ = self.wake.lock().unwrap_or_else(|p| p.into_inner()).send(msg);
     }
 
     /// Starts the sweep of the PR's head unless one is live for it (a redelivery or a second
-    /// qualifying event changes nothing). Returns a line for the event's outcome.
+    /// qualifying event changes nothing). Returns a line for the event's outcome. Git runs
+    /// outside the records' lock: the sweep is held as "planning" meanwhile.
     pub fn start(&self, request: &SweepRequest<'_>) -> String {
-        let SweepRequest { repo, installation, pr, base_sha, head_sha, labels, decision, rerun_finished } = *request;
+        let SweepRequest { repo, installation, pr, base_sha, base_ref, head_sha, labels, decision, rerun_finished } =
+            *request;
         let full = repo.to_string();
         let short = head_sha.get(..10).unwrap_or(head_sha);
-        let mut inner = self.lock();
-        let same_head = || inner.sweeps.values().filter(|s| s.repo == full && s.pr == pr && s.head_sha == head_sha);
-        if let Some(live) = same_head().find(|s| s.live()) {
-            return format!("sweep {} already runs for {short}", live.id);
-        }
-        if let Some(done) = same_head().next_back().filter(|_| !rerun_finished) {
-            return format!("sweep {} already ran for {short}; add the label again to run it again", done.id);
-        }
-        let id = format!("pr{pr}-{short}-a{}", same_head().count() + 1);
+        let id = {
+            let mut sweeps = self.lock();
+            let same_head = || sweeps.values().filter(|s| s.repo == full && s.pr == pr && s.head_sha == head_sha);
+            if let Some(live) = same_head().find(|s| s.live()) {
+                return format!("sweep {} already runs for {short}", live.id);
+            }
+            if let Some(done) = same_head().next_back().filter(|_| !rerun_finished) {
+                return format!("sweep {} already ran for {short}; add the label again to run it again", done.id);
+            }
+            let id = format!("pr{pr}-{short}-a{}", same_head().count() + 1);
+            let record = SweepRecord {
+                id: id.clone(),
+                repo: full.clone(),
+                pr,
+                head_sha: head_sha.to_owned(),
+                installation,
+                plans: Vec::new(),
+                priorities: HashMap::new(),
+                skipped: Vec::new(),
+                error: None,
+                cancelled: false,
+                check_run_id: None,
+                concluded: false,
+                notes: Vec::new(),
+                priority_policy: None,
+                last_post: None,
+                planning: true,
+            };
+            sweeps.insert(id.clone(), record);
+            id
+        };
         ensure_commits(&self.settings.repo_dir, pr, &[base_sha, head_sha]);
+        let policy_sha = target_tip(&self.settings.repo_dir, base_ref).unwrap_or_else(|| base_sha.to_owned());
         let target = LaunchTarget {
             repo_dir: &self.settings.repo_dir,
             base_sha,
             head_sha,
+            policy_sha: &policy_sha,
             repo: &full,
             pr,
             sweep_id: &id,
             labels,
         };
-        let mut record = SweepRecord {
-            id: id.clone(),
-            repo: full.clone(),
-            pr,
-            head_sha: head_sha.to_owned(),
-            installation,
-            plans: Vec::new(),
-            priorities: Default::default(),
-            skipped: Vec::new(),
-            error: None,
-            cancelled: false,
-            check_run_id: None,
-            concluded: false,
-            notes: Vec::new(),
-            priority_policy: None,
-            last_post: None,
-        };
-        let line = match launch::build(&target, decision, &self.pools) {
+        let built = launch::build(&target, decision, &self.pools);
+        let mut sweeps = self.lock();
+        let Some(record) = sweeps.get_mut(&id) else { return format!("sweep {id} was dropped while planned") };
+        record.planning = false;
+        let mut engine_sweeps = Vec::new();
+        let line = match built {
             Ok(built) => {
                 record.skipped = built.skipped;
                 record.priorities = built.priorities;
@@ -327,20 +401,22 @@ impl SweepService {
                 if record.plans.is_empty() {
                     record.error = Some("no configured pool serves any row of the sweep".into());
                 }
-                // Recorded before the engine may submit anything, so a restart finds it.
-                self.save(&record);
                 if let Some(details) = &self.settings.details {
                     let ledger = self.settings.state_dir.join("ledger.db");
                     for (_, plan) in &record.plans {
                         details.record_sweep(repo, pr, head_sha, &ledger, &plan.sweep_id);
                     }
                 }
-                for (pool, plan) in &record.plans {
-                    let sweep =
-                        EngineSweep { plan: plan.clone(), pool: pool.clone(), priorities: record.priorities.clone() };
-                    if let Err(e) = inner.engine.add(sweep) {
-                        record.error = Some(e.to_string());
-                    }
+                if !record.cancelled {
+                    engine_sweeps = record
+                        .plans
+                        .iter()
+                        .map(|(pool, plan)| EngineSweep {
+                            plan: plan.clone(),
+                            pool: pool.clone(),
+                            priorities: record.priorities.clone(),
+                        })
+                        .collect();
                 }
                 let points: usize = record.plans.iter().map(|(_, p)| p.placed_points().len()).sum();
                 format!(
@@ -354,72 +430,97 @@ impl SweepService {
                 format!("sweep {id} could not be planned: {e}")
             }
         };
-        self.save(&record);
-        inner.sweeps.insert(id, record);
-        drop(inner);
-        self.wake();
+        // Recorded before the engine may submit anything, so a restart finds it.
+        let copy = record.clone();
+        self.save(&copy);
+        drop(sweeps);
+        self.send(Msg::Add { record: id, sweeps: engine_sweeps });
         line
     }
 
     /// Today's cancel path (ledger intent first, then `scancel` of the PR's jobs), with the
-    /// PR's sweeps marked cancelled so the next qualifying event starts a new one.
+    /// PR's sweeps marked cancelled so the next qualifying event starts a new one. Slurm is
+    /// asked only when the ledger has a sweep of the PR (the server submits nothing that is
+    /// not registered there first), and never under the records' lock.
     pub fn cancel(&self, repo: &RepoRef, pr: u64) -> Result<Cancelled, crate::sweep::cancel::CancelError> {
         let full = repo.to_string();
-        let mut inner = self.lock();
         let ledger = self.settings.state_dir.join("ledger.db");
-        let local = SlurmCli::default();
-        let mut schedulers = inner.engine.schedulers();
-        if schedulers.is_empty() {
-            schedulers.push(&local);
-        }
-        let mut done = Cancelled::default();
-        // Each pool through its own transport; the ledger intent is idempotent.
-        for scheduler in schedulers {
-            let one = cancel_pull_request(scheduler, Some(&ledger), &full, pr)?;
-            done.sweeps.extend(one.sweeps.into_iter().filter(|s| !done.sweeps.contains(s)).collect::<Vec<_>>());
-            done.jobs.extend(one.jobs);
-            done.prefix = one.prefix;
-        }
-        let ids: Vec<String> =
-            inner.sweeps.values().filter(|s| s.repo == full && s.pr == pr && s.live()).map(|s| s.id.clone()).collect();
-        for id in ids {
-            if let Some(record) = inner.sweeps.get_mut(&id) {
-                record.cancelled = true;
-                let copy = record.clone();
-                self.save(&copy);
+        let ledger_error =
+            |source| CancelError::Ledger { path: ledger.display().to_string(), source: Box::new(source) };
+        let registered = Ledger::open(&ledger).and_then(|mut l| l.request_cancel(&full, pr)).map_err(ledger_error)?;
+        let mut done = Cancelled { prefix: job_prefix(&full, pr), ..Cancelled::default() };
+        if !registered.is_empty() {
+            let local = SlurmCli::default();
+            let mut schedulers: Vec<&dyn Scheduler> =
+                self.cancellers.iter().map(|s| s.as_ref() as &dyn Scheduler).collect();
+            if schedulers.is_empty() {
+                schedulers.push(&local);
+            }
+            // Each pool through its own transport; the ledger intent is idempotent.
+            for scheduler in schedulers {
+                let one = cancel_pull_request(scheduler, Some(&ledger), &full, pr)?;
+                done.sweeps.extend(one.sweeps.into_iter().filter(|s| !done.sweeps.contains(s)).collect::<Vec<_>>());
+                done.jobs.extend(one.jobs);
             }
         }
-        drop(inner);
-        self.wake();
+        let mut sweeps = self.lock();
+        for record in sweeps.values_mut().filter(|s| s.repo == full && s.pr == pr && s.live()) {
+            record.cancelled = true;
+            let copy = record.clone();
+            self.save(&copy);
+        }
+        drop(sweeps);
+        self.send(Msg::Wake);
         Ok(done)
     }
 
-    fn run(&self, wake: &mpsc::Receiver<()>, checks: &dyn CheckRuns, runtime: &tokio::runtime::Handle) {
+    /// The sweeps thread: the engine is its own, so rounds (Slurm calls) block nobody else.
+    fn run(
+        &self,
+        mut engine: Engine,
+        wake: &mpsc::Receiver<Msg>,
+        checks: &dyn CheckRuns,
+        runtime: &tokio::runtime::Handle,
+    ) {
         loop {
-            match wake.recv_timeout(self.settings.poll_interval) {
-                Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            let first = match wake.recv_timeout(self.settings.poll_interval) {
+                Ok(msg) => Some(msg),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            };
+            for msg in first.into_iter().chain(wake.try_iter()) {
+                let Msg::Add { record, sweeps } = msg else { continue };
+                for sweep in sweeps {
+                    if let Err(e) = engine.add(sweep) {
+                        let mut records = self.lock();
+                        if let Some(entry) = records.get_mut(&record) {
+                            entry.error = Some(e.to_string());
+                            let copy = entry.clone();
+                            self.save(&copy);
+                        }
+                    }
+                }
             }
-            let mut inner = self.lock();
-            if let Err(e) = inner.engine.round(&mut |sweep, event| tracing::debug!(sweep, ?event, "dispatch")) {
+            if let Err(e) = engine.round(&mut |sweep, event| tracing::debug!(sweep, ?event, "dispatch")) {
                 tracing::error!(error = %e, "sweep round failed; retrying next round");
             }
-            let due: Vec<String> = inner.sweeps.values().filter(|s| !s.concluded).map(|s| s.id.clone()).collect();
+            let due: Vec<String> =
+                self.lock().values().filter(|s| !s.concluded && !s.planning).map(|s| s.id.clone()).collect();
             for id in due {
-                self.publish(&mut inner, &id, checks, runtime);
+                self.publish(&engine, &id, checks, runtime);
             }
         }
     }
 
     /// Posts the sweep's check run when it changed state or `check_every` has passed; a finished
     /// sweep's results are stored first, and it is concluded once GitHub accepted the completed
-    /// check run. A
-    /// refused update is a note in the check run and retried next time, never a stuck sweep.
-    fn publish(&self, inner: &mut Inner, id: &str, checks: &dyn CheckRuns, runtime: &tokio::runtime::Handle) {
-        let Some(record) = inner.sweeps.get(id).cloned() else { return };
+    /// check run. A refused update is a note in the check run and retried next time, never a
+    /// stuck sweep. GitHub is called without the records' lock.
+    fn publish(&self, engine: &Engine, id: &str, checks: &dyn CheckRuns, runtime: &tokio::runtime::Handle) {
+        let Some(record) = self.lock().get(id).cloned() else { return };
         let mut pools = Vec::new();
         for (pool, plan) in &record.plans {
-            match inner.engine.ledger().points(&plan.sweep_id) {
+            match engine.ledger().points(&plan.sweep_id) {
                 Ok(points) => pools.push((pool.as_str(), points)),
                 Err(e) => {
                     tracing::error!(sweep = id, error = %e, "cannot read the ledger");
@@ -482,7 +583,8 @@ impl SweepService {
                 None => checks.create(record.installation, &repo, &input).await,
             }
         });
-        let Some(entry) = inner.sweeps.get_mut(id) else { return };
+        let mut records = self.lock();
+        let Some(entry) = records.get_mut(id) else { return };
         entry.last_post = Some(Instant::now());
         match posted {
             Ok(run) => {
@@ -500,6 +602,35 @@ impl SweepService {
         let copy = entry.clone();
         self.save(&copy);
     }
+}
+
+/// The current tip of the PR's target branch, fetched into `refs/sweepgate/target/<branch>`
+/// (ARCHITECTURE decision 6: the CI-priority policy is read there). `None` when the name is not
+/// a plain branch name or the branch cannot be fetched nor found: the caller falls back to the
+/// event's `base.sha`, which the check run names as the policy's commit.
+fn target_tip(repo_dir: &Path, branch: &str) -> Option<String> {
+    let git = || {
+        let mut c = std::process::Command::new("git");
+        c.arg("-C").arg(repo_dir);
+        c
+    };
+    let plain = !branch.is_empty()
+        && !branch.starts_with('-')
+        && git().args(["check-ref-format", "--branch", branch]).output().is_ok_and(|o| o.status.success());
+    if !plain {
+        return None;
+    }
+    let local = format!("refs/sweepgate/target/{branch}");
+    let fetched = git()
+        .args(["fetch", "-q", "origin", &format!("+refs/heads/{branch}:{local}")])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !fetched {
+        tracing::warn!(repo = %repo_dir.display(), branch, "git fetch of the target branch failed");
+    }
+    let out = git().args(["rev-parse", "--verify", "-q", &format!("{local}^{{commit}}")]).output().ok()?;
+    let sha = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !sha.is_empty()).then_some(sha)
 }
 
 /// Makes sure the clone has both commits, fetching the PR's head ref when one is missing; what
@@ -540,6 +671,28 @@ mod tests {
     const CLI: (&str, &str) =
         ("kind = \"slurmrestd\"\nurl = \"http://127.0.0.1:6820\"\napi_version = \"v0.0.38\"", "kind = \"cli\"");
 
+    /// Issue 24: a NaN priority was saved as `null` and the restart failed with "invalid type:
+    /// null, expected f64" until someone deleted the record by hand.
+    #[test]
+    fn every_record_reloads_and_one_that_cannot_is_quarantined() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = serde_json::json!({
+            "id": "pr7-abc-a1", "repo": "o/r", "pr": 7, "head_sha": "abc", "installation": null,
+            "plans": [], "priorities": {"p0": null, "p1": 2.5}, "skipped": [], "error": null,
+            "cancelled": false, "check_run_id": null, "concluded": false
+        });
+        std::fs::write(dir.path().join("pr7-abc-a1.json"), record.to_string()).unwrap();
+        std::fs::write(dir.path().join("pr8-def-a1.json"), "{\"id\": \"pr8\", \"truncated").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not a record").unwrap();
+        let records = load_records(dir.path()).unwrap();
+        assert_eq!(records.len(), 1, "the server starts with what it can read");
+        assert!(records[0].priorities["p0"].is_nan() && records[0].priorities["p1"] == 2.5);
+        assert!(!dir.path().join("pr8-def-a1.json").exists());
+        assert!(dir.path().join("quarantine/pr8-def-a1.json").exists(), "moved aside for an operator");
+        assert!(dir.path().join("notes.txt").exists());
+        assert_eq!(load_records(dir.path()).unwrap().len(), 1, "the quarantined record stays out of the next start");
+    }
+
     #[test]
     fn pools_need_a_launcher_and_a_transport_the_server_implements() {
         let dir = tempfile::tempdir().unwrap();
@@ -563,7 +716,7 @@ mod tests {
         let missing = |t: String| format!("launcher = \"gone.sh\"\n{}", t.replace(CLI.0, CLI.1));
         assert!(load_pool(&pool_file(dir.path(), "missing", missing)).err().unwrap().to_string().contains("gone.sh"));
         let ok = |t: String| format!("launcher = \"bench.sh\"\n{}", t.replace(CLI.0, CLI.1));
-        let (launch, engine) = load_pool(&pool_file(dir.path(), "good", ok)).unwrap();
+        let LoadedPool { launch, engine, .. } = load_pool(&pool_file(dir.path(), "good", ok)).unwrap();
         assert_eq!(launch.launcher, dir.path().join("bench.sh").canonicalize().unwrap().display().to_string());
         assert_eq!((launch.profile.name.as_str(), engine.pool.name.as_str()), ("good", "good"));
     }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::dispatch::Counts;
 use super::ledger::{PointRecord, PointState};
 use super::plan_jobs::SkippedRow;
+use super::scheduler::Refusal;
 use crate::domain::ci_priority::PolicySource;
 use crate::github::types::{CheckRunInput, CheckRunOutput};
 use crate::report::{render, render_bilingual, RenderError};
@@ -38,6 +39,9 @@ struct Row {
     job: Option<String>,
     state: &'static str,
     summary: String,
+    /// Set instead of `summary` when the scheduler refused the job or did not answer: the
+    /// templates name the class, never the scheduler's text.
+    refusal: Option<Refusal>,
     power: String,
 }
 
@@ -126,6 +130,13 @@ impl SweepView<'_> {
     }
 }
 
+/// Why the scheduler refused the point's job (or did not answer), as recorded by the
+/// dispatcher: what public pages show instead of the scheduler's text.
+pub fn refusal(r: &PointRecord) -> Option<Refusal> {
+    let provenance = r.provenance.as_ref().and_then(|p| p.value().ok())?;
+    serde_json::from_value(provenance.get("refusal")?.clone()).ok()
+}
+
 fn row(pool: &str, r: &PointRecord) -> Row {
     let provenance = r.provenance.as_ref().and_then(|p| p.value().ok());
     let results = provenance
@@ -155,6 +166,7 @@ fn row(pool: &str, r: &PointRecord) -> Row {
         pool: pool.to_owned(),
         job: r.job_id.as_ref().map(|j| j.0.clone()),
         state: r.state.as_str(),
+        refusal: refusal(r),
         summary,
         power,
     }
@@ -203,10 +215,38 @@ mod tests {
             error: None,
             cancelled,
             notes: &[],
-            priority_policy: Some(&PolicySource::SpecDefault { path: "configs/ci-priority.yaml".into() }),
+            priority_policy: Some(&PolicySource::SpecDefault {
+                path: "configs/ci-priority.yaml".into(),
+                at: "0123456789abcdef".into(),
+                proposed: true,
+            }),
         }
         .render()
         .unwrap()
+    }
+
+    /// Issue 24: the check run showed raw sbatch stderr (account, service user, host name).
+    #[test]
+    fn a_refused_job_shows_its_class_never_the_schedulers_text() {
+        let mut refused = rec("p1", PointState::Failed, None, None);
+        refused.reason = Some(
+            "sbatch refused the job: `sbatch` failed (exit 1): Invalid account or account/partition combination \
+             specified (user svc-bench, host login-07.corp.internal)"
+                .into(),
+        );
+        refused.provenance = Some(StoredJson::from_value(&serde_json::json!({"refusal": "invalid_account"})).unwrap());
+        let mut gone =
+            rec("p2", PointState::Failed, Some("pool x has not answered for 600s (last error: ssh: login-07)"), None);
+        gone.provenance = Some(StoredJson::from_value(&serde_json::json!({"refusal": "unreachable"})).unwrap());
+        let done = view(vec![refused, gone], false);
+        let text = &done.output.text;
+        assert!(text.contains("the scheduler refused the job: invalid account"), "{text}");
+        assert!(text.contains("调度器拒绝了该作业：账户无效"), "{text}");
+        assert!(
+            text.contains("the pool's scheduler did not answer") && text.contains("该池的调度器没有响应"),
+            "{text}"
+        );
+        assert!(!text.contains("svc-bench") && !text.contains("login-07"), "{text}");
     }
 
     #[test]
@@ -235,8 +275,15 @@ mod tests {
         );
         assert!(done.output.summary.contains("runner `gb200`"), "{}", done.output.summary);
         assert!(
-            done.output.summary.contains("CI priority: `configs/ci-priority.yaml` is absent at the head")
-                && done.output.summary.contains("CI 优先级：头提交中没有 `configs/ci-priority.yaml`"),
+            done.output
+                .summary
+                .contains("CI priority: `configs/ci-priority.yaml` is absent at the target branch's tip `0123456789`")
+                && done.output.summary.contains("The PR proposes a change to it: proposed only")
+                && done
+                    .output
+                    .summary
+                    .contains("CI 优先级：目标分支最新提交 `0123456789` 中没有 `configs/ci-priority.yaml`")
+                && done.output.summary.contains("本 PR 提议修改该文件：仅为提议"),
             "{}",
             done.output.summary
         );

@@ -419,7 +419,14 @@ impl<'a> Dispatcher<'a> {
                 )));
             }
             Err(e) => {
-                let outcome = Outcome { reason: Some(format!("sbatch refused the job: {e}")), ..Outcome::default() };
+                // The scheduler's text (accounts, users, hosts) is for operators: the log and the
+                // ledger. Public pages show the class only (decision HE6).
+                tracing::warn!(sweep = %sweep, point = %record.point_id, error = %e, "the scheduler refused the job");
+                let outcome = Outcome {
+                    reason: Some(format!("sbatch refused the job: {e}")),
+                    provenance: Some(serde_json::json!({ "refusal": e.refusal() })),
+                    ..Outcome::default()
+                };
                 self.ledger.finish(&sweep, &record.point_id, PointState::Failed, &outcome)?;
                 emit(Event::Finished {
                     point: record.point_id.clone(),
@@ -688,6 +695,13 @@ impl<'a> Dispatcher<'a> {
         last_answer: &mut Instant,
         emit: &mut dyn FnMut(Event),
     ) -> Result<Option<Vec<PointRecord>>, DispatchError> {
+        self.observe(last_answer, emit)?;
+        self.act(max_active, emit)
+    }
+
+    /// The first half of a round: reconcile interrupted submissions and poll Slurm, so the
+    /// ledger knows which jobs ended (and which slots are free) before anything is submitted.
+    pub fn observe(&mut self, last_answer: &mut Instant, emit: &mut dyn FnMut(Event)) -> Result<(), DispatchError> {
         let sweep = self.plan.sweep_id.clone();
         // Each step reads the ledger afresh; only one copy of the records is alive at a time.
         let reconciled = self.reconcile(&self.ledger.points(&sweep)?, emit)?;
@@ -699,6 +713,17 @@ impl<'a> Dispatcher<'a> {
             }
             Err(_) => {}
         }
+        Ok(())
+    }
+
+    /// The second half of a round: submit or cancel with at most `max_active` of this sweep's
+    /// jobs active. Returns the final records once every point is final.
+    pub fn act(
+        &mut self,
+        max_active: Option<u32>,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Option<Vec<PointRecord>>, DispatchError> {
+        let sweep = self.plan.sweep_id.clone();
         {
             let records = self.ledger.points(&sweep)?;
             let cancel = self.ledger.cancel_requested(&sweep)?;

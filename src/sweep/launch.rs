@@ -2,8 +2,8 @@
 //! `sweepgate plan --format dispatch` (matrix of the changelog change base→head, canary,
 //! families, fail-fast, modifiers, recipe selection), once per configured pool. Rows that no
 //! pool serves are listed with their runner. Points are ordered by CI priority (spec 10 §9,
-//! the head's `configs/ci-priority.yaml`) within each family, so the highest-priority pending
-//! point always starts first.
+//! `configs/ci-priority.yaml` at the target branch's tip) within each family, so the highest-priority pending
+//! point always starts first. The policy is the target branch's (decision 6), never the head's.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::plan::{plan, SweepPlan};
-use super::plan_input::Plan;
+use super::plan_input::{Plan, MAX_POINTS};
 use super::plan_jobs::{dispatch_plan, JobDefaults, PlanJobError, SkippedRow};
 use super::pool::PoolProfile;
 use crate::domain::ci_priority::{self, CiPriority, PolicySource};
@@ -69,6 +69,8 @@ pub struct LaunchTarget<'a> {
     pub pr: u64,
     /// Each pool's plan is `<sweep_id>-<pool>`.
     pub sweep_id: &'a str,
+    /// The tip of the PR's target branch: where the CI-priority policy is read.
+    pub policy_sha: &'a str,
     /// The PR's labels (priority bonuses).
     pub labels: &'a [String],
 }
@@ -86,7 +88,12 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
         layout.resolve(&head, Logical::Changelog).map_err(repo_err)?.unwrap_or_else(|| "perf-changelog.yaml".into());
     let diff = git_diff(target.repo_dir, base.commit(), head.commit(), &changelog)?;
     let additions = additions_from_unified_diff(&diff, &changelog)?;
-    let options = ProcessOptions { trim_conc: false, all_evals: decision.all_evals, evals_only: decision.evals_only };
+    let options = ProcessOptions {
+        trim_conc: false,
+        all_evals: decision.all_evals,
+        evals_only: decision.evals_only,
+        max_rows: Some(MAX_POINTS),
+    };
     let matrix = process(
         &additions,
         &changelog,
@@ -96,7 +103,8 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
         options,
     )?;
     let sweep = plan(decision, &matrix);
-    let (policy, priority_policy) = priority_policy(&head, &layout)?;
+    let policy_tree = GitTree::open(target.repo_dir, target.policy_sha).map_err(repo_err)?;
+    let (policy, priority_policy) = priority_policy(&policy_tree, target.policy_sha, &head, &layout)?;
     let mut recipes = RecipeBook::new(&head, &layout).map_err(repo_err)?;
     let mut launch = Launch { plans: Vec::new(), skipped: Vec::new(), priorities: HashMap::new(), priority_policy };
     let mut skipped_by_all: Option<Vec<SkippedRow>> = None;
@@ -151,16 +159,26 @@ fn keep_common(common: &mut Option<Vec<SkippedRow>>, skipped: Vec<SkippedRow>) {
     });
 }
 
-/// The head's policy file, or spec 10 §9's table when the file is absent (a named source).
-fn priority_policy(head: &dyn Tree, layout: &Layout) -> Result<(CiPriority, PolicySource), LaunchError> {
-    let path = format!("{}/{}", configs_dir(head, layout)?, ci_priority::FILE);
+/// The policy file at the target branch's tip (`policy`), or spec 10 §9's table when the file
+/// is absent there (a named source). The head's version is only compared: a PR cannot order
+/// its own points (docs/security.md §1).
+fn priority_policy(
+    policy: &dyn Tree,
+    at: &str,
+    head: &dyn Tree,
+    layout: &Layout,
+) -> Result<(CiPriority, PolicySource), LaunchError> {
+    let path = format!("{}/{}", configs_dir(policy, layout)?, ci_priority::FILE);
     let repo_err = |source| LaunchError::Repo { path: path.clone(), source };
-    let Some(bytes) = head.read(&path).map_err(repo_err)? else {
-        return Ok((CiPriority::spec_default(), PolicySource::SpecDefault { path }));
+    let bytes = policy.read(&path).map_err(repo_err)?;
+    let proposed = head.read(&path).map_err(repo_err)? != bytes;
+    let at = at.to_owned();
+    let Some(bytes) = bytes else {
+        return Ok((CiPriority::spec_default(), PolicySource::SpecDefault { path, at, proposed }));
     };
     let text = yaml::text_of(&bytes).map_err(|e| LaunchError::CiPriority(e.in_file(&path)))?;
     let policy = CiPriority::parse(text, &path).map_err(LaunchError::CiPriority)?;
-    Ok((policy, PolicySource::File { path }))
+    Ok((policy, PolicySource::File { path, at, proposed }))
 }
 
 /// Stable sort of each family's points, highest priority first; records every priority.
@@ -201,9 +219,9 @@ mod tests {
         Point { id: id.into(), row, job }
     }
 
-    /// The family's point order after scoring with the policy `tree` holds.
-    fn order(tree: &MemTree) -> (Vec<String>, PolicySource) {
-        let (policy, source) = priority_policy(tree, &Layout::default()).unwrap_or_else(|e| panic!("{e}"));
+    /// The family's point order after scoring with the policy `tree` holds (the head: `head`).
+    fn order(tree: &MemTree, head: &MemTree) -> (Vec<String>, PolicySource) {
+        let (policy, source) = priority_policy(tree, "tip", head, &Layout::default()).unwrap_or_else(|e| panic!("{e}"));
         let points = vec![point("fp8-point", "fp8"), point("fp4-point", "fp4")];
         let families = vec![Family { name: "f".into(), fail_fast: false, points }];
         let mut plan = Plan { version: 1, sweep_id: "s".into(), repo: "o/r".into(), pr: 1, canary: None, families };
@@ -212,19 +230,37 @@ mod tests {
     }
 
     #[test]
-    fn the_heads_ci_priority_file_orders_the_points_and_its_absence_is_named() {
-        let (ids, source) = order(&MemTree::new());
+    fn the_target_branchs_ci_priority_file_orders_the_points_and_its_absence_is_named() {
+        let path = || "configs/ci-priority.yaml".to_owned();
+        let (ids, source) = order(&MemTree::new(), &MemTree::new());
         assert_eq!(ids, ["fp4-point", "fp8-point"], "spec 10 §9: fp4 +0.75");
-        assert_eq!(source, PolicySource::SpecDefault { path: "configs/ci-priority.yaml".into() });
-        let (ids, source) = order(&MemTree::new().with("configs/ci-priority.yaml", POLICY));
+        assert_eq!(source, PolicySource::SpecDefault { path: path(), at: "tip".into(), proposed: false });
+        let with_policy = MemTree::new().with("configs/ci-priority.yaml", POLICY);
+        let (ids, source) = order(&with_policy, &with_policy);
         assert_eq!(ids, ["fp8-point", "fp4-point"], "the repository's policy: fp8 +3");
-        assert_eq!(source, PolicySource::File { path: "configs/ci-priority.yaml".into() });
+        assert_eq!(source, PolicySource::File { path: path(), at: "tip".into(), proposed: false });
+    }
+
+    #[test]
+    fn the_pr_heads_ci_priority_file_is_only_proposed() {
+        let path = || "configs/ci-priority.yaml".to_owned();
+        let head = MemTree::new().with("configs/ci-priority.yaml", POLICY);
+        let (ids, source) = order(&MemTree::new(), &head);
+        assert_eq!(ids, ["fp4-point", "fp8-point"], "the head's policy (fp8 +3) orders nothing");
+        assert_eq!(source, PolicySource::SpecDefault { path: path(), at: "tip".into(), proposed: true });
+        // A head that makes every priority NaN-prone cannot reach the engine either.
+        let hostile = MemTree::new().with(
+            "configs/ci-priority.yaml",
+            POLICY.replace("base-score: 1", "base-score: 1e308").replace("fp8: 3", "fp8: 1e308"),
+        );
+        let (_, source) = order(&MemTree::new().with("configs/ci-priority.yaml", POLICY), &hostile);
+        assert_eq!(source, PolicySource::File { path: path(), at: "tip".into(), proposed: true });
     }
 
     #[test]
     fn a_malformed_ci_priority_file_stops_the_launch_with_its_line() {
         let tree = MemTree::new().with("configs/ci-priority.yaml", POLICY.replace("base-score: 1", "base-score: high"));
-        let err = priority_policy(&tree, &Layout::default()).map(|_| ()).unwrap_err().to_string();
+        let err = priority_policy(&tree, "tip", &tree, &Layout::default()).map(|_| ()).unwrap_err().to_string();
         assert!(err.contains("configs/ci-priority.yaml:2:13: base-score: "), "{err}");
         assert!(err.starts_with("CI priority policy (fix the file or remove it"), "{err}");
     }

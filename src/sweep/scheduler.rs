@@ -153,6 +153,51 @@ impl SchedulerError {
     }
 }
 
+/// Why the scheduler refused a job, in the words a public page may show: the scheduler's own
+/// text names accounts, users and hosts, so it stays in the ledger and the log (decision HE6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    InvalidAccount,
+    InvalidPartition,
+    InvalidQos,
+    PolicyLimit,
+    NodeConfiguration,
+    TimeLimit,
+    PermissionDenied,
+    Unreachable,
+    Other,
+}
+
+impl SchedulerError {
+    /// The class of the refusal (Slurm's `sbatch` messages, case-insensitive).
+    pub fn refusal(&self) -> Refusal {
+        let text = match self {
+            SchedulerError::Failed { stderr, .. } => stderr.to_ascii_lowercase(),
+            SchedulerError::Unreachable { .. } | SchedulerError::Timeout { .. } => return Refusal::Unreachable,
+            SchedulerError::Spawn { .. } | SchedulerError::Unparsable { .. } => return Refusal::Other,
+        };
+        let has = |words: &[&str]| words.iter().any(|w| text.contains(w));
+        if has(&["invalid account", "account/partition combination"]) {
+            Refusal::InvalidAccount
+        } else if has(&["invalid partition"]) {
+            Refusal::InvalidPartition
+        } else if has(&["invalid qos"]) {
+            Refusal::InvalidQos
+        } else if has(&["accounting/qos policy", "qosmax", "assocmax", "job limit"]) {
+            Refusal::PolicyLimit
+        } else if has(&["node configuration is not available", "requested node config", "gres"]) {
+            Refusal::NodeConfiguration
+        } else if has(&["time limit"]) {
+            Refusal::TimeLimit
+        } else if has(&["permission denied", "access denied", "invalid user", "not permitted", "invalid group"]) {
+            Refusal::PermissionDenied
+        } else {
+            Refusal::Other
+        }
+    }
+}
+
 /// Submit, release, look up and cancel batch jobs.
 pub trait Scheduler {
     /// Submits the job held (`sbatch --hold`): it cannot start before [`Scheduler::release`], so the
@@ -171,6 +216,27 @@ pub trait Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_are_classified_without_their_text() {
+        let failed = |stderr: &str| {
+            SchedulerError::Failed { command: "sbatch".into(), code: 1, stderr: stderr.into() }.refusal()
+        };
+        let account = "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified (user svc-bench@login-07.corp.internal, account proj-x)";
+        assert_eq!(failed(account), Refusal::InvalidAccount);
+        assert_eq!(failed("sbatch: error: invalid partition specified: gpu-secret"), Refusal::InvalidPartition);
+        assert_eq!(failed("sbatch: error: Invalid qos specification"), Refusal::InvalidQos);
+        assert_eq!(
+            failed("Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"),
+            Refusal::PolicyLimit
+        );
+        assert_eq!(failed("Requested node configuration is not available"), Refusal::NodeConfiguration);
+        assert_eq!(failed("Requested time limit is invalid (missing or exceeds some limit)"), Refusal::TimeLimit);
+        assert_eq!(failed("Access/permission denied"), Refusal::PermissionDenied);
+        assert_eq!(failed("something new"), Refusal::Other);
+        let gone = SchedulerError::Unreachable { command: "sbatch".into(), host: "h".into(), stderr: "x".into() };
+        assert_eq!(gone.refusal(), Refusal::Unreachable);
+    }
 
     #[test]
     fn parses_long_short_and_sacct_spellings() {

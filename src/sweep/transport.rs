@@ -22,7 +22,7 @@ pub enum TransportError {
 }
 
 /// The scheduler that reaches `profile`'s cluster.
-pub fn scheduler(profile: &PoolProfile) -> Result<Box<dyn Scheduler + Send>, TransportError> {
+pub fn scheduler(profile: &PoolProfile) -> Result<Box<dyn Scheduler + Send + Sync>, TransportError> {
     Ok(match &profile.transport {
         Transport::Cli { ssh_host: None } => Box::new(SlurmCli::default()),
         Transport::Cli { ssh_host: Some(host) } => {

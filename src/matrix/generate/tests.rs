@@ -378,3 +378,23 @@ fn explicit_null_hides_top_level_metadata() {
     assert!(rows[0].contains_key("router") && rows[0].contains_key("kv-p2p-transfer"));
     assert!(!rows[1].contains_key("router") && !rows[1].contains_key("kv-p2p-transfer"), "null hides the top level");
 }
+
+/// Issue 24: a 100k-value `conc-list` made a 200,017-point sweep (7.5 GB) before anything
+/// counted it. With a bound the generator stops before building the row past it.
+#[test]
+fn the_row_bound_stops_the_generator_and_is_named() {
+    let all = tc(&["dsr1-fp8-mi355x-sglang"], &no_evals()).unwrap();
+    assert!(all.len() > 2);
+    let exact = CommonOptions { max_rows: Some(all.len()), ..no_evals() };
+    assert_eq!(tc(&["dsr1-fp8-mi355x-sglang"], &exact).unwrap().len(), all.len(), "the bound itself is allowed");
+    let below = CommonOptions { max_rows: Some(all.len() - 1), ..no_evals() };
+    let err = tc(&["dsr1-fp8-mi355x-sglang"], &below).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "the matrix has more than {} rows: a sweep runs at most {} points (MAX_POINTS); split the change",
+            all.len() - 1,
+            all.len() - 1
+        )
+    );
+}
