@@ -27,6 +27,7 @@ pub mod c18_consistency;
 pub mod catalog;
 mod context;
 pub mod curves;
+pub mod fingerprint;
 pub mod generated;
 pub mod reach;
 pub mod scan;

@@ -47,7 +47,11 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
                 LangChoice::Zh => Some(Lang::Zh),
                 LangChoice::Both => None,
             };
-            render_markdown(&evidence, &verdict, &ReportOptions { reviewers: args.reviewers.clone(), lang })?
+            render_markdown(
+                &evidence,
+                &verdict,
+                &ReportOptions { reviewers: args.reviewers.clone(), lang, fingerprint: None },
+            )?
         }
         VerdictFormat::Json => render_json(&evidence, &verdict)?,
     };

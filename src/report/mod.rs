@@ -32,6 +32,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("sweep_check_points.zh.md.j2", include_str!("../../templates/sweep_check_points.zh.md.j2")),
     ("signoff_refused.en.md.j2", include_str!("../../templates/signoff_refused.en.md.j2")),
     ("signoff_refused.zh.md.j2", include_str!("../../templates/signoff_refused.zh.md.j2")),
+    ("head_note.en.md.j2", include_str!("../../templates/head_note.en.md.j2")),
+    ("head_note.zh.md.j2", include_str!("../../templates/head_note.zh.md.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]

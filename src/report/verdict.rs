@@ -29,11 +29,17 @@ pub struct ReportOptions {
     pub reviewers: Vec<String>,
     /// Which languages to render; `None` renders both (the comment the bot posts).
     pub lang: Option<Lang>,
+    /// The digest of the change the verdict covers (`checks::fingerprint`), written into the
+    /// marker as `fp=` by the bot; offline verification has none.
+    pub fingerprint: Option<String>,
 }
 
 /// The hidden marker that identifies the verdict of one sign-off (ARCHITECTURE decision 2).
-pub fn verdict_marker(signoff_key: &str, head_sha: &str) -> String {
-    format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} -->")
+pub fn verdict_marker(signoff_key: &str, head_sha: &str, fingerprint: Option<&str>) -> String {
+    match fingerprint {
+        Some(fp) => format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} fp={fp} -->"),
+        None => format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} -->"),
+    }
 }
 
 /// The verdict's template environment: strict (a missing value is an error) and escaping every
@@ -169,7 +175,7 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         .collect();
     let context = minijinja::context! {
         charts => minijinja::Value::from_safe_string(charts),
-        marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha)),
+        marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha, options.fingerprint.as_deref())),
         approved => verdict.word == VerdictWord::Approved,
         head_moved => evidence.head_moved(),
         live_sha => evidence.live_head_sha.as_deref().unwrap_or_default(),

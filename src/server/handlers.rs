@@ -172,7 +172,12 @@ async fn pull_request<G: GitHub>(
     let mentions_sweep = label_names.iter().any(|l| is_sweep_label(l));
     if let Some(files) = &files {
         if !touches_benchmark_files(files) && !mentions_sweep {
-            out.note(format!("#{number} does not touch benchmark files: nothing to do"));
+            out.note(format!("#{number} does not touch benchmark files: no label decision"));
+            if e.action == "synchronize" {
+                // A sign-off verified at an earlier head still follows the new one.
+                let comments = gh.list_issue_comments(&e.repo, number).await?;
+                signoff::follow_head(gh, cfg, &e.repo, &live, &comments, out).await?;
+            }
             return Ok(());
         }
     }
@@ -184,6 +189,10 @@ async fn pull_request<G: GitHub>(
     let sweep = decision.sweep;
     if e.action == RECONCILE_ACTION {
         signoff::repair(gh, cfg, &e.repo, &live, &comments, out).await?;
+    }
+    if e.action == "synchronize" {
+        // Every new head gets the sign-off status at once (ARCHITECTURE decision 3).
+        signoff::follow_head(gh, cfg, &e.repo, &live, &comments, out).await?;
     }
     if sweep {
         start_sweep(cfg, e, &live, decision, out).await;

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
+use crate::checks::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::checks::{verify, VerdictWord};
 use crate::domain::codeowners::Codeowners;
 use crate::evidence::collect::{collect, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig};
@@ -68,6 +69,10 @@ pub enum Trigger<'a> {
     /// A manual `workflow_dispatch`, which only writers can start: any PR state, and Check 0
     /// alone judges the signer (spec 30 §1.2, docs/decisions.md C7/A1).
     Dispatch,
+    /// A new head whose change looks identical to the one the signer saw (`signed`): the
+    /// sign-off is verified again like an [`Trigger::Event`], and carries forward only when the
+    /// fingerprint of the fresh evidence still equals `signed` (docs/decisions.md HG1).
+    CarryForward { author: &'a User, posted_at: Option<DateTime<Utc>>, signed: &'a Fingerprint },
 }
 
 /// Which sign-off to verify, and what asked for it.
@@ -282,7 +287,11 @@ pub async fn verify_signoff<G: GitHub>(
     // The comment list read to judge the event is the collector's too (one read, not two).
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
-    if let Trigger::Event { author, posted_at } = trigger {
+    let carried = match trigger {
+        Trigger::CarryForward { signed, .. } => Some(signed),
+        _ => None,
+    };
+    if let Trigger::Event { author, posted_at } | Trigger::CarryForward { author, posted_at, .. } = trigger {
         if pull.state != "open" || pull.draft {
             out.note(format!(
                 "sign-off {key} skipped: PR #{pr} is {}",
@@ -338,15 +347,42 @@ pub async fn verify_signoff<G: GitHub>(
     };
     // Evidence pins the head it read; the status goes on that commit, not on a later one.
     let pinned = evidence.pull_request.head_sha.clone();
-    let verdict = verify(&evidence);
-    out.charts = FrontierChart::of_verdict(&verdict);
-    let options = ReportOptions { reviewers: cfg.reviewers.clone(), lang: None };
-    let body = render_markdown(&evidence, &verdict, &options)?;
+    let signed_head = carried.map_or(pinned.as_str(), |f| f.signed.as_str());
+    let fingerprint = Fingerprint::of(&evidence, signed_head);
     let comments = gh.list_issue_comments(repo, pr).await?;
     let find = Marker::new("verdict").with("signoff", key);
-    match find_own(&comments, bot_login, &find) {
-        Some((c, _)) if c.body == body => out.note(format!("verdict comment {} unchanged", c.id)),
-        Some((c, _)) => {
+    let existing = find_own(&comments, bot_login, &find).map(|(c, _)| c);
+    if let Some(signed) = carried {
+        let changed = match &fingerprint {
+            Ok(now) => changes(signed, now),
+            Err(why) => {
+                out.note(format!("the fingerprint at {pinned} is unknown ({why}): no carry-forward"));
+                Changes { files: evidence.files.iter().map(|f| f.filename.clone()).collect(), configs: Vec::new() }
+            }
+        };
+        if !changed.is_empty() {
+            let stale = Stale { key, signed: Some(signed), signed_head, head: &pinned, changes: changed };
+            return fresh_signoff_needed(gh, cfg, (repo, pr), existing, stale, pinned == head, out).await;
+        }
+    }
+    let fingerprint = fingerprint.map_err(|why| out.note(format!("no fingerprint recorded at {pinned}: {why}"))).ok();
+    let verdict = verify(&evidence);
+    out.charts = FrontierChart::of_verdict(&verdict);
+    let digest = fingerprint.as_ref().map(Fingerprint::digest);
+    let options = ReportOptions { reviewers: cfg.reviewers.clone(), lang: None, fingerprint: digest.clone() };
+    let rendered = render_markdown(&evidence, &verdict, &options)?;
+    let note = match carried {
+        Some(_) => Some(render_bilingual(
+            "head_note",
+            &json!({"carried": true, "signed": signed_head, "head": pinned, "fingerprint": digest,
+                    "files": [], "configs": [], "more": 0}),
+        )?),
+        None => None,
+    };
+    let body = compose(&rendered, note.as_deref(), fingerprint.as_ref());
+    match existing {
+        Some(c) if c.body == body => out.note(format!("verdict comment {} unchanged", c.id)),
+        Some(c) => {
             gh.update_issue_comment(repo, c.id, &body).await?;
             out.note(format!("edited verdict comment {}", c.id));
         }
@@ -364,10 +400,201 @@ pub async fn verify_signoff<G: GitHub>(
     let short = pinned.get(..7).unwrap_or(&pinned);
     let description = if evidence.head_moved() {
         format!("{word} for {short} only; the head moved: a fresh sign-off is needed")
+    } else if carried.is_some() {
+        format!(
+            "sign-off {key}: {word} at {short}, carried forward from {}",
+            signed_head.get(..7).unwrap_or(signed_head)
+        )
     } else {
         format!("sign-off {key}: {word} at {short}")
     };
     set_status(gh, cfg, (repo, pr), &pinned, state, description, pinned == head, out).await
+}
+
+/// The line that opens the note the bot appends to a verdict about a later head.
+const NOTE_LINE: &str = "<!-- sweepgate:head-note -->";
+/// The line that holds the fingerprint record, always the last of a verdict comment.
+const RECORD_PREFIX: &str = "<!-- sweepgate:fingerprint ";
+const RECORD_SUFFIX: &str = " -->";
+
+/// A verdict comment: the rendered verdict, the note about a later head (if any), the record.
+fn compose(verdict: &str, note: Option<&str>, fingerprint: Option<&Fingerprint>) -> String {
+    let record = fingerprint.and_then(Fingerprint::record);
+    if note.is_none() && record.is_none() {
+        return verdict.to_owned();
+    }
+    let mut body = verdict.trim_end().to_owned();
+    if let Some(note) = note {
+        body.push_str(&format!("\n\n{NOTE_LINE}\n{}", note.trim_end()));
+    }
+    if let Some(record) = record {
+        body.push_str(&format!("\n\n{RECORD_PREFIX}{record}{RECORD_SUFFIX}"));
+    }
+    body.push('\n');
+    body
+}
+
+/// The rendered verdict of a verdict comment (without note and record), and its record.
+fn decompose(body: &str) -> (&str, Option<Fingerprint>) {
+    let (rest, record) = match body.trim_end().rsplit_once('\n') {
+        Some((rest, last)) if last.starts_with(RECORD_PREFIX) => {
+            let record = last.strip_prefix(RECORD_PREFIX).and_then(|r| r.strip_suffix(RECORD_SUFFIX));
+            (rest, record.and_then(Fingerprint::from_record))
+        }
+        _ => (body, None),
+    };
+    let verdict = match rest.find(&format!("\n{NOTE_LINE}\n")) {
+        Some(at) => &rest[..at],
+        None => rest,
+    };
+    (verdict, record)
+}
+
+/// Most changed paths a note lists (the rest are counted).
+const MAX_LISTED: usize = 100;
+
+/// A new head whose change differs from the one a sign-off saw.
+struct Stale<'a> {
+    key: SignoffKey,
+    /// The recorded fingerprint (`None`: the verdict has none, e.g. written before HG1).
+    signed: Option<&'a Fingerprint>,
+    signed_head: &'a str,
+    head: &'a str,
+    changes: Changes,
+}
+
+/// "A fresh sign-off is needed": the note on the sign-off's verdict comment (its verdict and
+/// record kept, so a later head identical to the signed change carries forward again), and
+/// `failure` on the new head. `after_own_pending`: this handler set `pending` there.
+async fn fresh_signoff_needed<G: GitHub>(
+    gh: &G,
+    cfg: &VerifyConfig,
+    target: (&RepoRef, u64),
+    comment: Option<&Comment>,
+    stale: Stale<'_>,
+    after_own_pending: bool,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Stale { key, signed, signed_head, head, changes } = stale;
+    let listed: Vec<&String> = changes.files.iter().take(MAX_LISTED).collect();
+    let context = json!({
+        "carried": false, "signed": signed_head, "head": head, "files": listed,
+        "more": changes.files.len() - listed.len(), "configs": changes.configs,
+        "fingerprint": signed.map(Fingerprint::digest),
+    });
+    let note = render_bilingual("head_note", &context)?;
+    if let Some(c) = comment {
+        let (verdict, _) = decompose(&c.body);
+        let body = compose(verdict, Some(note.as_str()), signed);
+        if body == c.body {
+            out.note(format!("verdict comment {} unchanged", c.id));
+        } else {
+            gh.update_issue_comment(target.0, c.id, &body).await?;
+            out.note(format!("edited verdict comment {}: a fresh sign-off is needed", c.id));
+        }
+    }
+    let short = signed_head.get(..7).unwrap_or(signed_head);
+    let description = match (changes.files.len(), changes.configs.len()) {
+        (0, n) if n > 0 => {
+            format!("a fresh sign-off is needed: {n} affected config(s) changed since the sign-off of {short}")
+        }
+        (n, _) => format!("a fresh sign-off is needed: {n} file(s) changed since the sign-off of {short}"),
+    };
+    out.note(format!("sign-off {key} does not carry forward to {head}"));
+    set_status(gh, cfg, target, head, StatusState::Failure, description, after_own_pending, out).await
+}
+
+/// The author and posting time of sign-off `key`; `None` when it is gone.
+async fn signer_of<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    pr: u64,
+    key: SignoffKey,
+    comments: &[Comment],
+) -> Result<Option<(User, Option<DateTime<Utc>>)>, GitHubError> {
+    if key.kind == SignoffKind::ConversationComment {
+        return Ok(comments
+            .iter()
+            .find(|c| c.id == key.id)
+            .and_then(|c| c.user.clone().map(|u| (u, Some(c.created_at)))));
+    }
+    match gh.get_signoff_resource(repo, pr, key.kind, key.id).await {
+        Ok(resource) => Ok(resource.user.clone().map(|u| (u, posted_at(&resource)))),
+        Err(err) if err.is_not_found() => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Every new head gets a status at once (ARCHITECTURE decision 3): on a push, and when the
+/// reconcile finds the head without one, the newest verified sign-off (the bot's newest
+/// verdict comment) is compared with the new head through two reads (the PR's files and the
+/// head's git tree). An identical change is verified again against the head and carries the
+/// sign-off forward; anything else sets `failure` ("a fresh sign-off is needed") at once.
+pub(super) async fn follow_head<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    comments: &[Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    if pull.state != "open" || pull.draft {
+        return Ok(());
+    }
+    let newest = comments
+        .iter()
+        .rev()
+        .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(&cfg.bot_login)))
+        .find_map(|c| Some((c, Marker::parse(&c.body).filter(|m| m.kind == "verdict")?)));
+    let Some((comment, marker)) = newest else { return Ok(()) };
+    let Some(key) = marker.get("signoff").and_then(|k| k.parse::<SignoffKey>().ok()) else { return Ok(()) };
+    let head = pull.head.sha.as_str();
+    let verified_at = marker.get("sha").unwrap_or_default();
+    if verified_at == head {
+        return Ok(()); // verified (or carried forward) at this head already
+    }
+    let (_, recorded) = decompose(&comment.body);
+    let signed_head = recorded.as_ref().map_or(verified_at, |r| r.signed.as_str()).to_owned();
+    let files = match gh.list_pull_files(repo, pull.number).await {
+        Ok(files) => files,
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    let blobs: Option<BTreeMap<String, String>> = match gh.get_tree(repo, head).await {
+        Ok(listing) if !listing.truncated => {
+            Some(listing.tree.into_iter().filter(|e| e.kind == "blob").map(|e| (e.path, e.sha)).collect())
+        }
+        Ok(_) => None,
+        Err(err) => {
+            out.note(format!("git tree of {head} unreadable ({err}): no carry-forward"));
+            None
+        }
+    };
+    let changed =
+        |f: &crate::github::types::PullFile| (f.filename.clone(), f.previous_filename.clone(), f.status.clone());
+    let listed: Vec<(String, Option<String>, String)> = files.iter().map(changed).collect();
+    let now = blobs.map(|blobs| {
+        file_states(listed.iter().map(|(p, prev, status)| (p.as_str(), prev.as_deref(), status.as_str())), &blobs)
+    });
+    let changed_paths = match (&recorded, &now) {
+        (Some(signed), Some(now)) => changed_files(&signed.files, now),
+        // Nothing to compare with: every path of the PR counts as changed (fail closed).
+        _ => listed.iter().flat_map(|(p, prev, _)| std::iter::once(p.clone()).chain(prev.clone())).collect(),
+    };
+    let target = (repo, pull.number);
+    if let (true, Some(signed)) = (changed_paths.is_empty(), &recorded) {
+        if let Some((author, posted_at)) = signer_of(gh, repo, pull.number, key, comments).await? {
+            out.note(format!("head {head}: the change signed at {signed_head} is identical; re-verifying {key}"));
+            let trigger = Trigger::CarryForward { author: &author, posted_at, signed };
+            let target = SignoffTarget { repo, pr: pull.number, key, trigger };
+            let today = chrono::Utc::now().date_naive();
+            return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out).await;
+        }
+        out.note(format!("sign-off {key} no longer exists: it cannot carry forward"));
+    }
+    let changes = Changes { files: changed_paths, configs: Vec::new() };
+    let stale = Stale { key, signed: recorded.as_ref(), signed_head: &signed_head, head, changes };
+    fresh_signoff_needed(gh, &cfg.verify, target, Some(comment), stale, false, out).await
 }
 
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
@@ -375,7 +602,8 @@ pub async fn verify_signoff<G: GitHub>(
 /// while the newest eligible sign-off has no verdict comment (a delivery that never arrived),
 /// that sign-off is verified again. Every shape the intake accepts counts: conversation
 /// comments (listed already), review summaries and inline review comments (one list each, read
-/// only when the status needs a repair). Pushes alone never trigger one (spec 30 §1.2).
+/// only when the status needs a repair). A head without a status whose newest sign-off was
+/// verified at an earlier head goes to [`follow_head`] (carried forward, or `failure`).
 pub(super) async fn repair<G: GitHub>(
     gh: &G,
     cfg: &super::BotConfig,
@@ -420,7 +648,8 @@ pub(super) async fn repair<G: GitHub>(
         }
         let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
         if current.is_none() && has_verdict {
-            return Ok(()); // verified at an earlier head: a push needs a fresh sign-off, not a repair
+            // Verified at an earlier head: carried forward or "a fresh sign-off is needed".
+            return follow_head(gh, cfg, repo, pull, comments, out).await;
         }
         out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
         let trigger = Trigger::Event { author, posted_at: Some(*at) };
@@ -474,6 +703,28 @@ mod tests {
         let same = t("2026-09-01T10:00:00Z");
         assert_ne!(is_newer((same, a), (same, b)), is_newer((same, b), (same, a)), "a tie has one winner");
         assert!(!is_newer((same, a), (same, a)));
+    }
+
+    #[test]
+    fn a_verdict_comment_keeps_its_verdict_and_record_when_its_note_changes() {
+        let fp = Fingerprint {
+            signed: "s".into(),
+            head: "h".into(),
+            files: Default::default(),
+            configs: Default::default(),
+        };
+        let verdict = "<!-- sweepgate:verdict signoff=issuecomment-1 sha=s -->\n## APPROVED\n";
+        assert_eq!(compose(verdict, None, None), verdict, "no note, no record: the rendered verdict as is");
+        let first = compose(verdict, Some("carried"), Some(&fp));
+        assert!(first.trim_end().lines().last().unwrap().starts_with(RECORD_PREFIX), "{first}");
+        let (kept, record) = decompose(&first);
+        assert_eq!((kept, record.as_ref()), (verdict.trim_end(), Some(&fp)));
+        let second = compose(kept, Some("a fresh sign-off is needed"), record.as_ref());
+        assert!(second.contains("a fresh sign-off is needed") && !second.contains("carried"), "{second}");
+        assert_eq!(decompose(&second).0, verdict.trim_end());
+        // A record line someone else typed into the verdict text is not the last line.
+        let (_, none) = decompose("x\n<!-- sweepgate:fingerprint e30= -->\ntrailing");
+        assert_eq!(none, None);
     }
 
     #[test]
