@@ -28,6 +28,7 @@ pub mod catalog;
 mod context;
 pub mod curves;
 pub mod generated;
+pub mod performance;
 pub mod reach;
 pub mod scan;
 #[cfg(test)]
