@@ -1,25 +1,37 @@
-//! `verify` over the largest fixture bundle (target ≤ 50 ms per verdict). Run manually:
+//! `verify` over the largest fixture bundle (target ≤ 50 ms per verdict), and the extra time of
+//! the comparison with the published curve on seed-004 (issue 26, target ≤ 10 ms). Run manually:
 //! `cargo bench --bench verify`.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use sweepgate::evidence::Evidence;
+
+const ROUNDS: u32 = 200;
+
+fn bundle(name: &str) -> Evidence {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles").join(name);
+    sweepgate::evidence::read_bundle(&dir).unwrap_or_else(|e| {
+        eprintln!("cannot read {}: {e}", dir.display());
+        std::process::exit(1);
+    })
+}
+
+/// The mean time of `f` over [`ROUNDS`] calls, and the sum of what it returned.
+fn time(mut f: impl FnMut() -> usize) -> (Duration, usize) {
+    let start = Instant::now();
+    let total = (0..ROUNDS).map(|_| f()).sum();
+    (start.elapsed() / ROUNDS, total)
+}
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles/published-rejected");
-    let evidence = match sweepgate::evidence::read_bundle(&dir) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("cannot read {}: {e}", dir.display());
-            std::process::exit(1);
-        }
-    };
-    let rounds = 200;
-    let start = Instant::now();
-    let mut fails = 0;
-    for _ in 0..rounds {
-        let verdict = sweepgate::checks::verify(&evidence);
-        fails += verdict.with_status(sweepgate::checks::Status::Fail).count();
-    }
-    let per = start.elapsed() / rounds;
-    println!("verify published-rejected: {per:?} per verdict ({rounds} rounds, {fails} FAIL rows)");
+    let evidence = bundle("published-rejected");
+    let (per, fails) =
+        time(|| sweepgate::checks::verify(&evidence).with_status(sweepgate::checks::Status::Fail).count());
+    println!("verify published-rejected: {per:?} per verdict ({ROUNDS} rounds, {fails} FAIL rows)");
+    // What `verify` does more with the comparison: `checks::performance::compare`, once per
+    // rendering, on seed-004 (a published run and a head run of one agentic series).
+    let evidence = bundle("seed-004");
+    let (per, rows) = time(|| sweepgate::checks::performance::compare(&evidence).rows.len());
+    println!("comparison seed-004: {per:?} per comparison ({ROUNDS} rounds, {} rows)", rows / ROUNDS as usize);
 }

@@ -15,6 +15,8 @@ use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, REPO};
 use support::{comment_event, pr_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::read_bundle;
+use sweepgate::github::RepoRef;
+use sweepgate::server::details::DetailsStore;
 
 const PUBLIC_URL: &str = "https://sweepgate.example/";
 
@@ -85,4 +87,49 @@ async fn every_status_links_to_a_page_chromium_renders_with_verdict_and_charts()
     server.deliver("pull_request", "d-3", &relabel).await;
     server.wait_handled(3).await;
     assert_eq!(reqwest::get(&page).await.unwrap().status(), 404);
+}
+
+fn chromium_present() -> bool {
+    Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Issue 26: a sign-off's comparison with the published curve on the details page (seed-004:
+/// a published run and a head run of one agentic series). The overlay SVG holds both frontiers
+/// and the full table; Chromium renders the page with both curves in its DOM.
+#[test]
+fn the_performance_overlay_shows_both_frontiers_in_chromium() {
+    let evidence = read_bundle(&fixture("seed-004")).unwrap();
+    let verdict = sweepgate::checks::verify(&evidence);
+    let performance = sweepgate::checks::performance::compare(&evidence);
+    let dir = tempfile::tempdir().unwrap();
+    let store = DetailsStore::open(&dir.path().join("d.sqlite"), PUBLIC_URL, true).unwrap();
+    let repo = RepoRef::parse(REPO).unwrap();
+    let pr = evidence.pull_request.number;
+    store.record_verdict(&repo, pr, "sig-1", &evidence.pull_request.head_sha, &verdict);
+    store.record_performance(&repo, pr, "sig-1", &performance);
+    let html = store.render(&repo, pr).unwrap().unwrap();
+    for curve in [r#"<polyline class="published-frontier""#, r#"<polyline class="head-frontier""#] {
+        assert_eq!(html.matches(curve).count(), 1, "{curve}: {html}");
+    }
+    let section = html.split("<h4>Performance").nth(1).expect("the performance section");
+    let table = &section[section.rfind("</figure>").expect("an overlay figure")..];
+    insta::assert_snapshot!("details_performance_seed_004", table);
+
+    if !chromium_present() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "under CI chromium must be installed (scripts/install-deps.sh)"
+        );
+        eprintln!(
+            "SKIPPED: chromium is not installed (scripts/install-deps.sh installs it); the DOM check did not run"
+        );
+        return;
+    }
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, &html).unwrap();
+    let dom = chromium(&["--dump-dom", &format!("file://{}", page.display())]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains(r#"class="published-frontier""#) && dom.contains(r#"class="head-frontier""#), "{dom}");
+    assert!(dom.contains("与已发布曲线的性能对比"), "{dom}");
 }

@@ -336,11 +336,6 @@ fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
 
 // --- curves (g, h) ----------------------------------------------------------------------------
 
-fn same_series(a: &Curve, b: &Curve) -> bool {
-    (&a.key.model, &a.key.scenario, &a.key.hw_key, &a.key.precision, &a.key.percentile)
-        == (&b.key.model, &b.key.scenario, &b.key.hw_key, &b.key.precision, &b.key.percentile)
-}
-
 /// The published run each affected config's series is compared with (its own entry, else
 /// [`ALL_SERIES`]): `Ok(None)` for a new series. A lookup that is absent for a config that
 /// exists at base, or unavailable, leaves (g) unverified.
@@ -449,7 +444,7 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
                     continue;
                 }
             };
-            let h = head.curves.iter().find(|h| same_series(b, h));
+            let h = head.curves.iter().find(|h| b.same_series(h));
             let head_points: Vec<Point> =
                 h.map(|h| h.points.iter().map(|p| p.interactivity).collect()).unwrap_or_default();
             let removed: Vec<&MeasuredPoint> =
@@ -601,7 +596,7 @@ pub fn check(cx: &Context) -> Outcome {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::checks::curves::fixtures::add_fixed_point;
     use crate::checks::tests_support::{evidence, run, with_change};
@@ -731,7 +726,9 @@ mod tests {
         assert!(sub_items(&check(&Context::new(&e)), "fails").contains(&"e".to_owned()));
     }
 
-    fn with_curves(removed_intvty: f64, removed_tput: f64) -> Evidence {
+    /// One single-node config at base and head: published run 3 (tp8 c4, tp8 c16, tp4 c64),
+    /// head run 7 (tp8 c4, tp8 c16).
+    pub(crate) fn with_curves(removed_intvty: f64, removed_tput: f64) -> Evidence {
         let mut e = pr(SINGLE, 14);
         e.base.insert("configs/nvidia-master.yaml", SINGLE);
         e.base.insert("configs/amd-master.yaml", "{}\n");

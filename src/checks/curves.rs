@@ -17,6 +17,8 @@ pub struct MeasuredPoint {
     pub e2el: Point,
     /// The interactivity plane (Check 18(g)).
     pub interactivity: Point,
+    /// Time to first token in seconds at the run's percentile; NaN when absent.
+    pub ttft: f64,
     pub conc: i64,
     /// Recipe identity without conc (`tp8 ep8 dpa:false spec:none`), for removed-point matching.
     pub recipe: String,
@@ -35,6 +37,13 @@ pub struct Curve {
 }
 
 impl Curve {
+    /// The same series as `other` in another run (the curve key without its run).
+    pub fn same_series(&self, other: &Curve) -> bool {
+        let (a, b) = (&self.key, &other.key);
+        (&a.model, &a.scenario, &a.hw_key, &a.precision, &a.percentile)
+            == (&b.model, &b.scenario, &b.hw_key, &b.precision, &b.percentile)
+    }
+
     /// Whether this curve holds results of `config` (same model prefix, precision, framework
     /// and GPU SKU; the series key merges agg/disagg and images, spec 40 §3.3).
     pub fn belongs_to(&self, config: &AffectedConfig) -> bool {
@@ -107,6 +116,7 @@ fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoin
             let point = MeasuredPoint {
                 e2el: agg.point(Plane::AgenticE2el, "p90"),
                 interactivity: agg.point(Plane::AgenticInteractivity, "p90"),
+                ttft: agg.latency("ttft", "p90").unwrap_or(f64::NAN),
                 conc: raw.get("conc").and_then(serde_json::Value::as_i64).unwrap_or(0),
                 recipe: recipe_of(&get("tp"), &get("ep"), &get("dp_attention"), &id.spec),
                 image: get("image"),
@@ -134,6 +144,7 @@ fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoin
         let point = MeasuredPoint {
             e2el: agg.point(Plane::FixedSeqE2el),
             interactivity: agg.point(Plane::FixedSeqInteractivity),
+            ttft: agg.number("median_ttft").unwrap_or(f64::NAN),
             conc: agg.conc,
             recipe: recipe_of(&m("tp"), &m("ep"), &m("dp_attention"), &agg.spec_decoding),
             image: agg.image.clone(),
@@ -208,6 +219,7 @@ pub mod fixtures {
             "disagg": false, "recipe_fingerprint": "x", "isl": 8192, "osl": 1024, "is_multinode": false,
             "tput_per_gpu": tput, "output_tput_per_gpu": tput / 9.0, "input_tput_per_gpu": tput * 8.0 / 9.0,
             "tp": tp, "ep": 1, "dp_attention": "false", "median_e2el": e2el, "median_intvty": intvty,
+            "median_ttft": e2el / 10.0,
         });
         e.artifacts.insert(format!("{run}/bmk_{rf}/agg_{rf}.json"), json.to_string());
     }

@@ -29,6 +29,7 @@ mod context;
 pub mod curves;
 pub mod fingerprint;
 pub mod generated;
+pub mod performance;
 pub mod reach;
 pub mod scan;
 #[cfg(test)]

@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use secrecy::SecretString;
-use sweepgate::checks::c14_pareto_coverage::FrontierChart;
+use sweepgate::checks::Lang;
 use sweepgate::github::octo::{OctoGitHub, RetryPolicy};
 use sweepgate::github::ApiMetrics;
 use sweepgate::intake::event;
+use sweepgate::report::performance::{markdown, overlays, performance_view};
 use sweepgate::server::handlers::{handle, BotConfig};
 
 /// Handle the one event of a GitHub Actions run (`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`) with
@@ -52,7 +53,24 @@ pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
         Err(err) => (format!("### sweepgate: {event_name}\n\n❌ {err:#}\n"), ExitCode::from(1)),
     };
     if let (Some(path), Ok(outcome)) = (&args.step_summary, &result) {
-        for line in write_charts(path, &outcome.charts) {
+        let charts = outcome.charts.iter().map(|c| (c.curve.clone(), c.svg(), c.points.len()));
+        for line in write_charts(path, "frontier", charts.collect()) {
+            summary.push_str(&line);
+            summary.push('\n');
+        }
+        // The comparison with the published curve: its full table in both languages, and an
+        // overlay SVG per config and scenario beside it.
+        let view = performance_view(&outcome.performance, false);
+        for lang in [Lang::En, Lang::Zh] {
+            let text = markdown(&view, lang).unwrap_or_else(|e| format!("\n- performance table not rendered: {e}\n"));
+            summary.push_str(&text);
+        }
+        let overlays = overlays(&outcome.performance).into_iter().map(|o| {
+            let points = outcome.performance.rows.iter().filter(|r| r.config == o.config && r.scenario == o.scenario);
+            let points = points.map(|r| r.point.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+            (format!("{} {}", o.config, o.scenario), o.svg, points)
+        });
+        for line in write_charts(path, "performance", overlays.collect()) {
             summary.push_str(&line);
             summary.push('\n');
         }
@@ -148,38 +166,40 @@ fn annotation_property(text: &str) -> String {
     annotation_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// Most frontier charts written per run, so a PR touching many configs cannot flood the runner.
+/// Most charts of one kind written per run, so a PR touching many configs cannot flood the runner.
 const MAX_CHARTS: usize = 32;
 
-/// `sweepgate-frontier-<n>-<key>.svg`, the key reduced to `[A-Za-z0-9._-]` and bounded in length.
-fn chart_file_name(n: usize, key: &str) -> String {
+/// `sweepgate-<kind>-<n>-<key>.svg`, the key reduced to `[A-Za-z0-9._-]` and bounded in length.
+fn chart_file_name(kind: &str, n: usize, key: &str) -> String {
     let safe: String = key
         .chars()
         .take(96)
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
         .collect();
-    format!("sweepgate-frontier-{n}-{safe}.svg")
+    format!("sweepgate-{kind}-{n}-{safe}.svg")
 }
 
-/// Writes each of the verdict's frontier charts as SVG next to the job summary; returns one
-/// summary line per chart. A chart that cannot be written is named, not fatal: the verdict is
-/// already posted.
-fn write_charts(summary: &Path, charts: &[FrontierChart]) -> Vec<String> {
+/// Writes each chart `(key, svg, points)` of one kind (`frontier`: Check 14's; `performance`: the
+/// overlays of the comparison with the published curve) as SVG next to the job summary; returns
+/// one summary line per chart. A chart that cannot be written is named, not fatal: the verdict
+/// is already posted.
+fn write_charts(summary: &Path, kind: &str, charts: Vec<(String, String, usize)>) -> Vec<String> {
     let dir = summary.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let total = charts.len();
     let mut lines: Vec<String> = charts
-        .iter()
+        .into_iter()
         .take(MAX_CHARTS)
         .enumerate()
-        .map(|(i, chart)| {
-            let name = chart_file_name(i + 1, &chart.curve);
-            match std::fs::write(dir.join(&name), chart.svg()) {
-                Ok(()) => format!("- frontier chart `{name}` ({} points)", chart.points.len()),
-                Err(err) => format!("- frontier chart `{name}` not written: {err}"),
+        .map(|(i, (key, svg, points))| {
+            let name = chart_file_name(kind, i + 1, &key);
+            match std::fs::write(dir.join(&name), svg) {
+                Ok(()) => format!("- {kind} chart `{name}` ({points} points)"),
+                Err(err) => format!("- {kind} chart `{name}` not written: {err}"),
             }
         })
         .collect();
-    if charts.len() > MAX_CHARTS {
-        lines.push(format!("- {} more frontier charts not written (at most {MAX_CHARTS})", charts.len() - MAX_CHARTS));
+    if total > MAX_CHARTS {
+        lines.push(format!("- {} more {kind} charts not written (at most {MAX_CHARTS})", total - MAX_CHARTS));
     }
     lines
 }
@@ -191,11 +211,12 @@ mod tests {
     #[test]
     fn chart_file_names_are_safe_and_bounded() {
         assert_eq!(
-            chart_file_name(1, "dsr1/8k1k/b200_sglang/fp4/7/median"),
+            chart_file_name("frontier", 1, "dsr1/8k1k/b200_sglang/fp4/7/median"),
             "sweepgate-frontier-1-dsr1_8k1k_b200_sglang_fp4_7_median.svg"
         );
-        assert_eq!(chart_file_name(2, "../é x`$"), "sweepgate-frontier-2-..___x__.svg");
-        assert_eq!(chart_file_name(3, &"k".repeat(500)).len(), "sweepgate-frontier-3-.svg".len() + 96);
+        assert_eq!(chart_file_name("frontier", 2, "../é x`$"), "sweepgate-frontier-2-..___x__.svg");
+        assert_eq!(chart_file_name("frontier", 3, &"k".repeat(500)).len(), "sweepgate-frontier-3-.svg".len() + 96);
+        assert_eq!(chart_file_name("performance", 1, "k 8k1k"), "sweepgate-performance-1-k_8k1k.svg");
     }
 
     #[test]

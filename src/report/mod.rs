@@ -7,6 +7,7 @@
 
 pub mod escape;
 pub mod marker;
+pub mod performance;
 pub mod verdict;
 
 use std::sync::OnceLock;
@@ -30,6 +31,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("sweep_check.zh.md.j2", include_str!("../../templates/sweep_check.zh.md.j2")),
     ("sweep_check_points.en.md.j2", include_str!("../../templates/sweep_check_points.en.md.j2")),
     ("sweep_check_points.zh.md.j2", include_str!("../../templates/sweep_check_points.zh.md.j2")),
+    ("performance.en.md.j2", include_str!("../../templates/performance.en.md.j2")),
+    ("performance.zh.md.j2", include_str!("../../templates/performance.zh.md.j2")),
     ("signoff_refused.en.md.j2", include_str!("../../templates/signoff_refused.en.md.j2")),
     ("signoff_refused.zh.md.j2", include_str!("../../templates/signoff_refused.zh.md.j2")),
     ("head_note.en.md.j2", include_str!("../../templates/head_note.en.md.j2")),

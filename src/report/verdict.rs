@@ -8,6 +8,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::escape;
+use super::performance::performance_view;
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{Catalog, CheckResult, Lang, Status, Verdict, VerdictWord};
 use crate::evidence::Evidence;
@@ -173,7 +174,15 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         .iter()
         .map(|c| format!("```mermaid\n{}\n```\n", c.mermaid().replace('`', " ")))
         .collect();
+    let performance = performance_view(&crate::checks::performance::compare(evidence), true);
+    let performance_md = |lang| {
+        super::performance::markdown(&performance, lang)
+            .map(minijinja::Value::from_safe_string)
+            .map_err(|e| RenderError::Template { name: "performance.md.j2", source: e.source })
+    };
     let context = minijinja::context! {
+        performance_en => performance_md(Lang::En)?,
+        performance_zh => performance_md(Lang::Zh)?,
         charts => minijinja::Value::from_safe_string(charts),
         marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha, options.fingerprint.as_deref())),
         approved => verdict.word == VerdictWord::Approved,
@@ -219,6 +228,10 @@ struct JsonVerdict {
     signoff: String,
     head_moved: bool,
     checks: Vec<JsonCheck>,
+    /// Performance against the published curve (issue 26): one row per config, point and metric.
+    performance: Vec<crate::results::compare::Row>,
+    /// Comparisons left out beyond the bound on rows.
+    performance_truncated: usize,
 }
 
 /// The machine-readable verdict (`sweepgate verify --format json`).
@@ -243,12 +256,15 @@ pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, Ren
             }
         })
         .collect();
+    let performance = crate::checks::performance::compare(evidence);
     let out = JsonVerdict {
         verdict: verdict.word,
         head_sha: evidence.pull_request.head_sha.clone(),
         signoff: evidence.signoff.key(),
         head_moved: evidence.head_moved(),
         checks,
+        performance: performance.rows,
+        performance_truncated: performance.truncated,
     };
     let mut text = serde_json::to_string_pretty(&out).unwrap_or_default();
     text.push('\n');

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::pareto::{removed_point_coverage, Point, RemovedPointFinding};
+use super::pareto::{frontier, removed_point_coverage, Direction, Point, RemovedPointFinding};
 
 /// What to draw. Ineligible points are left out of the drawing (they are reported elsewhere).
 #[derive(Debug, Clone, Copy)]
@@ -124,50 +124,7 @@ pub fn svg(chart: &CurveChart<'_>) -> String {
     let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     let sx = |x: f64| LEFT + x / l.x_max * pw;
     let sy = |y: f64| TOP + ph - y / l.y_max * ph;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(o, r#"<title>{}</title>"#, xml_escape(chart.title));
-    let _ = writeln!(o, r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#);
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="14">{}</text>"#,
-        WIDTH / 2.0,
-        xml_escape(chart.title)
-    );
-    let (x0, y0, x1, y1) = (LEFT, TOP + ph, LEFT + pw, TOP);
-    let _ = writeln!(o, r#"<path d="M{x0} {y1}V{y0}H{x1}" fill="none" stroke="black"/>"#);
-    for i in 0..=5 {
-        let f = f64::from(i) / 5.0;
-        let (tx, ty) = (x0 + f * pw, y0 - f * ph);
-        let _ = writeln!(o, r#"<line x1="{tx:.1}" y1="{y0}" x2="{tx:.1}" y2="{:.1}" stroke="black"/>"#, y0 + 5.0);
-        let _ =
-            writeln!(o, r#"<text x="{tx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, y0 + 18.0, tick(f * l.x_max));
-        let _ = writeln!(o, r#"<line x1="{:.1}" y1="{ty:.1}" x2="{x0}" y2="{ty:.1}" stroke="black"/>"#, x0 - 5.0);
-        let _ = writeln!(
-            o,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            x0 - 8.0,
-            ty + 4.0,
-            tick(f * l.y_max)
-        );
-    }
-    let _ = writeln!(
-        o,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-        x0 + pw / 2.0,
-        HEIGHT - 16.0,
-        xml_escape(chart.x_label)
-    );
-    let _ = writeln!(
-        o,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{}</text>"#,
-        TOP + ph / 2.0,
-        TOP + ph / 2.0,
-        xml_escape(chart.y_label)
-    );
+    let mut o = frame(chart.title, chart.x_label, chart.y_label, l.x_max, l.y_max);
     for p in &l.head {
         let _ = writeln!(o, r##"<circle cx="{:.2}" cy="{:.2}" r="3.5" fill="#9e9e9e"/>"##, sx(p.x), sy(p.y));
     }
@@ -180,40 +137,50 @@ pub fn svg(chart: &CurveChart<'_>) -> String {
         }
     }
     for (p, covered) in &l.removed {
-        let (cx, cy) = (sx(p.x), sy(p.y));
-        if *covered {
-            let _ = writeln!(
-                o,
-                r##"<circle cx="{cx:.2}" cy="{cy:.2}" r="6" fill="none" stroke="#2e7d32" stroke-width="2"/>"##
-            );
-        } else {
-            let _ = writeln!(
-                o,
-                r##"<path d="M{:.2} {:.2}L{:.2} {:.2}M{:.2} {:.2}L{:.2} {:.2}" stroke="#c62828" stroke-width="2.5"/>"##,
-                cx - 6.0,
-                cy - 6.0,
-                cx + 6.0,
-                cy + 6.0,
-                cx - 6.0,
-                cy + 6.0,
-                cx + 6.0,
-                cy - 6.0
-            );
-        }
+        removed_mark(&mut o, sx(p.x), sy(p.y), *covered);
     }
-    let lx = WIDTH - RIGHT + 16.0;
     let legend = [
         (r##"<circle cx="{x}" cy="{y}" r="3.5" fill="#9e9e9e"/>"##, "head points"),
         (r##"<circle cx="{x}" cy="{y}" r="4.5" fill="#1565c0"/>"##, "head frontier"),
-        (r##"<circle cx="{x}" cy="{y}" r="6" fill="none" stroke="#2e7d32" stroke-width="2"/>"##, "removed, covered"),
-        (
-            r##"<path d="M{x0} {y0}L{x1} {y1}M{x0} {y1}L{x1} {y0}" stroke="#c62828" stroke-width="2.5"/>"##,
-            "removed, NOT covered",
-        ),
+        (COVERED, "removed, covered"),
+        (NOT_COVERED, "removed, NOT covered"),
     ];
     // A chart without removed points (Check 14) has no use for their legend entries.
     let shown = if chart.removed.is_empty() { 2 } else { legend.len() };
-    for (i, (shape, text)) in legend.iter().take(shown).enumerate() {
+    write_legend(&mut o, &legend[..shown]);
+    o.push_str("</svg>\n");
+    o
+}
+
+const COVERED: &str = r##"<circle cx="{x}" cy="{y}" r="6" fill="none" stroke="#2e7d32" stroke-width="2"/>"##;
+const NOT_COVERED: &str =
+    r##"<path d="M{x0} {y0}L{x1} {y1}M{x0} {y1}L{x1} {y0}" stroke="#c62828" stroke-width="2.5"/>"##;
+
+/// A removed point: a green ring (covered) or a red cross (not covered).
+fn removed_mark(o: &mut String, cx: f64, cy: f64, covered: bool) {
+    if covered {
+        let _ =
+            writeln!(o, r##"<circle cx="{cx:.2}" cy="{cy:.2}" r="6" fill="none" stroke="#2e7d32" stroke-width="2"/>"##);
+    } else {
+        let _ = writeln!(
+            o,
+            r##"<path d="M{:.2} {:.2}L{:.2} {:.2}M{:.2} {:.2}L{:.2} {:.2}" stroke="#c62828" stroke-width="2.5"/>"##,
+            cx - 6.0,
+            cy - 6.0,
+            cx + 6.0,
+            cy + 6.0,
+            cx - 6.0,
+            cy + 6.0,
+            cx + 6.0,
+            cy - 6.0
+        );
+    }
+}
+
+/// The legend at the right: each shape template (`{x}`, `{y}`, `{x0}`…) with its label.
+fn write_legend(o: &mut String, entries: &[(&str, &str)]) {
+    let lx = WIDTH - RIGHT + 16.0;
+    for (i, (shape, text)) in entries.iter().enumerate() {
         let y = TOP + 10.0 + 22.0 * i as f64;
         let shape = shape
             .replace("{x}", &format!("{lx}"))
@@ -223,8 +190,137 @@ pub fn svg(chart: &CurveChart<'_>) -> String {
             .replace("{y0}", &format!("{}", y - 6.0))
             .replace("{y1}", &format!("{}", y + 6.0));
         let _ = writeln!(o, "{shape}");
-        let _ = writeln!(o, r#"<text x="{}" y="{}">{text}</text>"#, lx + 14.0, y + 4.0);
+        let _ = writeln!(o, r#"<text x="{}" y="{}">{}</text>"#, lx + 14.0, y + 4.0, xml_escape(text));
     }
+}
+
+/// The SVG root, title, background and axes with 5 ticks (the `</svg>` is the caller's).
+fn frame(title: &str, x_label: &str, y_label: &str, x_max: f64, y_max: f64) -> String {
+    let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(o, r#"<title>{}</title>"#, xml_escape(title));
+    let _ = writeln!(o, r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#);
+    let _ = writeln!(
+        o,
+        r#"<text x="{}" y="24" text-anchor="middle" font-size="14">{}</text>"#,
+        WIDTH / 2.0,
+        xml_escape(title)
+    );
+    let (x0, y0, x1, y1) = (LEFT, TOP + ph, LEFT + pw, TOP);
+    let _ = writeln!(o, r#"<path d="M{x0} {y1}V{y0}H{x1}" fill="none" stroke="black"/>"#);
+    for i in 0..=5 {
+        let f = f64::from(i) / 5.0;
+        let (tx, ty) = (x0 + f * pw, y0 - f * ph);
+        let _ = writeln!(o, r#"<line x1="{tx:.1}" y1="{y0}" x2="{tx:.1}" y2="{:.1}" stroke="black"/>"#, y0 + 5.0);
+        let _ =
+            writeln!(o, r#"<text x="{tx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, y0 + 18.0, tick(f * x_max));
+        let _ = writeln!(o, r#"<line x1="{:.1}" y1="{ty:.1}" x2="{x0}" y2="{ty:.1}" stroke="black"/>"#, x0 - 5.0);
+        let _ = writeln!(
+            o,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            x0 - 8.0,
+            ty + 4.0,
+            tick(f * y_max)
+        );
+    }
+    let _ = writeln!(
+        o,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        x0 + pw / 2.0,
+        HEIGHT - 16.0,
+        xml_escape(x_label)
+    );
+    let _ = writeln!(
+        o,
+        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{}</text>"#,
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        xml_escape(y_label)
+    );
+    o
+}
+
+/// The published curve against the head curve of one series (issue 26), both in the same plane.
+#[derive(Debug, Clone, Copy)]
+pub struct OverlayChart<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub published: &'a [Point],
+    pub head: &'a [Point],
+    /// Head points with a regression beyond their band.
+    pub regressions: &'a [Point],
+    /// Published points the head no longer measures, with whether the head frontier covers them.
+    pub removed: &'a [(Point, bool)],
+}
+
+/// The overlay as SVG: the published frontier dashed grey (`class="published-frontier"`), the
+/// head frontier solid blue (`class="head-frontier"`), regressions ringed orange, removed points
+/// as in [`svg`]. Ineligible points are left out.
+pub fn overlay_svg(chart: &OverlayChart<'_>) -> String {
+    let eligible = |points: &[Point]| -> Vec<Point> { points.iter().copied().filter(Point::is_eligible).collect() };
+    let (published, head) = (eligible(chart.published), eligible(chart.head));
+    let removed: Vec<(Point, bool)> = chart.removed.iter().copied().filter(|(p, _)| p.is_eligible()).collect();
+    let all = published.iter().chain(&head).chain(removed.iter().map(|(p, _)| p));
+    let (x_max, y_max) = all.fold((0.0f64, 0.0f64), |(x, y), p| (x.max(p.x), y.max(p.y)));
+    let (x_max, y_max) = (nice_ceiling(x_max), nice_ceiling(y_max));
+    let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let sx = |x: f64| LEFT + x / x_max * pw;
+    let sy = |y: f64| TOP + ph - y / y_max * ph;
+    let mut o = frame(chart.title, chart.x_label, chart.y_label, x_max, y_max);
+    let curves = [
+        (
+            &published,
+            "published-frontier",
+            r##"fill="none" stroke="#757575" stroke-width="1.5""##,
+            r##"stroke="#757575" stroke-width="2" stroke-dasharray="6 4""##,
+        ),
+        (&head, "head-frontier", r##"fill="#1565c0""##, r##"stroke="#1565c0" stroke-width="2""##),
+    ];
+    for (points, class, dot, line) in curves {
+        for p in points.iter() {
+            let _ =
+                writeln!(o, r#"<circle class="{class}-point" cx="{:.2}" cy="{:.2}" r="3.5" {dot}/>"#, sx(p.x), sy(p.y));
+        }
+        let knots: Vec<String> = frontier(points, Direction::UpperLeft)
+            .iter()
+            .map(|&i| format!("{:.2},{:.2}", sx(points[i].x), sy(points[i].y)))
+            .collect();
+        if !knots.is_empty() {
+            let _ = writeln!(o, r#"<polyline class="{class}" points="{}" fill="none" {line}/>"#, knots.join(" "));
+        }
+    }
+    for p in chart.regressions.iter().filter(|p| p.is_eligible()) {
+        let _ = writeln!(
+            o,
+            r##"<circle class="regression" cx="{:.2}" cy="{:.2}" r="7" fill="none" stroke="#ef6c00" stroke-width="2.5"/>"##,
+            sx(p.x),
+            sy(p.y)
+        );
+    }
+    for (p, covered) in &removed {
+        removed_mark(&mut o, sx(p.x), sy(p.y), *covered);
+    }
+    write_legend(
+        &mut o,
+        &[
+            (
+                r##"<path d="M{x0} {y}H{x1}" stroke="#757575" stroke-width="2" stroke-dasharray="4 3"/>"##,
+                "published / 已发布",
+            ),
+            (r##"<path d="M{x0} {y}H{x1}" stroke="#1565c0" stroke-width="2"/>"##, "head / 头部"),
+            (
+                r##"<circle cx="{x}" cy="{y}" r="6" fill="none" stroke="#ef6c00" stroke-width="2.5"/>"##,
+                "regression / 退步",
+            ),
+            (COVERED, "removed, covered / 已移除，已覆盖"),
+            (NOT_COVERED, "removed, not covered / 已移除，未覆盖"),
+        ],
+    );
     o.push_str("</svg>\n");
     o
 }
@@ -296,6 +392,28 @@ mod tests {
         assert_eq!(s.matches(r##"stroke="#2e7d32""##).count(), 2);
         assert_eq!(s.matches("<polyline").count(), 1);
         insta::assert_snapshot!("published_removed_point_svg", s);
+    }
+
+    #[test]
+    fn the_overlay_draws_both_frontiers_and_marks_regressions_and_removed_points() {
+        let (head, removed) = published();
+        let base = pts(&[(76.3, 32849.8), (120.0, 30000.0), (180.0, 10000.0), (f64::NAN, 1.0)]);
+        let chart = OverlayChart {
+            title: "k <b>",
+            x_label: "x",
+            y_label: "y",
+            published: &base,
+            head: &head,
+            regressions: &head[..1],
+            removed: &[(removed[0], false), (removed[1], true)],
+        };
+        let s = overlay_svg(&chart);
+        assert_eq!(s.matches(r#"<polyline class="published-frontier""#).count(), 1);
+        assert_eq!(s.matches(r#"<polyline class="head-frontier""#).count(), 1);
+        assert_eq!(s.matches(r#"class="published-frontier-point""#).count(), 3, "the NaN point is left out");
+        assert_eq!(s.matches(r#"<circle class="regression""#).count(), 1);
+        assert!(s.contains("k &lt;b&gt;") && !s.contains("NaN"));
+        insta::assert_snapshot!("overlay_svg", s);
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub fn round_to(value: f64, digits: usize) -> f64 {
 }
 pub mod benchmark;
 pub mod chart;
+pub mod compare;
 pub mod eval;
 pub mod eval_logs;
 

@@ -1,7 +1,8 @@
 //! The details page behind every status and check run (`GET /prs/{owner}/{repo}/{number}`):
 //! the label decision and its reasons, the PR's sweeps (re-read from the dispatch ledger on
 //! every request, so live while they run), each sign-off's verdict with its rows and SVG
-//! frontier charts, and the commit each was assessed at.
+//! frontier charts, its comparison with the published curve (overlay charts and the full table),
+//! and the commit each was assessed at.
 //!
 //! Handlers record what they published into a [`DetailsStore`] (its own SQLite file, WAL);
 //! the page renders from it with HTML autoescape and no JavaScript, English and 中文. Only
@@ -21,9 +22,11 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
+use crate::checks::performance::Performance;
 use crate::checks::{Catalog, Lang, Verdict, VerdictWord};
 use crate::github::RepoRef;
 use crate::intake::labels::LabelDecision;
+use crate::report::performance::{overlays, performance_view};
 use crate::report::verdict::message_text;
 use crate::sweep::ledger::Ledger;
 
@@ -83,6 +86,8 @@ CREATE TABLE IF NOT EXISTS label (repo TEXT NOT NULL, pr INTEGER NOT NULL, head 
 CREATE TABLE IF NOT EXISTS verdict (repo TEXT NOT NULL, pr INTEGER NOT NULL, signoff TEXT NOT NULL,
   sha TEXT NOT NULL, word TEXT NOT NULL, rows TEXT NOT NULL, charts TEXT NOT NULL, at TEXT NOT NULL,
   PRIMARY KEY (repo, pr, signoff));
+CREATE TABLE IF NOT EXISTS performance (repo TEXT NOT NULL, pr INTEGER NOT NULL, signoff TEXT NOT NULL,
+  comparison TEXT NOT NULL, PRIMARY KEY (repo, pr, signoff));
 CREATE TABLE IF NOT EXISTS sweep (repo TEXT NOT NULL, pr INTEGER NOT NULL, sweep_id TEXT NOT NULL,
   head TEXT NOT NULL, ledger TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (repo, pr, sweep_id));
 ";
@@ -193,6 +198,40 @@ impl DetailsStore {
         });
     }
 
+    /// Records the comparison with the published curve of sign-off `signoff` (issue 26).
+    pub fn record_performance(&self, repo: &RepoRef, pr: u64, signoff: &str, performance: &Performance) {
+        let comparison = serde_json::to_string(performance).unwrap_or_else(|_| "{}".into());
+        self.write("performance", |c| {
+            c.execute(
+                "INSERT OR REPLACE INTO performance (repo, pr, signoff, comparison) VALUES (?1, ?2, ?3, ?4)",
+                params![repo.to_string(), pr as i64, signoff, comparison],
+            )
+        });
+    }
+
+    /// The recorded comparison of a sign-off as the page shows it: the full table and the
+    /// overlay charts (our SVG writer escapes every label it prints).
+    fn performance_of(&self, conn: &Connection, repo: &str, pr: u64, signoff: &str) -> Result<Value, DetailsError> {
+        let found: Option<String> = conn
+            .query_row(
+                "SELECT comparison FROM performance WHERE repo = ?1 AND pr = ?2 AND signoff = ?3",
+                params![repo, pr as i64, signoff],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        let Some(text) = found else { return Ok(Value::from(())) };
+        let performance: Performance = self.json("performance comparison", &text)?;
+        let overlays: Vec<Value> = overlays(&performance)
+            .into_iter()
+            .map(|o| minijinja::context! { config => o.config, scenario => o.scenario, svg => Value::from_safe_string(o.svg) })
+            .collect();
+        Ok(minijinja::context! {
+            table => Value::from(minijinja::value::Serde(&performance_view(&performance, false))),
+            overlays,
+        })
+    }
+
     /// Records that sweep `sweep_id` of `repo#pr` at `head` is tracked in the ledger at `ledger`.
     pub fn record_sweep(&self, repo: &RepoRef, pr: u64, head: &str, ledger: &Path, sweep_id: &str) {
         let ledger = ledger.display().to_string();
@@ -274,7 +313,8 @@ impl DetailsStore {
                 .iter()
                 .map(|c| minijinja::context! { curve => c.curve.clone(), svg => Value::from_safe_string(c.svg()) })
                 .collect();
-            verdicts.push(minijinja::context! { signoff, sha, word, rows => Value::from(minijinja::value::Serde(&rows)), charts, at });
+            let performance = self.performance_of(&conn, &name, pr, &signoff)?;
+            verdicts.push(minijinja::context! { signoff, sha, word, rows => Value::from(minijinja::value::Serde(&rows)), charts, performance, at });
         }
         drop(stmt);
         let mut stmt = conn
