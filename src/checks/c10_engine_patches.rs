@@ -61,15 +61,20 @@ impl Variables {
         let mut values: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
         for line in text.lines().map(scan::code_part) {
             if let Some(c) = assign.captures(line) {
-                values.entry(c[1].to_owned()).or_default().push(c[2].trim().trim_matches(['"', '\'']).to_owned());
+                let value = c[2].trim().trim_matches(['"', '\'']).to_owned();
+                let known = values.entry(c[1].to_owned()).or_default();
+                if !known.contains(&value) {
+                    known.push(value);
+                }
             }
         }
         Variables { values, image_versions: images.iter().map(|i| image_version(i.as_str())).collect() }
     }
 
-    /// Every expansion of `token`'s `$NAME` / `${NAME}` / `${NAME:-default}` references, or the
-    /// first variable that no assignment and no repository variable resolves.
-    fn expand(&self, token: &str, depth: u8) -> Result<Vec<String>, String> {
+    /// Every expansion of `token`'s `$NAME` / `${NAME}` / `${NAME:-default}` references, or why
+    /// there is none: a variable that no assignment and no repository variable resolves, or
+    /// more expansions than [`MAX_EXPANSIONS`] (PR input is bounded; such a path is unresolved).
+    fn expand(&self, token: &str, depth: u8) -> Result<Vec<String>, Unexpanded> {
         let Some(at) = token.find('$') else { return Ok(vec![token.to_owned()]) };
         let rest = &token[at + 1..];
         if rest.starts_with('(') {
@@ -78,7 +83,7 @@ impl Variables {
             return Ok(vec![token.to_owned()]);
         }
         let (name, default, after) = if let Some(inner) = rest.strip_prefix('{') {
-            let Some(end) = inner.find('}') else { return Err(token.to_owned()) };
+            let Some(end) = inner.find('}') else { return Err(Unexpanded::Unknown) };
             let body = &inner[..end];
             let (name, default) = match body.split_once(":-") {
                 Some((n, d)) => (n, Some(d)),
@@ -90,7 +95,7 @@ impl Variables {
             (&rest[..end], None, &rest[end..])
         };
         if name.is_empty() || depth > 4 {
-            return Err(format!("${}", rest.chars().take_while(|c| !c.is_whitespace()).collect::<String>()));
+            return Err(Unexpanded::Unknown);
         }
         let values: Vec<String> = if REPOSITORY_VARIABLES.contains(&name) {
             vec![REPOSITORY.to_owned()]
@@ -99,12 +104,15 @@ impl Variables {
         } else if let Some(default) = default {
             vec![default.to_owned()]
         } else {
-            return Err(format!("${name}"));
+            return Err(Unexpanded::Unknown);
         };
         let mut out = Vec::new();
         for value in values {
             for head in self.expand(&value, depth + 1)? {
                 for tail in self.expand(after, depth + 1)? {
+                    if out.len() == MAX_EXPANSIONS {
+                        return Err(Unexpanded::TooMany);
+                    }
                     out.push(format!("{}{head}{tail}", &token[..at]));
                 }
             }
@@ -112,6 +120,18 @@ impl Variables {
         Ok(out)
     }
 }
+
+/// Why a path has no expansion.
+#[derive(Debug, PartialEq)]
+enum Unexpanded {
+    /// A variable nothing in the script assigns (the container's environment, an argument).
+    Unknown,
+    /// More than [`MAX_EXPANSIONS`] combinations of assigned values.
+    TooMany,
+}
+
+/// The expansions of one path that are looked at.
+const MAX_EXPANSIONS: usize = 256;
 
 /// The version an image tag names: `v0.5.9-cu130` → `0.5.9`.
 fn image_version(image: &str) -> Option<String> {
@@ -144,11 +164,13 @@ fn target_of(token: &str, vars: &Variables) -> Target {
     match vars.expand(token, 0) {
         Ok(paths) if paths.iter().any(engine) => Target::Engine,
         Ok(_) => Target::Other,
+        // Too many combinations to look at: unresolved, whatever the path names.
+        Err(Unexpanded::TooMany) => Target::Unresolved(token.to_owned()),
         // Unresolvable: it matters only when what follows the variable names an engine tree.
-        Err(_) if ENGINE_SOURCE_DIRS.iter().chain(&ENGINE_PATHS).any(|d| token.contains(d)) => {
+        Err(Unexpanded::Unknown) if ENGINE_SOURCE_DIRS.iter().chain(&ENGINE_PATHS).any(|d| token.contains(d)) => {
             Target::Unresolved(token.to_owned())
         }
-        Err(_) => Target::Other,
+        Err(Unexpanded::Unknown) => Target::Other,
     }
 }
 
@@ -192,7 +214,17 @@ fn engine_installs(code: &str, vars: &Variables) -> Vec<String> {
                 continue;
             }
             let spec = word.trim_matches(['"', '\'']);
-            for spec in vars.expand(spec, 0).unwrap_or_else(|_| vec![spec.to_owned()]) {
+            let specs = match vars.expand(spec, 0) {
+                Ok(specs) => specs,
+                // Bounded PR input: what it installs cannot be looked at, so it counts.
+                Err(Unexpanded::TooMany) => {
+                    out.push(spec.to_owned());
+                    continue;
+                }
+                // The container's environment: judged as written.
+                Err(Unexpanded::Unknown) => vec![spec.to_owned()],
+            };
+            for spec in specs {
                 if let Some(name) = engine_package(&spec) {
                     let pinned = spec.split_once("==").map(|(_, v)| v.trim_start_matches('v').to_owned());
                     let image_version = pinned.is_some_and(|v| vars.image_versions.iter().flatten().any(|i| *i == v))
@@ -860,6 +892,9 @@ mod tests {
         let rixl = "nixl_api=$(python3 -c \"import rixl._api; print(rixl._api.__file__)\" 2>/dev/null)\nsed -i 's/a/b/' \"$nixl_api\"\n";
         assert_eq!(kinds(rixl), []);
         // A variable nothing resolves, in a path into an engine tree: unverifiable, named.
+        // PR input is bounded: a path with too many combinations of assigned values is unresolved.
+        let many: String = (0..40).map(|i| format!("A=a{i}\nB=b{i}\n")).collect::<String>() + "cp x \"$A/$B/x\"\n";
+        assert_eq!(kinds(&many), [("unresolved_write", Some("$A/$B/x".into()))]);
         let unresolved = "sed -i 's/a/b/' \"$SGL_DIR/sglang/srt/layers/x.py\"\n";
         assert_eq!(kinds(unresolved), [("unresolved_write", Some("$SGL_DIR/sglang/srt/layers/x.py".into()))]);
     }
@@ -880,3 +915,4 @@ mod tests {
         }
     }
 }
+
