@@ -1,7 +1,9 @@
 //! Fail-closed property over every fixture bundle: removing one kind of evidence at a time
 //! (`head/`, `base/`, `artifacts/`, the check-runs, the upstream facts, the blob SHAs and texts
-//! at other commits, the runs' job lists) never makes the verdict
-//! more favourable. Runs the real `sweepgate verify` binary on a mutated copy of each bundle.
+//! at other commits, the runs' job lists), deleting files while evidence.json still records them
+//! as read, or marking facts unavailable while the files stay, never makes the verdict more
+//! favourable (decisions FC1, FC2). Runs the real `sweepgate verify` binary on a mutated copy of
+//! each bundle.
 
 mod support;
 
@@ -57,7 +59,28 @@ fn edit_evidence(bundle: &Path, edit: impl FnOnce(&mut serde_json::Map<String, V
     std::fs::write(&path, serde_json::to_string_pretty(&json).expect("serialize")).expect("write");
 }
 
-const ABLATIONS: [Ablation; 7] = [
+/// Every run's fact lists of evidence.json, for an edit.
+fn for_each_run(bundle: &Path, mut edit: impl FnMut(&mut serde_json::Map<String, Value>)) {
+    edit_evidence(bundle, |e| {
+        for run in e.get_mut("runs").and_then(Value::as_object_mut).into_iter().flat_map(|r| r.values_mut()) {
+            if let Some(run) = run.as_object_mut() {
+                edit(run);
+            }
+        }
+    })
+}
+
+fn unavailable(reason: &str) -> Value {
+    serde_json::json!({ "unavailable": reason })
+}
+
+/// The directories below `artifacts/<run id>/` named `job-logs`.
+fn job_log_dirs(bundle: &Path) -> Vec<std::path::PathBuf> {
+    let runs = std::fs::read_dir(bundle.join("artifacts")).into_iter().flatten().flatten();
+    runs.map(|run| run.path().join("job-logs")).filter(|dir| dir.is_dir()).collect()
+}
+
+const ABLATIONS: [Ablation; 11] = [
     ("head/", |b| remove_dir(&b.join("head"))),
     ("base/", |b| remove_dir(&b.join("base"))),
     ("artifacts/", |b| remove_dir(&b.join("artifacts"))),
@@ -78,18 +101,50 @@ const ABLATIONS: [Ablation; 7] = [
             e.remove("texts_at");
         })
     }),
-    // The qualifying run's job list could not be read: no job (log) of any run is known.
-    ("job lists", |b| {
+    // The files are deleted but evidence.json still says they were downloaded (issue 23).
+    ("artifacts/ emptied, facts kept", |b| {
+        remove_dir(&b.join("artifacts"));
+        std::fs::create_dir_all(b.join("artifacts")).expect("create artifacts/");
+    }),
+    ("job logs deleted, facts kept", |b| {
+        for dir in job_log_dirs(b) {
+            remove_dir(&dir);
+        }
+    }),
+    // The facts say unavailable while the files stay: the facts win.
+    ("tree facts unavailable, files kept", |b| {
         edit_evidence(b, |e| {
-            for run in e.get_mut("runs").and_then(Value::as_object_mut).into_iter().flat_map(|r| r.values_mut()) {
-                if let Some(run) = run.as_object_mut() {
-                    run.remove("jobs");
-                    run.insert("jobs_unavailable".into(), Value::from("the job list could not be read: HTTP 502"));
+            e.insert(
+                "trees".into(),
+                serde_json::json!({"base": unavailable("tarball: HTTP 502"), "head": unavailable("tarball: HTTP 502")}),
+            );
+        })
+    }),
+    ("artifact and job-log facts unavailable, files kept", |b| {
+        for_each_run(b, |run| {
+            for key in ["artifacts", "archives"] {
+                for fact in run.get_mut(key).and_then(Value::as_object_mut).into_iter().flat_map(|m| m.values_mut()) {
+                    *fact = unavailable("download: HTTP 502");
+                }
+            }
+            for job in run.get_mut("jobs").and_then(Value::as_object_mut).into_iter().flat_map(|m| m.values_mut()) {
+                if let Some(job) = job.as_object_mut() {
+                    job.insert("log".into(), unavailable("job log: HTTP 502"));
                 }
             }
         })
     }),
+    // The qualifying run's job list could not be read: no job (log) of any run is known.
+    ("job lists", |b| {
+        for_each_run(b, |run| {
+            run.remove("jobs");
+            run.insert("jobs_unavailable".into(), Value::from("the job list could not be read: HTTP 502"));
+        })
+    }),
 ];
+
+/// The advisory checks (spec 30 §3.1, the newest known WARN set); every other check blocks.
+const ADVISORY: [usize; 4] = [4, 13, 14, 15];
 
 #[test]
 fn removing_evidence_never_makes_a_verdict_more_favourable() {
@@ -109,14 +164,17 @@ fn removing_evidence_never_makes_a_verdict_more_favourable() {
             if original["verdict"] == "REJECTED" && ablated["verdict"] == "APPROVED" {
                 violations.push(format!("{label}: REJECTED became APPROVED"));
             }
-            if matches!(what, "head/" | "base/") && ablated["verdict"] != "REJECTED" {
+            let tree_gone = matches!(what, "head/" | "base/" | "tree facts unavailable, files kept");
+            if tree_gone && ablated["verdict"] != "REJECTED" {
                 violations.push(format!("{label}: not REJECTED"));
             }
             for id in 0..19 {
                 let (before, after) = (status(&original, id), status(&ablated, id));
-                // A FAIL may become a WARN only where the check routes missing evidence to human
-                // review (advisory checks, Check 18's "not verified" sub-items, decision V3).
-                let worse = matches!(before, "FAIL" | "WARN") && matches!(after, "PASS" | "NA");
+                let advisory = ADVISORY.contains(&id);
+                // A blocking check never routes missing evidence to a WARN (decision FC1); only
+                // an advisory check (4, 13, 14, 15) may turn a FAIL into a WARN.
+                let worse = matches!((before, after), ("FAIL" | "WARN", "PASS" | "NA"))
+                    || (!advisory && before == "FAIL" && after == "WARN");
                 if worse {
                     let summary = &ablated["checks"][id]["summary"];
                     violations.push(format!("{label}: check {id} {before} became {after}: {summary}"));

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use std::collections::BTreeSet;
 
+use super::affected::affected_configs;
 use super::reach::{self, LaunchPath, ReachKind, Why};
 use super::scan::{self, Role};
 use super::{Context, Outcome};
@@ -27,7 +28,240 @@ fn touches_engine(code: &str) -> bool {
             .map(|t| t.trim_matches(|c| c == '"' || c == '\''))
             .any(|token| token.starts_with('/') && ENGINE_SOURCE_DIRS.iter().any(|d| token.contains(d)))
 }
-const ENGINE_PACKAGES: [&str; 6] = ["vllm", "sglang", "sgl-kernel", "sgl_kernel", "tensorrt", "flashinfer"];
+/// The engines and their kernel packages, as pip normalizes names (`_` → `-`, lower case).
+const ENGINE_PACKAGES: [&str; 7] =
+    ["vllm", "sglang", "sgl-kernel", "tensorrt", "tensorrt-llm", "flashinfer", "flashinfer-python"];
+
+/// Variables that name the repository's checkout (its own files, never the engine's).
+const REPOSITORY_VARIABLES: [&str; 4] = ["GITHUB_WORKSPACE", "SCRIPT_DIR", "INFMAX_WORKSPACE", "REPO_ROOT"];
+/// What a repository variable expands to: not an absolute path, so never an engine path.
+const REPOSITORY: &str = "<repository>";
+
+/// The shell variables a script assigns (`NAME=value`, `export NAME=value`), every value kept.
+///
+/// This is Check 10's stop-gap for the launch model's variable expansion (decision FC3): when
+/// `domain::launch` lands, [`Variables::expand`] should read its environment instead.
+#[derive(Debug, Default)]
+struct Variables {
+    values: std::collections::BTreeMap<String, Vec<String>>,
+    /// The version of every affected config's image tag (`lmsysorg/sglang:v0.5.9-cu130` → `0.5.9`),
+    /// or `None` for a tag without one.
+    image_versions: Vec<Option<String>>,
+}
+
+impl Variables {
+    fn of(text: &str, images: &[String]) -> Variables {
+        static ASSIGN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let assign = ASSIGN.get_or_init(|| {
+            regex::Regex::new(
+                r"^\s*(?:export\s+|local\s+|readonly\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$",
+            )
+            .expect("literal regex")
+        });
+        let mut values: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+        for line in text.lines().map(scan::code_part) {
+            if let Some(c) = assign.captures(line) {
+                let value = c[2].trim().trim_matches(['"', '\'']).to_owned();
+                let known = values.entry(c[1].to_owned()).or_default();
+                if !known.contains(&value) {
+                    known.push(value);
+                }
+            }
+        }
+        Variables { values, image_versions: images.iter().map(|i| image_version(i.as_str())).collect() }
+    }
+
+    /// Every expansion of `token`'s `$NAME` / `${NAME}` / `${NAME:-default}` references, or why
+    /// there is none: a variable that no assignment and no repository variable resolves, or
+    /// more expansions than [`MAX_EXPANSIONS`] (PR input is bounded; such a path is unresolved).
+    fn expand(&self, token: &str, depth: u8) -> Result<Vec<String>, Unexpanded> {
+        let Some(at) = token.find('$') else { return Ok(vec![token.to_owned()]) };
+        let rest = &token[at + 1..];
+        if rest.starts_with('(') {
+            // A command substitution is not evaluated: its text stays, so an engine marker in it
+            // (`sglang.__file__`) still names the engine.
+            return Ok(vec![token.to_owned()]);
+        }
+        let (name, default, after) = if let Some(inner) = rest.strip_prefix('{') {
+            let Some(end) = inner.find('}') else { return Err(Unexpanded::Unknown) };
+            let body = &inner[..end];
+            let (name, default) = match body.split_once(":-") {
+                Some((n, d)) => (n, Some(d)),
+                None => (body, None),
+            };
+            (name, default, &inner[end + 1..])
+        } else {
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            (&rest[..end], None, &rest[end..])
+        };
+        if name.is_empty() || depth > 4 {
+            return Err(Unexpanded::Unknown);
+        }
+        let values: Vec<String> = if REPOSITORY_VARIABLES.contains(&name) {
+            vec![REPOSITORY.to_owned()]
+        } else if let Some(assigned) = self.values.get(name) {
+            assigned.clone()
+        } else if let Some(default) = default {
+            vec![default.to_owned()]
+        } else {
+            return Err(Unexpanded::Unknown);
+        };
+        let mut out = Vec::new();
+        for value in values {
+            for head in self.expand(&value, depth + 1)? {
+                for tail in self.expand(after, depth + 1)? {
+                    if out.len() == MAX_EXPANSIONS {
+                        return Err(Unexpanded::TooMany);
+                    }
+                    out.push(format!("{}{head}{tail}", &token[..at]));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Why a path has no expansion.
+#[derive(Debug, PartialEq)]
+enum Unexpanded {
+    /// A variable nothing in the script assigns (the container's environment, an argument).
+    Unknown,
+    /// More than [`MAX_EXPANSIONS`] combinations of assigned values.
+    TooMany,
+}
+
+/// The expansions of one path that are looked at.
+const MAX_EXPANSIONS: usize = 256;
+
+/// The version an image tag names: `v0.5.9-cu130` → `0.5.9`.
+fn image_version(image: &str) -> Option<String> {
+    let tag = image.rsplit_once(':').map(|(_, t)| t)?.trim_start_matches('v');
+    let version: String = tag.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let version = version.trim_end_matches('.');
+    (!version.is_empty() && version.contains('.')).then(|| version.to_owned())
+}
+
+/// Where a written path goes once its variables are expanded.
+#[derive(Debug, PartialEq)]
+enum Target {
+    Engine,
+    /// A variable no assignment resolves, in a path that names an engine source tree.
+    Unresolved(String),
+    Other,
+}
+
+/// Names in a path (or in the command substitution a variable holds) that make it the engine's
+/// own tree, not any installed package (`rixl._api.__file__` is a library of the container).
+const ENGINE_TREES: [&str; 7] =
+    ["vllm", "sglang", "sgl_kernel", "tensorrt_llm", "flashinfer", "/sgl-workspace", "/opt/dynamo"];
+
+fn target_of(token: &str, vars: &Variables) -> Target {
+    let token = token.trim_matches(['"', '\'']);
+    if !token.contains('$') {
+        return if touches_engine(token) { Target::Engine } else { Target::Other };
+    }
+    let engine = |p: &String| touches_engine(p) && ENGINE_TREES.iter().any(|n| p.contains(n));
+    match vars.expand(token, 0) {
+        Ok(paths) if paths.iter().any(engine) => Target::Engine,
+        Ok(_) => Target::Other,
+        // Too many combinations to look at: unresolved, whatever the path names.
+        Err(Unexpanded::TooMany) => Target::Unresolved(token.to_owned()),
+        // Unresolvable: it matters only when what follows the variable names an engine tree.
+        Err(Unexpanded::Unknown) if ENGINE_SOURCE_DIRS.iter().chain(&ENGINE_PATHS).any(|d| token.contains(d)) => {
+            Target::Unresolved(token.to_owned())
+        }
+        Err(Unexpanded::Unknown) => Target::Other,
+    }
+}
+
+/// What a package installer (`pip`, `pip3`, `python -m pip`, `uv pip`, `conda`) installs: the
+/// specs that name an engine or its kernels from anything but the image's own version (a fork, a
+/// git or archive URL, a wheel, a local tree, another or no pinned version).
+fn engine_installs(code: &str, vars: &Variables) -> Vec<String> {
+    static INSTALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let install = INSTALL.get_or_init(|| {
+        regex::Regex::new(
+            r"(?:^|[\s;&|(])(?:pip3?|python3?(?:\.[0-9]+)?\s+-m\s+pip|uv\s+pip|conda|mamba|micromamba)\s+install\s+([^;|&>]*)",
+        )
+        .expect("literal regex")
+    });
+    // Options whose value is not a package.
+    const VALUED: [&str; 14] = [
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "--python",
+        "-t",
+        "--target",
+        "--prefix",
+        "-f",
+        "--find-links",
+        "--channel",
+    ];
+    let mut out = Vec::new();
+    for args in install.captures_iter(code).map(|c| c[1].to_owned()) {
+        let mut skip = false;
+        for word in args.split_whitespace() {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if word.starts_with('-') {
+                skip = VALUED.contains(&word);
+                continue;
+            }
+            let spec = word.trim_matches(['"', '\'']);
+            let specs = match vars.expand(spec, 0) {
+                Ok(specs) => specs,
+                // Bounded PR input: what it installs cannot be looked at, so it counts.
+                Err(Unexpanded::TooMany) => {
+                    out.push(spec.to_owned());
+                    continue;
+                }
+                // The container's environment: judged as written.
+                Err(Unexpanded::Unknown) => vec![spec.to_owned()],
+            };
+            for spec in specs {
+                if let Some(name) = engine_package(&spec) {
+                    let pinned = spec.split_once("==").map(|(_, v)| v.trim_start_matches('v').to_owned());
+                    let image_version = pinned.is_some_and(|v| vars.image_versions.iter().flatten().any(|i| *i == v))
+                        && !spec.contains("://");
+                    if !image_version {
+                        out.push(format!("{name} ({spec})"));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The engine package a pip/conda spec installs: a requirement (`sglang[all]==0.5.7`), a wheel
+/// file, a git or archive URL (`git+https://…/sglang.git@fork`, `#egg=sglang`), or a local tree.
+fn engine_package(spec: &str) -> Option<String> {
+    let name = if let Some((_, egg)) = spec.split_once("#egg=") {
+        egg.to_owned()
+    } else if spec.contains("://") || spec.starts_with("git+") {
+        let path = spec.rsplit("://").next().unwrap_or(spec);
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        let repo = match parts.iter().position(|p| *p == "archive") {
+            Some(i) if i > 0 => parts[i - 1],
+            _ => parts.last().copied().unwrap_or_default(),
+        };
+        repo.split('@').next().unwrap_or(repo).trim_end_matches(".git").to_owned()
+    } else if let Some(wheel) = spec.strip_suffix(".whl") {
+        wheel.rsplit('/').next().unwrap_or(wheel).split('-').next().unwrap_or_default().to_owned()
+    } else if spec.starts_with(['.', '/', '~']) {
+        spec.trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_owned()
+    } else {
+        spec.split(|c: char| "=<>!~[;@ ".contains(c)).next().unwrap_or_default().to_owned()
+    };
+    let name = name.to_ascii_lowercase().replace('_', "-");
+    ENGINE_PACKAGES.contains(&name.as_str()).then_some(name)
+}
 
 #[derive(Debug)]
 struct Patch {
@@ -36,6 +270,8 @@ struct Patch {
     kind: &'static str,
     /// `file:line` that reaches an unchanged file on the launch path; `None` for the PR's own lines.
     via: Option<String>,
+    /// What the line writes or installs, when that is what makes it a patch.
+    target: Option<String>,
 }
 
 /// Commands that overwrite a file (copies, moves, links, syncs), as words of the command line.
@@ -47,7 +283,24 @@ fn overwrites(code: &str) -> bool {
     OVERWRITE_MARKERS.iter().any(|m| code.contains(m))
         || code
             .split(|c: char| c.is_whitespace() || matches!(c, '(' | ';' | '&' | '|'))
-            .any(|word| OVERWRITE_COMMANDS.contains(&word))
+            .any(|word| OVERWRITE_COMMANDS.contains(&word) || word == "patch")
+}
+
+/// The files a redirection writes (`> f`, `>> f`, `&> f`); a file descriptor (`2>&1`) and
+/// `/dev/null` are not files.
+fn redirect_targets(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find('>') {
+        let after = rest[at + 1..].trim_start_matches('>').trim_start();
+        let target =
+            after.split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | ')')).next().unwrap_or("");
+        if !target.is_empty() && !after.starts_with('&') && target != "/dev/null" {
+            out.push(target);
+        }
+        rest = &rest[at + 1..];
+    }
+    out
 }
 
 /// `PYTHONPATH` with a first entry the PR controls (a variable or command substitution such as
@@ -63,23 +316,35 @@ fn shadows_modules(code: &str) -> bool {
     !first.is_empty() && (variable || own.iter().any(|o| first.starts_with(o)))
 }
 
-fn classify(code: &str) -> Option<&'static str> {
+/// What makes a command a patch, and of what (a written path or an installed spec).
+fn classify(code: &str, vars: &Variables) -> Option<(&'static str, Option<String>)> {
     if code.contains("git apply") || code.contains("patch -p") || code.trim_start().starts_with("patch ") {
-        return Some("apply");
+        return Some(("apply", None));
     }
-    if touches_engine(code) && overwrites(code) {
-        return Some("source_edit");
+    let written: Vec<&str> = if overwrites(code) {
+        code.split_whitespace().filter(|w| w.contains('/') || w.contains('$')).collect()
+    } else {
+        redirect_targets(code)
+    };
+    if (overwrites(code) && touches_engine(code)) || written.iter().any(|w| target_of(w, vars) == Target::Engine) {
+        return Some(("source_edit", None));
     }
+    if let Some(Target::Unresolved(path)) =
+        written.iter().map(|w| target_of(w, vars)).find(|t| matches!(t, Target::Unresolved(_)))
+    {
+        return Some(("unresolved_write", Some(path)));
+    }
+    if let Some(spec) = engine_installs(code, vars).into_iter().next() {
+        return Some(("wheel", Some(spec)));
+    }
+    classify_shadowing(code).map(|kind| (kind, None))
+}
+
+fn classify_shadowing(code: &str) -> Option<&'static str> {
     if shadows_modules(code) {
         return Some("monkey_patch");
     }
-    if code.contains("sitecustomize") || code.contains("importlib.util.find_spec") {
-        return Some("monkey_patch");
-    }
-    let installs = code.contains("pip install") || code.contains("uv pip install");
-    let engine_build = ENGINE_PACKAGES.iter().any(|p| code.contains(p))
-        && (code.contains("git+") || code.contains(".whl") || code.contains("--force-reinstall"));
-    (installs && engine_build).then_some("wheel")
+    (code.contains("sitecustomize") || code.contains("importlib.util.find_spec")).then_some("monkey_patch")
 }
 
 /// Markers of eval and client tooling (spec 30 Check 10 rule 2: harness dependencies are allowed).
@@ -119,10 +384,11 @@ fn harness_lines(lines: &[scan::AddedLine]) -> std::collections::BTreeSet<u32> {
 /// The patches among numbered lines of one file; a command continued with `\\` is judged
 /// whole, at the line it starts on. Monkey-patches and applied patches of eval or client
 /// tooling inside a harness function are not engine patches.
-fn patches_in(lines: &[scan::AddedLine]) -> Vec<(u32, &'static str)> {
+fn patches_in(lines: &[scan::AddedLine], vars: &Variables) -> Vec<(u32, &'static str, Option<String>)> {
     let harness = harness_lines(lines);
-    let engine =
-        |(line, kind): &(u32, &'static str)| !(harness.contains(line) && matches!(*kind, "monkey_patch" | "apply"));
+    let engine = |(line, kind, _): &(u32, &'static str, Option<String>)| {
+        !(harness.contains(line) && matches!(*kind, "monkey_patch" | "apply"))
+    };
     let mut out = Vec::new();
     let mut command = String::new();
     let mut start = 0;
@@ -139,10 +405,10 @@ fn patches_in(lines: &[scan::AddedLine]) -> Vec<(u32, &'static str)> {
             }
             _ => command.push_str(code),
         }
-        out.extend(classify(&command).map(|kind| (start, kind)));
+        out.extend(classify(&command, vars).map(|(kind, target)| (start, kind, target)));
         command.clear();
     }
-    out.extend(classify(&command).map(|kind| (start, kind)));
+    out.extend(classify(&command, vars).map(|(kind, target)| (start, kind, target)));
     out.retain(engine);
     out
 }
@@ -162,6 +428,13 @@ struct Found {
 
 fn find_patches(cx: &Context) -> Result<Found, Outcome> {
     let ev = cx.evidence;
+    // Unknown affected configs: no image version is known, so any pinned engine install counts.
+    let images: Vec<String> =
+        affected_configs(cx).map(|a| a.into_iter().map(|c| c.image).collect()).unwrap_or_default();
+    let vars_of = |path: &str, lines: &[scan::AddedLine]| match ev.head.text(path) {
+        Some(text) => Variables::of(text, &images),
+        None => Variables::of(&lines.iter().map(|l| l.text).collect::<Vec<_>>().join("\n"), &images),
+    };
     let mut serving = 0;
     let mut patches = Vec::new();
     for (file, role) in scan::changed(ev) {
@@ -172,17 +445,19 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
         let name = &file.filename;
         // A patch file the PR adds, changes or renames is a patch of this PR (removals are not).
         if file.status != "removed" && is_patch_file(name) {
-            patches.push(Patch { file: name.clone(), line: 1, kind: "patch_file", via: None });
+            patches.push(Patch { file: name.clone(), line: 1, kind: "patch_file", via: None, target: None });
             continue;
         }
         let Some(lines) = scan::added_lines_of(ev, file) else {
             return Err(Outcome::unreadable(name, "neither its diff nor its content is in the evidence"));
         };
-        patches.extend(patches_in(&lines).into_iter().map(|(line, kind)| Patch {
+        let vars = vars_of(name, &lines);
+        patches.extend(patches_in(&lines, &vars).into_iter().map(|(line, kind, target)| Patch {
             file: name.clone(),
             line,
             kind,
             via: None,
+            target,
         }));
     }
     let (reached, configs, unavailable) = launch_paths(cx)?;
@@ -190,16 +465,17 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
     for file in reached {
         count += 1;
         if file.kind == ReachKind::Patch {
-            patches.push(Patch { file: file.path, line: 1, kind: "reached_patch", via: Some(file.via) });
+            patches.push(Patch { file: file.path, line: 1, kind: "reached_patch", via: Some(file.via), target: None });
             continue;
         }
         let Some(lines) = scan::head_lines(ev, &file.path) else { continue };
-        let found = patches_in(&lines);
-        patches.extend(found.into_iter().map(|(line, kind)| Patch {
+        let found = patches_in(&lines, &vars_of(&file.path, &lines));
+        patches.extend(found.into_iter().map(|(line, kind, target)| Patch {
             file: file.path.clone(),
             line,
             kind,
             via: Some(file.via.clone()),
+            target,
         }));
     }
     Ok(Found { serving, configs, reached: count, patches, unavailable })
@@ -289,6 +565,9 @@ pub fn check(cx: &Context) -> Outcome {
             let mut arg = json!({"file": p.file, "line": p.line, "kind": p.kind});
             if let Some(via) = &p.via {
                 arg["via"] = json!(via);
+            }
+            if let Some(target) = &p.target {
+                arg["target"] = json!(target);
             }
             arg
         })
@@ -568,16 +847,72 @@ mod tests {
         let numbered = |t: &'static str| -> Vec<scan::AddedLine<'static>> {
             t.lines().enumerate().map(|(i, text)| scan::AddedLine { line: i as u32 + 1, text }).collect()
         };
-        assert_eq!(patches_in(&numbered(lib)), []);
+        let none = Variables::default();
+        assert_eq!(patches_in(&numbered(lib), &none), []);
         let engine: &'static str = Box::leak(
             lib.replace("_patch_lm_eval", "_patch_server")
                 .replace("lm_eval_sitecustomize", "server_sitecustomize")
                 .into_boxed_str(),
         );
-        assert_eq!(patches_in(&numbered(engine)), [(4, "monkey_patch"), (5, "monkey_patch")]);
+        assert_eq!(patches_in(&numbered(engine), &none), [(4, "monkey_patch", None), (5, "monkey_patch", None)]);
         let into_engine: &'static str = Box::leak(
             lib.replace("\"$patch_dir/sitecustomize.py\"", "/sgl-workspace/sitecustomize.py").into_boxed_str(),
         );
-        assert!(!patches_in(&numbered(into_engine)).is_empty());
+        assert!(!patches_in(&numbered(into_engine), &none).is_empty());
+    }
+
+    fn kinds(script: &str) -> Vec<(&'static str, Option<String>)> {
+        let lines: Vec<scan::AddedLine> =
+            script.lines().enumerate().map(|(i, text)| scan::AddedLine { line: i as u32 + 1, text }).collect();
+        let vars = Variables::of(script, &["lmsysorg/sglang:v0.5.9-rocm700-mi35x".to_owned()]);
+        patches_in(&lines, &vars).into_iter().map(|(_, kind, target)| (kind, target)).collect()
+    }
+
+    /// Issue 23's literal-shape bypasses: each installs or edits the engine by effect.
+    #[test]
+    fn engine_installs_and_writes_are_found_by_effect() {
+        let fork = "pip3 install --no-deps git+https://github.com/someone/sglang.git@fork-branch\n";
+        assert_eq!(
+            kinds(fork),
+            [("wheel", Some("sglang (git+https://github.com/someone/sglang.git@fork-branch)".into()))]
+        );
+        for installer in ["pip", "pip3", "python -m pip", "python3 -m pip", "uv pip", "conda"] {
+            assert_eq!(kinds(&format!("{installer} install sglang==0.5.7\n")).len(), 1, "{installer}");
+            assert_eq!(kinds(&format!("{installer} install -U sgl_kernel\n")).len(), 1, "{installer}: kernels");
+        }
+        assert_eq!(kinds("pip install 'sglang[all]==0.5.9'\n"), [], "the image's own version");
+        assert_eq!(kinds("pip install https://github.com/x/flashinfer/archive/abc.tar.gz\n").len(), 1);
+        assert_eq!(kinds("pip install ./wheels/vllm-0.9.0-cp312-linux_x86_64.whl\n").len(), 1);
+        // Through a variable the script assigns, into the engine's installed tree.
+        let via = "SGL_DIR=/sgl-workspace/sglang/python\nsed -i 's/a/b/' \"$SGL_DIR/sglang/srt/layers/x.py\"\n";
+        assert_eq!(kinds(via), [("source_edit", None)]);
+        let py = "SITE=$(python3 -c 'import sglang,os;print(os.path.dirname(sglang.__file__))')\necho fix > \"$SITE/srt/x.py\"\n";
+        assert_eq!(kinds(py), [("source_edit", None)]);
+        // A library of the container that is not the engine (upstream server_vllm.sh's RIXL fix).
+        let rixl = "nixl_api=$(python3 -c \"import rixl._api; print(rixl._api.__file__)\" 2>/dev/null)\nsed -i 's/a/b/' \"$nixl_api\"\n";
+        assert_eq!(kinds(rixl), []);
+        // A variable nothing resolves, in a path into an engine tree: unverifiable, named.
+        // PR input is bounded: a path with too many combinations of assigned values is unresolved.
+        let many: String = (0..40).map(|i| format!("A=a{i}\nB=b{i}\n")).collect::<String>() + "cp x \"$A/$B/x\"\n";
+        assert_eq!(kinds(&many), [("unresolved_write", Some("$A/$B/x".into()))]);
+        let unresolved = "sed -i 's/a/b/' \"$SGL_DIR/sglang/srt/layers/x.py\"\n";
+        assert_eq!(kinds(unresolved), [("unresolved_write", Some("$SGL_DIR/sglang/srt/layers/x.py".into()))]);
+    }
+
+    /// Real upstream launchers install benchmark-harness dependencies (spec 30 Check 10 rule 2).
+    #[test]
+    fn harness_dependency_installs_are_not_patches() {
+        for script in [
+            "pip install -q datasets pandas\n",
+            "python3 -m pip install -q --no-cache-dir --no-deps --force-reinstall --break-system-packages \"git+https://github.com/EleutherAI/lm-evaluation-harness.git@${lm_eval_ref}\"\n",
+            "python -m pip install --extra-index-url https://pypi.amd.com/triton/release/rocm-7.2.0/simple/ triton==3.7.0 2>/dev/null\n",
+            "pip install -U transformers\n",
+            "pip3 install --user --break-system-packages sentencepiece\n",
+            "python3 -c 'import sglang; print(sglang.__file__)' 2>/dev/null > /tmp/where\n",
+            "cp -r \"$GITHUB_WORKSPACE/benchmarks/srt-slurm-recipes/sglang/x\" recipes/sglang/x\n",
+        ] {
+            assert_eq!(kinds(script), [], "{script}");
+        }
     }
 }
+

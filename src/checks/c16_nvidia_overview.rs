@@ -1,7 +1,9 @@
 //! Check 16 — NVIDIA overview (spec 30 Check 16; the upstream rule text is unpublished, see
 //! docs/decisions.md V1): N/A unless an affected config runs on an NVIDIA SKU; PASS when the PR
 //! description or the sign-off's additional detail section names every affected NVIDIA config
-//! key; otherwise WARN with the keys a human must find an overview for. Never FAIL.
+//! key; otherwise WARN with the keys a human must find an overview for (the rule text is
+//! unpublished). Affected configs that cannot be determined FAIL: whether the check applies at
+//! all is then unknown (fail closed, decision FC1).
 
 use super::affected::{affected_configs, is_nvidia_sku, sku};
 use super::{Context, Outcome};
@@ -9,7 +11,7 @@ use super::{Context, Outcome};
 pub fn check(cx: &Context) -> Outcome {
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason),
+        Err(reason) => return Outcome::fail("unverifiable").arg("reason", reason),
     };
     let nvidia: Vec<(String, String)> =
         affected.iter().map(|c| (c.key.clone(), sku(&c.runner))).filter(|(_, s)| is_nvidia_sku(s)).collect();
@@ -60,9 +62,10 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_master_warns() {
+    fn unreadable_master_fails_unverifiable() {
         let mut e = touching(3);
         e.head.insert("configs/master-x-master.yaml", "a: [");
-        assert_eq!(check(&Context::new(&e)).message.key, "unverifiable");
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unverifiable"));
     }
 }

@@ -14,7 +14,10 @@
 //! (g) every point of the published curve that the head removes is dominated or bracketed
 //!     under the head frontier (interactivity plane, no extrapolation);
 //! (h) re-tune deltas per concurrency, informational.
-//! A proven inconsistency FAILs; evidence the collector could not provide WARNs (V3).
+//! A proven inconsistency FAILs, and so does a sub-item that cannot be decided because evidence
+//! the collector gathers is missing (decision FC1, superseding V3): the row names the fact and
+//! what a maintainer must open. Only (h) and a recipe the collector never gathers (one that
+//! lives in the srt-slurm checkout, not in the repository) WARN, as informational.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,10 +41,23 @@ use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
 use crate::yaml;
 
-/// One sub-item's finding: `fail` proves an inconsistency, otherwise it is missing evidence.
+/// What a finding says about its sub-item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A proven inconsistency.
+    Fail,
+    /// Evidence the collector gathers is missing or unreadable: the sub-item cannot be decided,
+    /// which blocks (fail closed).
+    Missing,
+    /// A fact the collector does not gather at all for this config shape (a recipe outside the
+    /// repository): informational, a human reviews it.
+    NotGathered,
+}
+
+/// One sub-item's finding.
 struct Finding {
     sub: char,
-    fail: bool,
+    kind: Kind,
     text: String,
     /// A curve of an affected config that cannot be read (`kind: curve_unreadable`, rendered by
     /// the catalog from its config, run and artifacts).
@@ -59,18 +75,24 @@ struct Findings {
 }
 
 impl Findings {
+    fn push(&mut self, sub: char, kind: Kind, text: String) {
+        self.items.push(Finding { sub, kind, text: sentence_body(text), unreadable: None });
+    }
     fn fail(&mut self, sub: char, text: String) {
-        self.items.push(Finding { sub, fail: true, text: sentence_body(text), unreadable: None });
+        self.push(sub, Kind::Fail, text);
     }
     fn missing(&mut self, sub: char, text: String) {
-        self.items.push(Finding { sub, fail: false, text: sentence_body(text), unreadable: None });
+        self.push(sub, Kind::Missing, text);
+    }
+    fn not_gathered(&mut self, sub: char, text: String) {
+        self.push(sub, Kind::NotGathered, text);
     }
     /// (g) cannot be verified for `config`: its curve of run `run` cannot be read (the named
     /// artifacts), or the run holds no readable curve of it. Unverifiable (g) FAILs (blocking).
     fn curve_unreadable(&mut self, config: &str, run: u64, artifacts: Vec<String>) {
         let detail =
             json!({"sub": "g", "kind": "curve_unreadable", "config": config, "run": run, "artifacts": artifacts});
-        self.items.push(Finding { sub: 'g', fail: true, text: String::new(), unreadable: Some(detail) });
+        self.items.push(Finding { sub: 'g', kind: Kind::Fail, text: String::new(), unreadable: Some(detail) });
     }
 }
 
@@ -103,7 +125,9 @@ fn is_registry_image(container: &str) -> bool {
 }
 
 /// (b)-(e) for every multinode row that names a recipe: the one variant `domain::srt` selects for
-/// the row, or why there is none. A recipe the evidence does not hold is unverified, not failed.
+/// the row, or why there is none. A recipe outside the repository (only in the srt-slurm
+/// checkout, which the collector does not gather) is informational; a recipe directory that
+/// cannot be looked up blocks.
 fn check_recipes(
     book: &mut Result<RecipeBook<'_>, RepoError>,
     key: &str,
@@ -138,7 +162,7 @@ fn check_recipes(
                 | RecipeLookupError::NotOverlaid(_)
                 | RecipeLookupError::Missing { .. }),
             ) => {
-                out.missing('b', format!("{key}: {e}"));
+                out.not_gathered('b', format!("{key}: {e}"));
                 continue;
             }
         };
@@ -536,7 +560,7 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason),
+        Err(reason) => return Outcome::fail("unverifiable").arg("reason", reason),
     };
     if affected.is_empty() {
         return Outcome::na("no_change");
@@ -594,26 +618,24 @@ pub fn check(cx: &Context) -> Outcome {
             .map(|f| f.unreadable.clone().unwrap_or_else(|| json!({"sub": f.sub.to_string(), "text": f.text})))
             .collect()
     };
-    let fails: Vec<&Finding> = out.items.iter().filter(|f| f.fail).collect();
-    let missing: Vec<&Finding> = out.items.iter().filter(|f| !f.fail).collect();
+    let of = |kind: Kind| -> Vec<&Finding> { out.items.iter().filter(|f| f.kind == kind).collect() };
+    let (fails, missing, noted) = (of(Kind::Fail), of(Kind::Missing), of(Kind::NotGathered));
     let failed: BTreeSet<char> = out.items.iter().map(|f| f.sub).collect();
     // (h) is informational: the deltas report it.
     let passed = letters(out.assessed.iter().copied().filter(|s| !failed.contains(s) && *s != 'h'));
-    let status = if !fails.is_empty() {
-        Status::Fail
+    let (status, key) = if !fails.is_empty() {
+        (Status::Fail, "inconsistent")
     } else if !missing.is_empty() {
-        Status::Warn
+        (Status::Fail, "unverified")
+    } else if !noted.is_empty() {
+        (Status::Warn, "incomplete")
     } else {
-        Status::Pass
-    };
-    let key = match status {
-        Status::Fail => "inconsistent",
-        Status::Warn => "incomplete",
-        _ => "consistent",
+        (Status::Pass, "consistent")
     };
     Outcome::new(status, key)
         .arg("fails", render(&fails))
         .arg("missing", render(&missing))
+        .arg("noted", render(&noted))
         .arg("passed", passed)
         .arg("recipes", out.recipes)
         .arg("deltas", out.deltas)
@@ -706,10 +728,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_recipe_absent_from_the_evidence_is_unverified() {
+    fn a_recipe_outside_the_repository_is_informational() {
+        // A CONFIG_FILE recipe that only the srt-slurm checkout has: the collector never gathers it.
         let o = with_recipe(&MULTI.replace("demo/disagg.yaml", "demo/gone.yaml"), RECIPE);
-        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["b".to_owned()]), "{o:?}");
-        assert!(o.message.args["missing"][0]["text"].as_str().unwrap().contains("not in the repository"));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "incomplete"), "{o:?}");
+        assert_eq!(sub_items(&o, "noted"), ["b"]);
+        assert!(sub_items(&o, "missing").is_empty());
+        assert!(o.message.args["noted"][0]["text"].as_str().unwrap().contains("not in the repository"));
     }
 
     #[test]
@@ -838,7 +863,8 @@ pub(crate) mod tests {
         let mut e = with_curves(76.3, 2600.0);
         e.upstream.published_runs.insert(crate::evidence::ALL_SERIES.into(), Fact::Unavailable("HTTP 502".into()));
         let o = check(&Context::new(&e));
-        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["g".to_owned()]), "{o:?}");
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unverified"), "{o:?}");
+        assert_eq!(sub_items(&o, "missing"), ["g"]);
         assert!(o.message.args["missing"][0]["text"].as_str().is_some_and(|t| t.contains("HTTP 502")));
         e.upstream.published_runs.insert("dsr1-fp4-b200-sglang".into(), Fact::Ok(None));
         assert_eq!(check(&Context::new(&e)).status, Status::Pass, "the config's own entry wins over *");
@@ -852,10 +878,31 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn an_existing_config_without_a_published_run_warns() {
+    fn an_existing_config_without_a_published_run_fails_unverified() {
         let mut e = with_curves(80.0, 1500.0);
         e.upstream.published_runs.clear();
-        assert_eq!(sub_items(&check(&Context::new(&e)), "missing"), ["g"]);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Fail, vec!["g".to_owned()]), "{o:?}");
+    }
+
+    #[test]
+    fn missing_image_lookups_and_artifacts_fail_unverified() {
+        let mut e = pr(SINGLE, 14);
+        e.upstream.image_digests.insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("HTTP 503".into()));
+        let o = check(&Context::new(&e));
+        assert_eq!(
+            (o.status, o.message.key.as_str(), sub_items(&o, "missing")),
+            (Status::Fail, "unverified", vec!["e".to_owned()])
+        );
+        e.upstream.image_digests.clear();
+        assert_eq!(sub_items(&check(&Context::new(&e)), "missing"), ["e"], "no lookup at all");
+        // A head-run artifact cannot be read: (g) cannot be decided.
+        let mut e = with_curves(80.0, 1500.0);
+        let rf = "dsr1_fp4_b200_sglang_tp8_c32";
+        e.artifacts.insert(format!("7/bmk_{rf}/agg_{rf}.json"), "{ truncated");
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unverified"), "{o:?}");
+        assert!(sub_items(&o, "missing").iter().all(|s| s == "g"), "{o:?}");
     }
 
     /// A single-node agentic row of the newer master schema naming a schema-2 recipe.
@@ -891,8 +938,8 @@ pub(crate) mod tests {
         let o = check(&Context::new(&srt_pr(None)));
         assert_eq!(
             (o.status, sub_items(&o, "missing")),
-            (Status::Warn, vec!["b".to_owned()]),
-            "absent recipe: unverified"
+            (Status::Fail, vec!["b".to_owned()]),
+            "a recipe in the repository that is absent: unverified, blocking"
         );
     }
 

@@ -81,6 +81,10 @@ pub struct SubRule {
     /// An enforced sub-rule's bundle that makes the check PASS (the rule is met there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass_fixture: Option<String>,
+    /// A sub-rule of a blocking check whose violation only calls for human review: its fixture
+    /// gives WARN, not FAIL (16.a: upstream's rule text is unpublished; decision FC1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warns: bool,
 }
 
 impl CheckSpec {
@@ -351,7 +355,8 @@ mod tests {
                     crate::checks::verify(&evidence)
                 });
                 let status = verdict.result(spec.id).map(|r| r.outcome.status);
-                assert_eq!(status, Some(spec.violation_status()), "sub-rule {}: fixture {name}", rule.id);
+                let violation = if rule.warns { Status::Warn } else { spec.violation_status() };
+                assert_eq!(status, Some(violation), "sub-rule {}: fixture {name}", rule.id);
                 if let Some(pass) = rule.pass_fixture.as_deref() {
                     let dir = root.join(pass);
                     assert!(dir.is_dir(), "sub-rule {}: pass fixture {} does not exist", rule.id, dir.display());

@@ -46,11 +46,26 @@ impl<'e> Context<'e> {
         &self.layout
     }
 
-    /// `Err(reason)` when the base tree could not be read.
+    /// `Err(reason)` when the base tree could not be read, or lacks a file the PR removed or
+    /// renamed away (the collector keeps every changed file's base path, so an absent one was
+    /// lost; decision FC2).
     pub fn base_available(&self) -> Result<(), String> {
-        match &self.evidence.trees.base {
-            Fact::Ok(()) => Ok(()),
-            Fact::Unavailable(reason) => Err(reason.clone()),
+        let ev = self.evidence;
+        if let Fact::Unavailable(reason) = &ev.trees.base {
+            return Err(reason.clone());
+        }
+        let lost = ev.files.iter().find_map(|f| {
+            let at_base = match f.status.as_str() {
+                "removed" => Some(&f.filename),
+                "renamed" => f.previous_filename.as_ref(),
+                _ => None,
+            }?;
+            ev.base.get(at_base).is_none().then_some((at_base, f.status.as_str()))
+        });
+        match lost {
+            Some((path, "renamed")) => Err(format!("{path} is renamed away in the PR but not in the base tree")),
+            Some((path, status)) => Err(format!("{path} is {status} in the PR but not in the base tree")),
+            None => Ok(()),
         }
     }
 

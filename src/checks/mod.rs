@@ -408,4 +408,30 @@ mod tests {
         e.head.insert("perf-changelog.yaml", "- config-keys: [x]\n");
         assert_ne!(verify(&e).result(12).map(|r| r.outcome.message.key.as_str()), Some("unavailable"));
     }
+
+    #[test]
+    fn a_removed_or_renamed_away_file_missing_from_the_base_tree_is_unavailable() {
+        for (status, filename, previous) in
+            [("removed", "benchmarks/gone.sh", None), ("renamed", "configs/new.yaml", Some("configs/old.yaml"))]
+        {
+            let mut e = evidence();
+            e.files.push(crate::evidence::ChangedFile {
+                filename: filename.into(),
+                previous_filename: previous.map(Into::into),
+                status: status.into(),
+                patch: None,
+            });
+            if status == "renamed" {
+                e.head.insert(filename, "a: 1\n");
+            }
+            let at_base = previous.unwrap_or(filename);
+            let verdict = verify(&e);
+            let row = verdict.result(0).map(|r| (r.outcome.status, r.outcome.message.key.clone()));
+            assert_eq!(row, Some((Status::Fail, "unavailable".to_owned())), "{status}");
+            let reason = verdict.result(0).map(|r| r.outcome.message.args["reason"].clone());
+            assert!(reason.is_some_and(|r| r.as_str().is_some_and(|r| r.starts_with(&format!("{at_base} is ")))));
+            e.base.insert(at_base, "a: 1\n");
+            assert_ne!(verify(&e).result(0).map(|r| r.outcome.message.key.as_str()), Some("unavailable"), "{status}");
+        }
+    }
 }

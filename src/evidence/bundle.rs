@@ -93,7 +93,34 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
     if let Fact::Unavailable(reason) = artifacts_fact {
         mark_artifacts_unavailable(&mut evidence, &reason);
     }
+    mark_contradicted_facts_unavailable(&mut evidence);
     Ok(evidence)
+}
+
+/// A bundle whose evidence.json contradicts its directories is unavailable evidence, never a
+/// reading of the empty directory (decision FC2): an artifact recorded as downloaded whose
+/// directory `artifacts/<run id>/<name>/` is missing or empty, and a job log recorded as read
+/// that is not at `artifacts/<run id>/job-logs/<job id>.log`, become unavailable naming the
+/// contradiction.
+fn mark_contradicted_facts_unavailable(evidence: &mut Evidence) {
+    let files = &evidence.artifacts;
+    for (run_id, run) in &mut evidence.runs {
+        for (name, fact) in &mut run.artifacts {
+            if fact.as_ok().is_some() && !files.has_files_under(&format!("{run_id}/{name}/")) {
+                *fact = Fact::Unavailable(format!(
+                    "evidence.json records the artifact as downloaded, but the bundle's artifacts/{run_id}/{name}/ is missing or empty"
+                ));
+            }
+        }
+        for (job_id, job) in &mut run.jobs {
+            let path = format!("{run_id}/job-logs/{job_id}.log");
+            if job.log.as_ok().is_some() && files.get(&path).is_none() {
+                job.log = Fact::Unavailable(format!(
+                    "evidence.json records the job log as read, but the bundle has no artifacts/{path}"
+                ));
+            }
+        }
+    }
 }
 
 /// Without `artifacts/`, no artifact, nested archive or job log the runs list is readable.
@@ -154,4 +181,65 @@ pub fn write_bundle(dir: &Path, evidence: &Evidence) -> Result<(), BundleError> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests_support::evidence;
+    use crate::evidence::{Job, WorkflowRun};
+    use std::collections::BTreeMap;
+
+    fn with_run() -> Evidence {
+        let mut e = evidence();
+        let run = WorkflowRun {
+            id: 7,
+            name: "Run Sweep".into(),
+            path: ".github/workflows/run-sweep.yml".into(),
+            head_sha: e.pull_request.head_sha.clone(),
+            event: "pull_request".into(),
+            status: "completed".into(),
+            conclusion: Some("success".into()),
+            artifacts: [("bmk_x".to_owned(), Fact::Ok(())), ("eval_x".to_owned(), Fact::Ok(()))].into(),
+            archives: BTreeMap::new(),
+            jobs: [(41, Job { name: "eval / x".into(), conclusion: Some("success".into()), log: Fact::Ok(()) })].into(),
+            sweep_id: None,
+            jobs_unavailable: None,
+        };
+        e.runs.insert(7, run);
+        e.artifacts.insert("7/bmk_x/agg_bmk_x.json", "{}");
+        e.artifacts.insert("7/eval_x/results.json", "{}");
+        e.artifacts.insert("7/job-logs/41.log", "+ python3 -m sglang.launch_server\n");
+        e
+    }
+
+    #[test]
+    fn facts_the_directories_contradict_are_unavailable_naming_the_contradiction() {
+        let dir = tempfile::tempdir().unwrap();
+        write_bundle(dir.path(), &with_run()).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        assert_eq!(read.runs[&7].artifacts["bmk_x"], Fact::Ok(()), "a consistent bundle reads as written");
+        assert_eq!(read.runs[&7].jobs[&41].log, Fact::Ok(()));
+        std::fs::remove_dir_all(dir.path().join("artifacts/7/bmk_x")).unwrap();
+        std::fs::create_dir_all(dir.path().join("artifacts/7/eval_x")).unwrap();
+        std::fs::remove_file(dir.path().join("artifacts/7/eval_x/results.json")).unwrap();
+        std::fs::remove_file(dir.path().join("artifacts/7/job-logs/41.log")).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        let run = &read.runs[&7];
+        for name in ["bmk_x", "eval_x"] {
+            let reason = run.artifacts[name].clone();
+            let expected = format!(
+                "evidence.json records the artifact as downloaded, but the bundle's artifacts/7/{name}/ is missing or empty"
+            );
+            assert_eq!(reason, Fact::Unavailable(expected));
+        }
+        assert_eq!(
+            run.jobs[&41].log,
+            Fact::Unavailable(
+                "evidence.json records the job log as read, but the bundle has no artifacts/7/job-logs/41.log".into()
+            )
+        );
+        // A verdict still comes out.
+        assert_eq!(crate::checks::verify(&read).results.len(), crate::checks::CHECK_COUNT);
+    }
 }

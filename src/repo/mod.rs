@@ -156,6 +156,14 @@ impl MemTree {
         self.files.keys().map(String::as_str)
     }
 
+    /// Whether any file lies below `dir` (a path prefix ending in `/`).
+    pub fn has_files_under(&self, dir: &str) -> bool {
+        self.files
+            .range::<str, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+            .next()
+            .is_some_and(|(path, _)| path.starts_with(dir))
+    }
+
     /// Copies every file below `dir` of another tree.
     pub fn copy_from(&mut self, tree: &dyn Tree, dir: &str) -> Result<(), RepoError> {
         for path in tree.list(dir)? {
