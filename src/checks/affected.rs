@@ -308,11 +308,7 @@ pub fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String,
     spans
 }
 
-/// The base GPU SKU of a runner label (`cluster:mi355x-amds` → `mi355x`, `gb300-nv` → `gb300`).
-pub fn sku(runner: &str) -> String {
-    let r = runner.strip_prefix("cluster:").unwrap_or(runner);
-    r.split(['-', '_']).next().unwrap_or(r).to_ascii_lowercase()
-}
+pub use crate::domain::launch::sku;
 
 /// NVIDIA GPU SKUs (for Check 16's applicability).
 pub fn is_nvidia_sku(sku: &str) -> bool {
