@@ -43,6 +43,8 @@ enum Command {
     Action(cli::action::ActionArgs),
     Dispatch(cli::dispatch::DispatchArgs),
     Recipe(cli::recipe::RecipeArgs),
+    /// What each master-config entry runs: runner launchers, benchmark script, recipes, settings.
+    Launch(cli::launch::LaunchArgs),
     /// Operate the server's durable event queue (list, retry, drop deliveries).
     Queue(cli::queue::QueueArgs),
     /// List the sub-rules of checks 0-18: how each is decided, its fixture or reason, its source.
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Action(args) => cli::action::run(args),
         Command::Dispatch(args) => cli::dispatch::run(args),
         Command::Recipe(args) => cli::recipe::run(args),
+        Command::Launch(args) => cli::launch::run(args),
         Command::Queue(args) => cli::queue::run(args),
         Command::Checks(args) => cli::checks::run(args),
     };

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use sweepgate::domain::launch;
 use sweepgate::domain::srt::{self, Checks, Point};
 use sweepgate::domain::srt_recipe::{Recipe, RecipeFacts, RecipeRef, Selector};
 use sweepgate::yaml;
@@ -137,7 +138,7 @@ fn real_master_points_select_exactly_one_variant() {
     for (key, row) in master_rows(&root) {
         let point = Point::from_json(&row).unwrap_or_else(|e| panic!("{key}: {e}"));
         let Ok(reference) = point.config_file() else { continue };
-        let Some(path) = srt::repo_path(&reference.path, &recipes_dir.display().to_string())
+        let Some(path) = launch::recipe_path(&reference.path, Some(&recipes_dir.display().to_string()), "")
             .map(PathBuf::from)
             .filter(|p| p.is_file())
         else {

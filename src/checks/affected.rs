@@ -308,14 +308,7 @@ pub fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String,
     spans
 }
 
-/// The base GPU SKU of a runner label (`cluster:mi355x-amds` → `mi355x`, `gb300-nv` → `gb300`).
-/// Any case: eval rows carry the label upper-cased as upstream's collector writes it
-/// (`CLUSTER:B200-DGXC` → `b200`; `benchmark_lib.sh` writes `"hw": "${RUNNER_TYPE}"`).
-pub fn sku(runner: &str) -> String {
-    let r = runner.to_ascii_lowercase();
-    let r = r.strip_prefix("cluster:").unwrap_or(&r);
-    r.split(['-', '_']).next().unwrap_or(r).to_owned()
-}
+pub use crate::domain::launch::sku;
 
 /// NVIDIA GPU SKUs (for Check 16's applicability).
 pub fn is_nvidia_sku(sku: &str) -> bool {

@@ -17,14 +17,15 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{json, Value as Json};
 
-use super::affected::{affected_configs, sku, AffectedConfig};
+use super::affected::{affected_configs, AffectedConfig};
+use super::reach::affected_reach;
 use super::{Context, Outcome};
+use crate::domain::launch;
 use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
 use crate::domain::serving_settings::{self, RoleSettings, Setting};
 use crate::domain::srt_recipe::{FactVariant, Recipe, RecipeRef, SingleNodePoint, Variant};
 use crate::evidence::{Fact, UpstreamContent};
 use crate::matrix::generate::conc_range;
-use crate::repo::{normalize_path, Layout, Logical};
 use crate::yaml::{self, Node, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -268,19 +269,6 @@ fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
     Ok(entry)
 }
 
-/// The script a launcher sources: relative to the launcher, else the head file ending with it.
-fn sourced<'t>(cx: &Context<'t>, from: &str, target: &str) -> Option<(String, String)> {
-    let head = &cx.evidence.head;
-    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
-    let relative = normalize_path(&format!("{dir}/{target}"));
-    if let Some(text) = head.text(&relative) {
-        return Some((relative, text.to_owned()));
-    }
-    let tail = normalize_path(target.trim_start_matches("./").trim_start_matches("../"));
-    let found = head.paths().find(|p| p.ends_with(&format!("/{tail}")) || *p == tail)?;
-    Some((found.to_owned(), head.text(found)?.to_owned()))
-}
-
 /// One scope of effective settings: a role of a recipe or launcher, or the recipe variants
 /// that serve one master search-space row (`variant` names that row: `TP4/EP4 HiCache`).
 struct Scope {
@@ -350,54 +338,47 @@ fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Resul
 }
 
 /// Effective settings of a config: the recipe variants of its `srt-recipe` rows; for the other
-/// rows its recipes (`CONFIG_FILE=`), or else its launcher scripts
-/// (`benchmarks/**/<prefix>_<precision>_<sku>_<framework>*.sh`). Missing sources are an error.
+/// rows its recipes (`CONFIG_FILE=`), or else the benchmark scripts its runner launchers run,
+/// both as the launch model (`domain::launch`) finds them. Missing sources are an error.
 fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, String> {
     let head = &cx.evidence.head;
     let mut out = srt_row_scopes(cx, config, entry)?;
     let scoped = |roles: Vec<RoleSettings>| roles.into_iter().map(|settings| Scope { variant: None, settings });
+    let reaches = affected_reach(cx)?;
+    let launch = &reaches
+        .iter()
+        .find(|r| r.config.key == config.key && r.config.file == config.file)
+        .ok_or_else(|| format!("{} is not an affected config", config.key))?
+        .launch;
     if !entry.recipes.is_empty() {
-        let dir = Layout::default()
-            .resolve(head, Logical::SrtRecipesDir)
-            .map_err(|e| e.to_string())?
-            .ok_or("the head tree has no srt-slurm recipe directory")?;
-        let unique: BTreeSet<&String> = entry.recipes.iter().collect();
-        for written in unique {
-            let reference = RecipeRef::parse(written).map_err(|e| e.to_string())?;
-            let path = crate::domain::srt::repo_path(&reference.path, &dir)
-                .unwrap_or_else(|| format!("{}/{}", dir.trim_end_matches('/'), reference.path));
-            let text = head
-                .text(&path)
-                .ok_or_else(|| format!("recipe {path} (CONFIG_FILE={written}) is not in the evidence"))?;
-            let recipe = Recipe::parse(text, &path).map_err(|e| e.to_string())?;
-            out.extend(scoped(
-                serving_settings::from_recipe(&recipe, reference.selector.as_ref()).map_err(|e| e.to_string())?,
-            ));
+        for recipe in launch.recipes.iter().filter(|r| entry.recipes.contains(&r.written)) {
+            let text = head.text(&recipe.path).filter(|_| recipe.exists).ok_or_else(|| {
+                format!("recipe {} (CONFIG_FILE={}) is not in the evidence", recipe.path, recipe.written)
+            })?;
+            let parsed = Recipe::parse(text, &recipe.path).map_err(|e| e.to_string())?;
+            let selector = RecipeRef::parse(&recipe.written).map_err(|e| e.to_string())?.selector;
+            out.extend(scoped(serving_settings::from_recipe(&parsed, selector.as_ref()).map_err(|e| e.to_string())?));
         }
         return Ok(out);
     }
     if !entry.srt_rows.is_empty() && !entry.plain_single_rows {
         return Ok(out);
     }
-    let engine = config.framework.trim_start_matches("dynamo-");
-    let stem = format!("{}_{}_{}_{engine}", config.model_prefix, config.precision, sku(&config.runner));
-    let scripts: Vec<&str> = head
-        .paths()
-        .filter(|p| p.contains("benchmarks/") && p.ends_with(".sh"))
-        .filter(|p| p.rsplit('/').next().is_some_and(|name| name.starts_with(&stem)))
-        .collect();
-    let before = out.len();
+    let scripts = launch.scripts();
     for path in &scripts {
         let text = head.text(path).ok_or_else(|| format!("{path} is not text"))?;
-        let resolve = |from: &str, target: &str| sourced(cx, from, target);
+        let resolve = |from: &str, target: &str| crate::domain::launch::sourced(head, from, target);
         match serving_settings::from_script(text, path, &resolve) {
             Some(settings) => out.push(Scope { variant: None, settings }),
             None => return Err(format!("{path} starts no vLLM/SGLang server")),
         }
     }
-    if out.len() == before {
+    if scripts.is_empty() {
+        let why: Vec<String> = launch.unresolved.iter().map(|u| format!("{} {} ({})", u.why, u.what, u.at)).collect();
         return Err(format!(
-            "neither a CONFIG_FILE recipe nor a launcher script benchmarks/**/{stem}*.sh is in the evidence"
+            "the launch model finds no benchmark script or CONFIG_FILE recipe of {} in the evidence{}",
+            config.key,
+            if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
         ));
     }
     Ok(out)
@@ -590,6 +571,13 @@ struct Coverage {
 fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: &mut Coverage) {
     let classes = classes();
     for setting in settings.settings.values() {
+        // The launch model's class (decision LM5): harness settings never count; `unknown`
+        // ones do (fail closed: they may reach the engine process).
+        let flag = setting.kind == serving_settings::SettingKind::Flag;
+        if launch::class::class_of(&setting.name, flag) == launch::Class::Harness {
+            out.informational.insert((setting.name.clone(), "harness".to_owned()));
+            continue;
+        }
         if let Some(group) = classes.informational(&setting.name) {
             out.informational.insert((setting.name.clone(), group.to_owned()));
             continue;
@@ -1017,7 +1005,10 @@ mod tests {
         e.head.insert("configs/amd-master.yaml", MASTER.replace("precision: fp8", "precision: fp4"));
         let o = check(&Context::new(&e));
         assert_eq!(kinds(&o), ["settings_unknown"]);
-        assert!(o.message.args["problems"][0]["reason"].as_str().unwrap().contains("qwen3.5_fp4_mi355x_sglang*.sh"));
+        assert!(o.message.args["problems"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no benchmark script or CONFIG_FILE recipe of qwen3.5-fp8-mi355x-sglang"));
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod collect;
 pub mod dispatch;
 pub mod generate;
 pub mod labels;
+pub mod launch;
 pub mod lint;
 pub mod matrix;
 pub mod pareto;

@@ -442,13 +442,6 @@ fn normalize_precision(p: &str) -> String {
     }
 }
 
-/// The repository path of a `CONFIG_FILE` path: InferenceX overlays its recipe directory onto
-/// srt-slurm's `recipes/`, so `recipes/<rest>` is `<recipes_dir>/<rest>`.
-pub fn repo_path(config_file: &str, recipes_dir: &str) -> Option<String> {
-    let rest = config_file.strip_prefix("recipes/")?;
-    Some(format!("{}/{rest}", recipes_dir.trim_end_matches('/')))
-}
-
 /// The recipe variant a matrix row runs, found in a repository (provenance: spec 50 §11).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowRecipe {
@@ -485,7 +478,7 @@ pub struct RecipeBook<'t> {
 pub enum RecipeLookupError {
     #[error("the repository has no SRT recipe directory, so CONFIG_FILE={0} cannot be resolved")]
     NoRecipesDir(String),
-    #[error("CONFIG_FILE={0} does not start with recipes/, so it is not a recipe of this repository")]
+    #[error("CONFIG_FILE={0} names neither recipes/… nor a srt-slurm-recipes/ path, so it is not a recipe of this repository")]
     NotOverlaid(String),
     #[error("{path}: not in the repository (CONFIG_FILE={reference}); it may only exist in the srt-slurm checkout")]
     Missing { path: String, reference: String },
@@ -528,8 +521,11 @@ fn load_recipe(
     reference: &RecipeRef,
 ) -> Result<LoadedRecipe, RecipeLookupError> {
     let shown = reference.path.clone();
-    let dir = recipes_dir.ok_or_else(|| RecipeLookupError::NoRecipesDir(shown.clone()))?;
-    let path = repo_path(&reference.path, dir).ok_or_else(|| RecipeLookupError::NotOverlaid(shown.clone()))?;
+    if recipes_dir.is_none() && reference.path.starts_with("recipes/") {
+        return Err(RecipeLookupError::NoRecipesDir(shown));
+    }
+    let path = crate::domain::launch::recipe_path(&reference.path, recipes_dir, "")
+        .ok_or_else(|| RecipeLookupError::NotOverlaid(shown.clone()))?;
     let bytes = tree
         .read(&path)
         .map_err(|e| RecipeLookupError::Repo(e.to_string()))?

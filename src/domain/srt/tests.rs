@@ -261,16 +261,6 @@ fn config_file_comes_from_additional_settings() {
 }
 
 #[test]
-fn config_file_paths_map_onto_the_recipes_directory() {
-    let dir = "benchmarks/multi_node/srt-slurm-recipes/";
-    assert_eq!(
-        repo_path("recipes/sglang/a.yaml", dir).as_deref(),
-        Some("benchmarks/multi_node/srt-slurm-recipes/sglang/a.yaml")
-    );
-    assert_eq!(repo_path("sglang/a.yaml", dir), None);
-}
-
-#[test]
 fn candidates_resolve_once_and_serve_many_points() {
     let r = recipe(RECIPE);
     let candidates = Candidates::new(&r, None).unwrap_or_else(|e| panic!("{e}"));

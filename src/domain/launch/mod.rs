@@ -1,0 +1,745 @@
+//! The launch model (issue 22; ARCHITECTURE decision 11; decisions LM1-LM6): what a
+//! master-config entry runs, read once from a tree, for every check and the planner.
+//!
+//! For each entry and each of its launch variants (scenario × `spec-decoding` × `CONFIG_FILE`):
+//! - the runner nodes of its `runner:` label (`configs/runners.yaml`) and each node's launcher,
+//!   `runners/launch_${RUNNER_NAME%%_*}.sh`, as the benchmark workflows pick it;
+//! - the benchmark script that launcher computes, evaluated from the launcher's own text with
+//!   the workflow's inputs bound from the entry ([`runner`], [`shell`]);
+//! - the recipes its rows name (`CONFIG_FILE=recipes/…`, `CONFIG_FILE=benchmarks/…/srt-slurm-
+//!   recipes/…`, `srt-recipe:`);
+//! - the files those reach ([`follow`]), bounded;
+//! - what could not be computed, as [`Unresolved`] facts with `file:line`.
+//!
+//! A tree that holds no launcher for the entry's runner (a partial tree, a bundle collected
+//! without `runners/`) gets the benchmark-script naming rule of spec 20 §3.2 instead, and the
+//! job says so (`launcher: None`, decision LM3).
+
+pub mod class;
+pub mod follow;
+pub mod runner;
+pub mod shell;
+
+use serde::Serialize;
+
+pub use class::Class;
+pub use follow::{LaunchPath, ReachKind, Reached, Unreachable, Why};
+pub use shell::Unresolved;
+
+use crate::domain::runners::Runners;
+use crate::domain::serving_settings::{self, RoleSettings, SettingKind};
+use crate::domain::srt_recipe::{Recipe, RecipeRef, Selector};
+use crate::repo::{normalize_path, Layout, Logical, MemTree};
+use crate::yaml::{self, Node, Value};
+
+/// The workflow environment names a job binds (unset ones read as empty in a launcher):
+/// `benchmark-tmpl.yml` and `benchmark-multinode-tmpl.yml` `env:` blocks.
+const WORKFLOW_ENV: &[&str] = &[
+    "RANDOM_RANGE_RATIO",
+    "HF_TOKEN",
+    "HF_HUB_CACHE",
+    "EXP_NAME",
+    "RECIPE_FINGERPRINT",
+    "MODEL",
+    "MODEL_PREFIX",
+    "ISL",
+    "OSL",
+    "MAX_MODEL_LEN",
+    "IMAGE",
+    "FRAMEWORK",
+    "PRECISION",
+    "TP",
+    "PP_SIZE",
+    "DCP_SIZE",
+    "PCP_SIZE",
+    "EP_SIZE",
+    "DP_ATTENTION",
+    "CONC",
+    "CONC_LIST",
+    "SPEC_DECODING",
+    "DISAGG",
+    "RUN_EVAL",
+    "EVAL_ONLY",
+    "EVAL_CONC",
+    "EVAL_LIMIT",
+    "SWEBENCH_GEN_MODE",
+    "SWEBENCH_USE_MODAL",
+    "SCENARIO_TYPE",
+    "SCENARIO_SUBDIR",
+    "IS_AGENTIC",
+    "IS_MULTINODE",
+    "KV_OFFLOADING",
+    "KV_OFFLOAD_BACKEND",
+    "KV_OFFLOAD_BACKEND_METADATA",
+    "ROUTER_METADATA",
+    "KV_P2P_TRANSFER",
+    "TOTAL_CPU_DRAM_GB",
+    "DURATION",
+    "REQUIRE_POWER",
+    "AIPERF_EXPERIMENTAL_FAST",
+    "AIPERF_FAILED_REQUEST_THRESHOLD",
+    "RESULT_DIR",
+    "RESULT_FILENAME",
+    "GPU_COUNT",
+    "RUNNER_NAME",
+    "RUNNER_TYPE",
+    "GITHUB_WORKSPACE",
+    "PREFILL_HARDWARE",
+    "DECODE_HARDWARE",
+    "PREFILL_NUM_WORKERS",
+    "PREFILL_TP",
+    "PREFILL_EP",
+    "PREFILL_DP_ATTN",
+    "DECODE_NUM_WORKERS",
+    "DECODE_TP",
+    "DECODE_EP",
+    "DECODE_DP_ATTN",
+    "CONFIG_FILE",
+    "EVAL_CONFIG_FILE",
+    "POWER_PRODUCER_SHA",
+];
+
+/// The folders the model reads, in both layouts (`sweepgate launch` copies these).
+pub const LAUNCH_DIRS: [&str; 6] = [
+    "configs",
+    "runners",
+    "benchmarks",
+    "inferencex-e2e/configs",
+    "inferencex-e2e/runners",
+    "inferencex-e2e/benchmarks",
+];
+
+/// One launch variant of an entry: what the workflow binds differently per search-space row.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Variant {
+    /// `fixed-seq-len` or `agentic-coding`.
+    pub scenario: String,
+    pub spec_decoding: String,
+    /// `(isl, osl)` of a fixed-seq-len block (`(0, 0)` for agentic).
+    pub seq: (i64, i64),
+    /// The row's `additional-settings` (`KEY=value`, with its line), exported into the job.
+    pub settings: Vec<(String, String, u32)>,
+}
+
+impl Variant {
+    /// `fixed-seq-len/mtp`, for rows and settings.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.scenario, self.spec_decoding)
+    }
+
+    fn setting(&self, key: &str) -> Option<(&str, u32)> {
+        self.settings.iter().find(|(k, _, _)| k == key).map(|(_, v, l)| (v.as_str(), *l))
+    }
+}
+
+/// One job shape: a runner node's launcher run for one variant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Job {
+    /// The node-name prefix (`h200-nb`).
+    pub runner: String,
+    /// The launcher script, `None` when the tree holds none (the naming rule was used).
+    pub launcher: Option<String>,
+    pub variant: String,
+    /// The benchmark script the launcher runs for this variant, if it runs one.
+    pub script: Option<String>,
+    pub script_exists: bool,
+    /// `file:line` that runs it.
+    pub at: String,
+}
+
+/// A recipe a config runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecipeUse {
+    /// As written in the master config.
+    pub written: String,
+    /// Repository path.
+    pub path: String,
+    pub selector: Option<String>,
+    pub exists: bool,
+    /// `file:line` of the row naming it.
+    pub at: String,
+}
+
+/// What one master-config entry runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigLaunch {
+    pub config: String,
+    pub file: String,
+    pub line: u32,
+    pub framework: String,
+    pub multinode: bool,
+    /// Runner node prefixes of its label.
+    pub runners: Vec<String>,
+    pub jobs: Vec<Job>,
+    pub recipes: Vec<RecipeUse>,
+    #[serde(skip)]
+    pub reach: LaunchPath,
+    pub unresolved: Vec<Unresolved>,
+    pub settings: Vec<LaunchSetting>,
+}
+
+/// One effective setting of a config: one value, for one role and variant.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct LaunchSetting {
+    pub name: String,
+    pub value: String,
+    /// `aggregated`, `prefill`, `decode`, `frontend`.
+    pub role: String,
+    /// The launch variant (`fixed-seq-len/mtp`) of a script, the recipe selector of a recipe.
+    pub variant: String,
+    pub class: Class,
+    /// `file:line`.
+    pub at: String,
+}
+
+impl ConfigLaunch {
+    /// The distinct benchmark scripts its jobs run that exist in the tree, in job order.
+    pub fn scripts(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for j in self.jobs.iter().filter(|j| j.script_exists) {
+            if let Some(s) = j.script.as_deref().filter(|s| !out.contains(s)) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// Whether it resolves to an existing script or recipe.
+    pub fn resolves(&self) -> bool {
+        !self.scripts().is_empty() || self.recipes.iter().any(|r| r.exists)
+    }
+}
+
+/// The model of a tree: runners and master configs read once, then each entry on demand.
+pub struct LaunchTree<'t> {
+    tree: &'t MemTree,
+    /// `""` or `inferencex-e2e/`.
+    root: String,
+    runners: Result<Runners, Unresolved>,
+    recipes_dir: Option<String>,
+}
+
+fn text_field(entry: &Node, key: &str) -> String {
+    entry.get(key).and_then(Node::key_text).map(|t| t.into_owned()).unwrap_or_default()
+}
+
+/// Every `KEY=value` string under an `additional-settings` list of `node`.
+fn additional_settings(node: &Node, out: &mut Vec<(String, String, u32)>) {
+    match &node.value {
+        Value::Map(items) => {
+            for (k, v) in items {
+                if k.key_text().as_deref() == Some("additional-settings") {
+                    for item in v.as_seq().unwrap_or_default() {
+                        if let Some((key, value)) = item.as_str().and_then(|s| s.trim().split_once('=')) {
+                            out.push((key.trim().to_owned(), value.trim().to_owned(), item.pos.line));
+                        }
+                    }
+                } else {
+                    additional_settings(v, out);
+                }
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| additional_settings(i, out)),
+        _ => {}
+    }
+}
+
+/// The launch variants of an entry, each with the `srt-recipe:` it names (and its line).
+fn variants(entry: &Node) -> Vec<(Variant, Option<(String, u32)>)> {
+    let mut out: Vec<(Variant, Option<(String, u32)>)> = Vec::new();
+    let scenarios = entry.get("scenarios");
+    for scenario in ["fixed-seq-len", "agentic-coding"] {
+        for block in scenarios.and_then(|s| s.get(scenario)).and_then(Node::as_seq).unwrap_or_default() {
+            let int = |k: &str| match block.get(k).map(|n| &n.value) {
+                Some(Value::Int(i)) => *i,
+                _ => 0,
+            };
+            for row in block.get("search-space").and_then(Node::as_seq).unwrap_or_default() {
+                let mut settings = Vec::new();
+                additional_settings(row, &mut settings);
+                let v = Variant {
+                    scenario: scenario.to_owned(),
+                    spec_decoding: row
+                        .get("spec-decoding")
+                        .and_then(Node::key_text)
+                        .map_or("none".into(), |t| t.into_owned()),
+                    seq: (int("isl"), int("osl")),
+                    settings,
+                };
+                let srt = row.get("srt-recipe").and_then(|n| n.as_str().map(|s| (s.to_owned(), n.pos.line)));
+                let key = |v: &Variant| {
+                    (v.scenario.clone(), v.spec_decoding.clone(), v.setting("CONFIG_FILE").map(|(c, _)| c.to_owned()))
+                };
+                if !out.iter().any(|(o, s)| key(o) == key(&v) && *s == srt) {
+                    out.push((v, srt));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The repository path of a `CONFIG_FILE` value: srt-slurm's `recipes/<rest>` is the
+/// repository's recipe folder (the launchers copy it there), the Aug-2026+ form is a
+/// repository path already.
+pub fn recipe_path(written: &str, recipes_dir: Option<&str>, root: &str) -> Option<String> {
+    let path = written.split(':').next().unwrap_or(written).trim();
+    if let Some(rest) = path.strip_prefix("recipes/") {
+        return recipes_dir.map(|d| format!("{}/{rest}", d.trim_end_matches('/')));
+    }
+    let rel = normalize_path(path.trim_start_matches("./"));
+    rel.contains("srt-slurm-recipes/").then(|| if rel.starts_with(root) { rel } else { format!("{root}{rel}") })
+}
+
+impl<'t> LaunchTree<'t> {
+    pub fn new(tree: &'t MemTree) -> LaunchTree<'t> {
+        let layout = Layout::default();
+        let configs = layout.resolve(tree, Logical::ConfigsDir).ok().flatten().unwrap_or_else(|| "configs".into());
+        let root = configs.strip_suffix("configs").unwrap_or("").to_owned();
+        let runners_file = format!("{configs}/runners.yaml");
+        let runners = match tree.text(&runners_file) {
+            None if tree.get(&runners_file).is_some() => Err(Unresolved::new(&runners_file, "not_text", &runners_file)),
+            None => Err(Unresolved::new(&runners_file, "missing", &runners_file)),
+            Some(text) => Runners::parse(text, &runners_file)
+                .map_err(|e| Unresolved::new(&e.to_string(), "unparsable_runners", &runners_file)),
+        };
+        let recipes_dir = layout.resolve(tree, Logical::SrtRecipesDir).ok().flatten();
+        LaunchTree { tree, root, runners, recipes_dir }
+    }
+
+    pub fn tree(&self) -> &MemTree {
+        self.tree
+    }
+
+    /// Every active entry of every master file (`configs/*-master.yaml`), parsed once each.
+    pub fn entries(&self) -> Vec<(String, Node, Node)> {
+        let prefix = format!("{}configs/", self.root);
+        let mut out = Vec::new();
+        for path in self.tree.paths().filter(|p| {
+            p.strip_prefix(&prefix).is_some_and(|rest| !rest.contains('/') && rest.ends_with("-master.yaml"))
+        }) {
+            let Some(text) = self.tree.text(path) else { continue };
+            let Ok(root) = yaml::parse(text, path) else { continue };
+            for (key, entry) in root.as_map().unwrap_or_default() {
+                out.push((path.to_owned(), key.clone(), entry.clone()));
+            }
+        }
+        out
+    }
+
+    /// The model of every entry (`keys`: only those).
+    pub fn all(&self, keys: &[String]) -> Vec<ConfigLaunch> {
+        self.entries()
+            .iter()
+            .filter(|(_, k, _)| keys.is_empty() || k.key_text().is_some_and(|t| keys.iter().any(|x| *x == *t)))
+            .map(|(file, key, entry)| self.config(file, key, entry))
+            .collect()
+    }
+
+    /// The model of the entry `key_node: entry` of master file `file`.
+    pub fn config(&self, file: &str, key_node: &Node, entry: &Node) -> ConfigLaunch {
+        let key = key_node.key_text().map(|t| t.into_owned()).unwrap_or_default();
+        let at = format!("{file}:{}", key_node.pos.line);
+        let label = text_field(entry, "runner");
+        let multinode = matches!(entry.get("multinode").map(|n| &n.value), Some(Value::Bool(true)));
+        let mut out = ConfigLaunch {
+            config: key.clone(),
+            file: file.to_owned(),
+            line: key_node.pos.line,
+            framework: text_field(entry, "framework"),
+            multinode,
+            runners: Vec::new(),
+            jobs: Vec::new(),
+            recipes: Vec::new(),
+            reach: LaunchPath::default(),
+            unresolved: Vec::new(),
+            settings: Vec::new(),
+        };
+        let launchers: Vec<(String, Option<String>)> = match &self.runners {
+            Ok(runners) => {
+                let nodes = runners.nodes(&label);
+                if nodes.is_empty() {
+                    out.unresolved.push(Unresolved::new(&format!("runner: {label}"), "unknown_runner", &at));
+                }
+                let mut prefixes: Vec<String> = Vec::new();
+                for node in nodes {
+                    let p = node.split('_').next().unwrap_or(node).to_owned();
+                    if !prefixes.contains(&p) {
+                        prefixes.push(p);
+                    }
+                }
+                out.runners = prefixes.clone();
+                prefixes
+                    .into_iter()
+                    .map(|p| {
+                        let path = format!("{}runners/launch_{p}.sh", self.root);
+                        let present = self.tree.get(&path).is_some();
+                        (p, present.then_some(path))
+                    })
+                    .collect()
+            }
+            Err(u) => {
+                out.unresolved.push(u.clone());
+                Vec::new()
+            }
+        };
+        let mut roots: Vec<Reached> = Vec::new();
+        let mut unavailable: Vec<Unreachable> = Vec::new();
+        let prefix = text_field(entry, "model-prefix");
+        for (variant, srt) in variants(entry) {
+            for (_, written, line) in variant.settings.iter().filter(|(k, _, _)| k == "CONFIG_FILE") {
+                self.add_recipe(&mut out, written, &format!("{file}:{line}"));
+            }
+            if let Some((written, line)) = &srt {
+                let master_root = file.rsplit_once("configs/").map_or("", |(r, _)| r);
+                let path = format!("{master_root}{}", normalize_path(written.trim_start_matches("./")));
+                let exists = self.tree.get(&path).is_some();
+                let use_ =
+                    RecipeUse { written: written.clone(), path, selector: None, exists, at: format!("{file}:{line}") };
+                if !out.recipes.contains(&use_) {
+                    out.recipes.push(use_);
+                }
+            }
+            let runnable = launchers.iter().filter(|(_, l)| l.is_some()).count();
+            for (node, launcher) in &launchers {
+                let Some(path) = launcher else { continue };
+                self.run_launcher(&mut out, entry, &prefix, node, path, &variant);
+            }
+            if runnable == 0 && variant.setting("CONFIG_FILE").is_none() && srt.is_none() {
+                self.by_naming_rule(&mut out, entry, &prefix, &variant, &label, &at);
+            }
+        }
+        for j in &out.jobs {
+            if let Some(s) = j.script.as_ref().filter(|_| j.script_exists) {
+                if !roots.iter().any(|r| r.path == *s) {
+                    roots.push(Reached { path: s.clone(), kind: ReachKind::Launcher, via: j.at.clone(), depth: 0 });
+                }
+            }
+        }
+        for r in &out.recipes {
+            if r.exists && !roots.iter().any(|x| x.path == r.path) {
+                roots.push(Reached { path: r.path.clone(), kind: ReachKind::Recipe, via: r.at.clone(), depth: 0 });
+            } else if !r.exists {
+                let why = if r.path.is_empty() { Why::ExternalRecipe } else { Why::Missing };
+                unavailable.push(Unreachable {
+                    reference: format!("CONFIG_FILE={}", r.written),
+                    via: r.at.clone(),
+                    why,
+                });
+            }
+        }
+        for j in out.jobs.iter().filter(|j| !j.script_exists) {
+            if let Some(s) = &j.script {
+                out.unresolved.push(Unresolved::new(s, "missing", &j.at));
+            }
+        }
+        if roots.is_empty() && unavailable.is_empty() {
+            let stem = format!("{prefix}_{}_{}_{}", text_field(entry, "precision"), sku(&label), out.framework);
+            unavailable.push(Unreachable {
+                reference: format!("benchmarks/…/{stem}.sh"),
+                via: at.clone(),
+                why: Why::NoLauncher,
+            });
+        }
+        out.reach = follow::reach_from(self.tree, roots, unavailable);
+        self.settings(&mut out);
+        out.unresolved.sort();
+        out.unresolved.dedup();
+        out
+    }
+
+    /// The effective settings of its scripts (server command and env, sourced scripts
+    /// included) and recipes (every variant its selector picks), each classed.
+    fn settings(&self, out: &mut ConfigLaunch) {
+        let mut settings = Vec::new();
+        let mut push = |roles: Vec<RoleSettings>, variant: &str| {
+            for role in roles {
+                for s in role.settings.values() {
+                    for value in &s.values {
+                        settings.push(LaunchSetting {
+                            name: s.name.clone(),
+                            value: value.clone(),
+                            role: role.role.to_owned(),
+                            variant: variant.to_owned(),
+                            class: class::class_of(&s.name, s.kind == SettingKind::Flag),
+                            at: s.at.clone(),
+                        });
+                    }
+                }
+            }
+        };
+        let resolve = |from: &str, target: &str| sourced(self.tree, from, target);
+        for job in &out.jobs {
+            let Some(script) = job.script.as_deref().filter(|_| job.script_exists) else { continue };
+            let Some(text) = self.tree.text(script) else { continue };
+            if let Some(roles) = serving_settings::from_script(text, script, &resolve) {
+                push(vec![roles], &job.variant);
+            }
+        }
+        for r in out.recipes.iter().filter(|r| r.exists) {
+            let Some(text) = self.tree.text(&r.path) else {
+                out.unresolved.push(Unresolved::new(&r.path, "not_text", &r.at));
+                continue;
+            };
+            let parsed = Recipe::parse(text, &r.path).and_then(|recipe| {
+                let selector = r.selector.as_deref().map(Selector::parse).transpose()?;
+                serving_settings::from_recipe(&recipe, selector.as_ref())
+            });
+            match parsed {
+                Ok(roles) => push(roles, r.selector.as_deref().unwrap_or("plain")),
+                Err(e) => out.unresolved.push(Unresolved::new(&e.to_string(), "unparsable_recipe", &r.at)),
+            }
+        }
+        settings.sort();
+        settings.dedup();
+        out.settings = settings;
+    }
+
+    fn add_recipe(&self, out: &mut ConfigLaunch, written: &str, at: &str) {
+        let reference = RecipeRef::parse(written).ok();
+        let selector = reference.as_ref().and_then(|r| r.selector.as_ref()).map(ToString::to_string);
+        let path = recipe_path(written, self.recipes_dir.as_deref(), &self.root).unwrap_or_default();
+        let exists = !path.is_empty() && self.tree.get(&path).is_some();
+        if path.is_empty() {
+            out.unresolved.push(Unresolved::new(&format!("CONFIG_FILE={written}"), "external_recipe", at));
+        }
+        let use_ = RecipeUse { written: written.to_owned(), path, selector, exists, at: at.to_owned() };
+        if !out.recipes.contains(&use_) {
+            out.recipes.push(use_);
+        }
+    }
+
+    /// The bindings of one job: the workflow's inputs from the entry and the variant.
+    fn env(&self, entry: &Node, prefix: &str, node: &str, variant: &Variant, multinode: bool) -> shell::Env {
+        let mut env = shell::Env::new(WORKFLOW_ENV);
+        let agentic = variant.scenario == "agentic-coding";
+        let (isl, osl) = variant.seq;
+        let exp = if agentic {
+            format!("{prefix}_agentic")
+        } else {
+            format!("{prefix}_{}", crate::matrix::generate::seq_name(isl, osl))
+        };
+        let isl = isl.to_string();
+        let osl = osl.to_string();
+        let node_name = format!("{node}_0");
+        let fields: Vec<(&str, String)> = ["model", "image", "precision", "framework", "runner", "disagg"]
+            .iter()
+            .map(|f| (*f, text_field(entry, f)))
+            .collect();
+        let field = |f: &str| fields.iter().find(|(k, _)| *k == f).map_or("", |(_, v)| v.as_str());
+        for (k, v) in [
+            ("EXP_NAME", exp.as_str()),
+            ("MODEL_PREFIX", prefix),
+            ("MODEL", field("model")),
+            ("IMAGE", field("image")),
+            ("PRECISION", field("precision")),
+            ("FRAMEWORK", field("framework")),
+            ("SPEC_DECODING", variant.spec_decoding.as_str()),
+            ("SCENARIO_TYPE", variant.scenario.as_str()),
+            ("SCENARIO_SUBDIR", if agentic { "agentic/" } else { "fixed_seq_len/" }),
+            ("IS_AGENTIC", if agentic { "1" } else { "0" }),
+            ("IS_MULTINODE", if multinode { "true" } else { "false" }),
+            ("RUNNER_TYPE", field("runner")),
+            ("RUNNER_NAME", node_name.as_str()),
+            ("GITHUB_WORKSPACE", "."),
+            ("ISL", isl.as_str()),
+            ("OSL", osl.as_str()),
+            ("DISAGG", field("disagg")),
+        ] {
+            env.bind(k, v);
+        }
+        for (k, v, _) in &variant.settings {
+            env.bind(k, v);
+        }
+        env
+    }
+
+    fn run_launcher(
+        &self,
+        out: &mut ConfigLaunch,
+        entry: &Node,
+        prefix: &str,
+        node: &str,
+        path: &str,
+        variant: &Variant,
+    ) {
+        let Some(text) = self.tree.text(path) else {
+            out.unresolved.push(Unresolved::new(path, "not_text", path));
+            return;
+        };
+        let mut env = self.env(entry, prefix, node, variant, out.multinode);
+        let run = runner::evaluate(self.tree, path, text, &mut env, &self.root);
+        out.unresolved.extend(run.unresolved);
+        let label = variant.label();
+        let srtctl = variant.setting("CONFIG_FILE").is_some();
+        if run.scripts.is_empty() && !srtctl {
+            out.unresolved.push(Unresolved::new(path, "no_script", format!("{path} ({label})")));
+        }
+        for (script, at, _sure) in run.scripts {
+            let exists = self.tree.get(&script).is_some();
+            let job = Job {
+                runner: node.to_owned(),
+                launcher: Some(path.to_owned()),
+                variant: label.clone(),
+                script: Some(script),
+                script_exists: exists,
+                at,
+            };
+            if !out.jobs.contains(&job) {
+                out.jobs.push(job);
+            }
+        }
+        if out.jobs.iter().all(|j| j.runner != node || j.variant != label) {
+            out.jobs.push(Job {
+                runner: node.to_owned(),
+                launcher: Some(path.to_owned()),
+                variant: label,
+                script: None,
+                script_exists: false,
+                at: path.to_owned(),
+            });
+        }
+    }
+
+    /// Spec 20 §3.2's naming rule (decision LM3), for a tree without the runner's launcher:
+    /// `<prefix>_<precision>_<sku>_<framework><spec>.sh`, else `<prefix>_<precision>_<sku><spec>.sh`,
+    /// else a script of the `<…>_<framework>_` stem, under the scenario's folder.
+    fn by_naming_rule(
+        &self,
+        out: &mut ConfigLaunch,
+        entry: &Node,
+        prefix: &str,
+        variant: &Variant,
+        label: &str,
+        at: &str,
+    ) {
+        let base = format!("{prefix}_{}_{}", text_field(entry, "precision"), sku(label)).to_ascii_lowercase();
+        let node = if out.multinode { "benchmarks/multi_node/" } else { "benchmarks/single_node/" };
+        let agentic = variant.scenario == "agentic-coding";
+        let spec = if out.multinode || variant.spec_decoding == "none" {
+            String::new()
+        } else {
+            format!("_{}", variant.spec_decoding)
+        };
+        let scripts = |fits: &dyn Fn(&str) -> bool| -> Vec<String> {
+            self.tree
+                .paths()
+                .filter(|p| {
+                    let logical = p.strip_prefix(&self.root).unwrap_or(p);
+                    logical.starts_with(node) && logical.contains("/agentic/") == agentic
+                })
+                .filter(|p| fits(&p.rsplit('/').next().unwrap_or(p).to_ascii_lowercase()))
+                .map(str::to_owned)
+                .collect()
+        };
+        let stem = format!("{base}_{}", out.framework.to_ascii_lowercase());
+        let mut found = scripts(&|n| n == format!("{stem}{spec}.sh"));
+        if found.is_empty() {
+            found = scripts(&|n| n == format!("{base}{spec}.sh"));
+        }
+        if found.is_empty() {
+            found = scripts(&|n| n.starts_with(&format!("{stem}_")) && n.ends_with(".sh"));
+        }
+        for script in found {
+            let job = Job {
+                runner: String::new(),
+                launcher: None,
+                variant: variant.label(),
+                script: Some(script),
+                script_exists: true,
+                at: at.to_owned(),
+            };
+            if !out.jobs.contains(&job) {
+                out.jobs.push(job);
+            }
+        }
+    }
+}
+
+/// The base GPU SKU of a runner label (`cluster:mi355x-amds` → `mi355x`, `gb300-nv` → `gb300`).
+/// Any case: eval rows carry the label upper-cased as upstream's collector writes it
+/// (`CLUSTER:B200-DGXC` → `b200`; `benchmark_lib.sh` writes `"hw": "${RUNNER_TYPE}"`).
+pub fn sku(runner: &str) -> String {
+    let r = runner.to_ascii_lowercase();
+    let r = r.strip_prefix("cluster:").unwrap_or(&r);
+    r.split(['-', '_']).next().unwrap_or(r).to_owned()
+}
+
+/// The script a script sources: relative to it, else the tree's file ending with the path.
+pub fn sourced(tree: &MemTree, from: &str, target: &str) -> Option<(String, String)> {
+    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+    let relative = normalize_path(&format!("{dir}/{target}"));
+    if let Some(text) = tree.text(&relative) {
+        return Some((relative, text.to_owned()));
+    }
+    let tail = normalize_path(target.trim_start_matches("./").trim_start_matches("../"));
+    let found = tree.paths().find(|p| p.ends_with(&format!("/{tail}")) || *p == tail)?;
+    Some((found.to_owned(), tree.text(found)?.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_file_paths_resolve_in_both_layouts() {
+        let dir = Some("benchmarks/multi_node/srt-slurm-recipes");
+        let want = "benchmarks/multi_node/srt-slurm-recipes/trtllm/a.yaml";
+        assert_eq!(recipe_path("recipes/trtllm/a.yaml:override_x", dir, "").as_deref(), Some(want));
+        assert_eq!(
+            recipe_path("benchmarks/multi_node/srt-slurm-recipes/trtllm/a.yaml", dir, "").as_deref(),
+            Some(want)
+        );
+        assert_eq!(recipe_path("recipes/trtllm/a.yaml", None, ""), None, "no recipe folder");
+        assert_eq!(recipe_path("sglang/a.yaml", dir, ""), None, "srt-slurm's own");
+    }
+
+    const RUNNERS: &str = "labels:\n  h200:\n  - h200-nb_0\n  - h200-cw_0\n";
+    const MASTER: &str = "qwen3.5-fp8-h200-sglang:\n  image: img\n  model: Qwen/Qwen3.5\n  model-prefix: qwen3.5\n  runner: h200\n  precision: fp8\n  framework: sglang\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-start: 4, conc-end: 8 }\n      - { tp: 8, spec-decoding: mtp, conc-start: 4, conc-end: 8 }\n";
+    const NB: &str = "MODEL_CODE=\"${EXP_NAME%%_*}\"\nFRAMEWORK_SUFFIX=$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')\nSPEC_SUFFIX=$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')\nsrun --x \\\nbash benchmarks/single_node/${SCENARIO_SUBDIR}${MODEL_CODE}_${PRECISION}_h200${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh\n";
+    const SCRIPT: &str = "source \"$(dirname \"$0\")/../../benchmark_lib.sh\"\nexport SGLANG_ENABLE_JIT_DEEPGEMM=1\npython3 -m sglang.launch_server --model-path $MODEL --tp $TP --chunked-prefill-size 8192 --port $PORT\n";
+
+    fn tree() -> MemTree {
+        MemTree::new()
+            .with("configs/runners.yaml", RUNNERS)
+            .with("configs/nvidia-master.yaml", MASTER)
+            .with("runners/launch_h200-nb.sh", NB)
+            .with("runners/launch_h200-cw.sh", "X=$(pick_script)\nbash \"$X\"\n")
+            .with("benchmarks/benchmark_lib.sh", "export AIPERF_MMAP_CACHE_DIR=/c\nOPENAI_API_KEY=x\n")
+            .with("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh", SCRIPT)
+    }
+
+    #[test]
+    fn a_config_runs_the_script_its_runner_launchers_compute_and_names_what_they_cannot() {
+        let t = tree();
+        let model = LaunchTree::new(&t).all(&[]);
+        assert_eq!(model.len(), 1);
+        let c = &model[0];
+        assert_eq!(c.runners, ["h200-nb", "h200-cw"]);
+        assert_eq!(c.scripts(), ["benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh"]);
+        let mtp = c.jobs.iter().find(|j| j.runner == "h200-nb" && j.variant == "fixed-seq-len/mtp").unwrap();
+        assert_eq!(mtp.script.as_deref(), Some("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200_mtp.sh"));
+        assert!(!mtp.script_exists);
+        assert!(c.resolves());
+        let whys: Vec<(&str, &str)> = c.unresolved.iter().map(|u| (u.why, u.at.as_str())).collect();
+        assert!(whys.contains(&("command_substitution", "runners/launch_h200-cw.sh:1")), "{whys:?}");
+        assert!(whys.contains(&("missing", "runners/launch_h200-nb.sh:4")), "{whys:?}");
+        assert!(c.reach.contains("benchmarks/benchmark_lib.sh"));
+        let class = |n: &str| c.settings.iter().find(|s| s.name == n).map(|s| s.class);
+        assert_eq!(class("--chunked-prefill-size"), Some(Class::Engine));
+        assert_eq!(class("SGLANG_ENABLE_JIT_DEEPGEMM"), Some(Class::Engine));
+        assert_eq!(class("AIPERF_MMAP_CACHE_DIR"), Some(Class::Harness));
+    }
+
+    #[test]
+    fn without_runners_the_naming_rule_is_used_and_said() {
+        let t = MemTree::new()
+            .with("configs/nvidia-master.yaml", MASTER)
+            .with("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh", SCRIPT);
+        let c = &LaunchTree::new(&t).all(&[])[0];
+        assert_eq!(c.scripts(), ["benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh"]);
+        assert!(c.jobs.iter().all(|j| j.launcher.is_none()));
+        assert_eq!(c.unresolved[0].why, "missing");
+        assert_eq!(c.unresolved[0].what, "configs/runners.yaml");
+    }
+}

@@ -1,0 +1,407 @@
+//! One runner launcher (`runners/launch_<node>.sh`) evaluated for one job: which benchmark
+//! script it runs (decision LM1). Control flow is followed as bash runs it where the tests can
+//! be decided (see [`super::shell`]); undecided branches are *maybe*.
+
+use super::shell::{split_top, split_words, Env, Tri, Unresolved, Val, MAX_LINES};
+use crate::domain::serving_settings::logical_lines;
+use crate::repo::{normalize_path, MemTree};
+
+/// What a runner launcher runs for one job.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunnerRun {
+    /// Benchmark scripts it runs (repository paths, as computed) with the `file:line` that runs
+    /// each and whether that line runs for sure (`false`: under an undecided test).
+    pub scripts: Vec<(String, String, bool)>,
+    pub unresolved: Vec<Unresolved>,
+}
+
+#[derive(Debug)]
+enum Frame {
+    /// `if` chain: activity of the current branch, and whether an earlier branch surely ran.
+    If {
+        active: Tri,
+        done: Tri,
+    },
+    Case {
+        value: Option<String>,
+        active: Tri,
+        done: Tri,
+    },
+    Loop,
+}
+
+fn activity(frames: &[Frame]) -> Tri {
+    frames.iter().fold(Tri::Yes, |acc, f| {
+        acc.min(match f {
+            Frame::If { active, .. } | Frame::Case { active, .. } => *active,
+            Frame::Loop => Tri::Maybe,
+        })
+    })
+}
+
+fn in_loop(frames: &[Frame]) -> bool {
+    frames.iter().any(|f| matches!(f, Frame::Loop))
+}
+
+/// `NAME=value` at a command's start.
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let ok = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit();
+    ok.then_some((name, value))
+}
+
+/// Heredoc terminator of a line (`<<EOF`, `<<'EOF'`, `<<-"EOF"`).
+fn heredoc(line: &str) -> Option<String> {
+    let at = line.find("<<")?;
+    let rest = line[at + 2..].trim_start_matches('-').trim_start();
+    if rest.starts_with('<') {
+        return None; // `<<<` here-string
+    }
+    let word: String = rest.chars().take_while(|c| !c.is_whitespace() && *c != ';' && *c != ')').collect();
+    let word = word.trim_matches(['\'', '"']).to_owned();
+    (!word.is_empty()).then_some(word)
+}
+
+/// A `name() {` / `function name {` line.
+fn function_start(line: &str) -> bool {
+    let t = line.trim();
+    let t = t.strip_prefix("function ").unwrap_or(t);
+    let Some((name, rest)) = t.split_once("()").or_else(|| t.split_once(" {")) else { return false };
+    let name = name.trim();
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && (rest.trim() == "{" || rest.trim().is_empty() || t.ends_with('{'))
+        && !t.starts_with("if ")
+}
+
+/// Whether a quote opened on this line stays open at its end (a multi-line `bash -c "…"`).
+fn open_quote(line: &str, mut quote: Option<char>) -> Option<char> {
+    let mut escaped = false;
+    let mut word_start = true;
+    for c in line.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (_, '\\') if quote != Some('\'') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (None, '#') if word_start => break,
+            (None, '\'' | '"') => quote = Some(c),
+            _ => {}
+        }
+        word_start = quote.is_none() && (c.is_whitespace() || c == ';');
+    }
+    quote
+}
+
+/// Evaluates `text` (the runner script at `path`) in `env`; `root` is the repository prefix the
+/// job's working directory is (`""`, or `inferencex-e2e/` in the newer layout).
+pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &str) -> RunnerRun {
+    let mut run = RunnerRun::default();
+    let mut frames: Vec<Frame> = Vec::new();
+    // A heredoc's terminator, or (function body) the indentation of its `}`.
+    let mut skip_until: Option<(String, Option<usize>)> = None;
+    let mut quote: Option<char> = None;
+    let exists = |p: &str| -> Tri {
+        match repo_path(p, root) {
+            Some(rp) => Tri::of(tree.get(&rp).is_some()),
+            None => Tri::Maybe,
+        }
+    };
+    let lines = logical_lines(text);
+    if lines.len() > MAX_LINES {
+        run.unresolved.push(Unresolved::new(path, "too_long", format!("{path}:{MAX_LINES}")));
+    }
+    for (number, raw) in lines.into_iter().take(MAX_LINES) {
+        let at = format!("{path}:{number}");
+        if let Some((term, function)) = &skip_until {
+            let t = raw.trim();
+            let indent = raw.len() - raw.trim_start().len();
+            let ends = match function {
+                Some(at) => t.starts_with('}') && indent <= *at,
+                None => t == term,
+            };
+            if ends {
+                skip_until = None;
+            }
+            continue;
+        }
+        let inside_string = quote.is_some();
+        quote = open_quote(&raw, quote);
+        let act = activity(&frames);
+        if inside_string {
+            // A line of a multi-line `bash -c "…"`: commands run remotely; only runs count.
+            scan_runs(&raw, &at, act, env, root, &mut run);
+            continue;
+        }
+        if let Some(term) = heredoc(&raw) {
+            skip_until = Some((term, None));
+        }
+        if function_start(&raw) && !raw.trim_end().ends_with('}') {
+            skip_until = Some((String::new(), Some(raw.len() - raw.trim_start().len())));
+            continue;
+        }
+        for (_, statement) in split_top(raw.trim(), &[";", "&&", "||"]) {
+            statement_step(statement.trim(), &at, &mut frames, env, &exists, root, &mut run);
+        }
+    }
+    run.unresolved.sort();
+    run.unresolved.dedup();
+    run
+}
+
+fn statement_step(
+    st: &str,
+    at: &str,
+    frames: &mut Vec<Frame>,
+    env: &mut Env,
+    exists: &dyn Fn(&str) -> Tri,
+    root: &str,
+    run: &mut RunnerRun,
+) {
+    let first = st.split_whitespace().next().unwrap_or("");
+    match first {
+        "if" => {
+            let t = env.test(st[2..].trim(), at, exists);
+            // The caller splits `if …; then body` at `;`: the test alone is read here.
+            frames.push(Frame::If { active: t, done: t });
+            return;
+        }
+        "elif" => {
+            if let Some(Frame::If { active, done }) = frames.last_mut() {
+                let t = env.test(st[4..].trim(), at, exists);
+                let next = done.not().and(t);
+                *active = next;
+                *done = done.or(t);
+            }
+            return;
+        }
+        "else" => {
+            if let Some(Frame::If { active, done }) = frames.last_mut() {
+                *active = done.not();
+                *done = Tri::Yes;
+            }
+            let rest = st[4..].trim();
+            if !rest.is_empty() {
+                statement_step(rest, at, frames, env, exists, root, run);
+            }
+            return;
+        }
+        "then" | "do" => {
+            let rest = st[first.len()..].trim();
+            if !rest.is_empty() {
+                statement_step(rest, at, frames, env, exists, root, run);
+            }
+            return;
+        }
+        "fi" | "esac" | "done" => {
+            frames.pop();
+            return;
+        }
+        "for" | "while" | "until" | "select" => {
+            frames.push(Frame::Loop);
+            return;
+        }
+        "case" => {
+            let words = split_words(st);
+            let value = words.get(1).and_then(|w| env.expand(w, at).ok());
+            frames.push(Frame::Case { value, active: Tri::No, done: Tri::No });
+            return;
+        }
+        _ => {}
+    }
+    // A case arm: `pat|pat) commands`.
+    if let Some(Frame::Case { value, active, done }) = frames.last_mut() {
+        let trimmed = st.trim_start_matches('(');
+        if let Some(close) = arm_end(trimmed) {
+            let patterns = &trimmed[..close];
+            let m = match value {
+                Some(v) => Tri::of(
+                    patterns.split('|').any(|p| env.expand(p.trim(), at).is_ok_and(|p| super::shell::glob(&p, v))),
+                ),
+                None => Tri::Maybe,
+            };
+            *active = done.not().and(m);
+            *done = done.or(m);
+            let rest = trimmed[close + 1..].trim().trim_end_matches(";;").trim();
+            if !rest.is_empty() {
+                statement_step(rest, at, frames, env, exists, root, run);
+            }
+            return;
+        }
+    }
+    let act = activity(frames);
+    if act == Tri::No {
+        return;
+    }
+    let words = split_words(st);
+    let mut i = 0;
+    while i < words.len() && matches!(words[i].as_str(), "export" | "local" | "declare" | "readonly" | "{") {
+        i += 1;
+    }
+    let assigns = words[i..].iter().take_while(|w| assignment(w).is_some()).count();
+    let is_command = i + assigns < words.len();
+    for word in &words[i..i + assigns] {
+        let Some((name, value)) = assignment(word) else { continue };
+        if value.starts_with('(') {
+            env.set(name, Val::Unresolved(Unresolved::new(word, "unsupported_expansion", at)));
+            continue;
+        }
+        let computed = env.expand(value, at);
+        let val = if in_loop(frames) {
+            Val::Unresolved(Unresolved::new(word, "loop", at))
+        } else {
+            match computed {
+                Ok(v) if act == Tri::Yes => Val::Known(v),
+                Ok(v) if env.get(name) == Some(&Val::Known(v.clone())) => Val::Known(v),
+                Ok(_) => Val::Unresolved(Unresolved::new(word, "undecided_branch", at)),
+                Err(u) => Val::Unresolved(u),
+            }
+        };
+        if !is_command {
+            env.set(name, val);
+        }
+    }
+    scan_runs(st, at, act, env, root, run);
+}
+
+/// The index of the `)` that ends a case arm's patterns (none for a command with parentheses).
+fn arm_end(st: &str) -> Option<usize> {
+    let close = st.find(')')?;
+    let pats = &st[..close];
+    let ok = !pats.is_empty() && !pats.contains(['(', '$', '=', ' ']) || pats.trim() == "*";
+    (ok && !pats.starts_with('[')).then_some(close)
+}
+
+/// The benchmark scripts a command runs: a word after `bash`/`sh`/`exec`/`--entrypoint=…bash`
+/// (also inside `$(…)`) that computes to `benchmarks/…/*.sh`. A word that cannot be computed
+/// but names a script (`$BENCH_SCRIPT`, `…/benchmarks/…`) is an unresolved fact.
+fn scan_runs(st: &str, at: &str, act: Tri, env: &Env, root: &str, run: &mut RunnerRun) {
+    if act == Tri::No {
+        return;
+    }
+    let words = split_words(st);
+    let Some(start) = words.iter().position(|w| {
+        let w = w.trim_start_matches("$(");
+        w == "bash" || w == "sh" || w.ends_with("/bash") || w.ends_with("=/bin/bash")
+    }) else {
+        for w in words.iter().filter(|w| w.contains("$(bash") || w.contains("$(exec bash")) {
+            let inner = &w[w.find("$(").unwrap_or(0) + 2..];
+            scan_runs(inner.strip_suffix(')').unwrap_or(inner), at, act, env, root, run);
+        }
+        return;
+    };
+    for word in &words[start + 1..] {
+        let word = word.trim_end_matches(')');
+        if word == "-c" {
+            break; // a command string, not a script path
+        }
+        if word.starts_with('-') || word == "bash" {
+            continue;
+        }
+        match env.expand(word, at) {
+            Ok(v) => {
+                if let Some(p) = repo_path(&v, root).filter(|p| p.ends_with(".sh") && p.contains("benchmarks/")) {
+                    if !run.scripts.iter().any(|(s, _, _)| *s == p) {
+                        run.scripts.push((p, at.to_owned(), act == Tri::Yes));
+                    }
+                }
+            }
+            Err(u) if word.contains("benchmarks/") || word.contains("SCRIPT") || is_var_ref(word) => {
+                run.unresolved.push(u)
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// `$NAME`, `${NAME}` or `"$NAME"`: a word that is one variable.
+fn is_var_ref(word: &str) -> bool {
+    let w = word.trim_matches('"');
+    let name = w.strip_prefix("${").and_then(|n| n.strip_suffix('}')).or_else(|| w.strip_prefix('$'));
+    name.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+}
+
+/// The repository path a computed path names: relative to the job's working directory (the
+/// repository root), `./x`, or under the workspace (`/workspace/…` is the checkout mount).
+pub fn repo_path(computed: &str, root: &str) -> Option<String> {
+    let p = computed.trim();
+    if p.is_empty() {
+        return None;
+    }
+    let rel = if let Some(rest) = p.strip_prefix("/workspace/") {
+        rest
+    } else if p.starts_with('/') {
+        return None;
+    } else {
+        p
+    };
+    Some(format!("{root}{}", normalize_path(rel)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(framework: &str, spec: &str) -> Env {
+        let mut e = Env::new(&["SCENARIO_SUBDIR", "CONFIG_FILE", "GITHUB_WORKSPACE"]);
+        for (k, v) in [
+            ("EXP_NAME", "qwen3.5_1k1k"),
+            ("PRECISION", "fp8"),
+            ("FRAMEWORK", framework),
+            ("SPEC_DECODING", spec),
+            ("SCENARIO_SUBDIR", "fixed_seq_len/"),
+            ("IS_MULTINODE", "false"),
+            ("GITHUB_WORKSPACE", "."),
+        ] {
+            e.bind(k, v);
+        }
+        e
+    }
+
+    const H200_NB: &str = "export PORT=8888\nMODEL_CODE=\"${EXP_NAME%%_*}\"\nFRAMEWORK_SUFFIX=$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')\nSPEC_SUFFIX=$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')\nset -x\nsrun --partition=$PARTITION \\\n--container-image=$IMAGE \\\nbash benchmarks/single_node/${SCENARIO_SUBDIR}${MODEL_CODE}_${PRECISION}_h200${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh\n";
+
+    #[test]
+    fn the_h200_nb_runner_computes_the_sglang_script_without_a_framework_suffix() {
+        let tree = MemTree::new();
+        let r = evaluate(&tree, "runners/launch_h200-nb.sh", H200_NB, &mut env("sglang", "none"), "");
+        assert_eq!(
+            r.scripts,
+            [(
+                "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh".to_owned(),
+                "runners/launch_h200-nb.sh:6".to_owned(),
+                true
+            )]
+        );
+        let r = evaluate(&tree, "runners/launch_h200-nb.sh", H200_NB, &mut env("trt", "mtp"), "");
+        assert_eq!(r.scripts[0].0, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200_trt_mtp.sh");
+    }
+
+    const B200: &str = "if [[ \"$IS_MULTINODE\" == \"true\" ]]; then\n    case \"$FRAMEWORK\" in\n        dynamo-trt|dynamo-vllm) X=1 ;;\n        *)\n            exit 1\n            ;;\n    esac\nelse\n    cat > x.py <<'EOF'\nif True:\n    bash benchmarks/nope.sh\nEOF\n    BENCH_BASE=\"benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_b200\"\n    BENCH_SCRIPT=\"${BENCH_BASE}_${FRAMEWORK}${SPEC_SUFFIX}.sh\"\n    if [[ ! -f \"$BENCH_SCRIPT\" ]]; then\n        BENCH_SCRIPT=\"${BENCH_BASE}${SPEC_SUFFIX}.sh\"\n    fi\n    srun --jobid=$JOB_ID bash -c \"\n        cd /workspace\n        bash $BENCH_SCRIPT\n    \"\nfi\n";
+
+    #[test]
+    fn the_fallback_is_read_from_the_tree_and_heredocs_and_other_branches_are_skipped() {
+        let mut e = env("sglang", "none");
+        e.bind("SPEC_SUFFIX", "");
+        let tree = MemTree::new().with("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b200_sglang.sh", "x");
+        let r = evaluate(&tree, "r.sh", B200, &mut e.clone(), "");
+        assert_eq!(r.scripts.len(), 1, "{r:?}");
+        assert_eq!(r.scripts[0].0, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b200_sglang.sh");
+        let r = evaluate(&MemTree::new(), "r.sh", B200, &mut e, "");
+        assert_eq!(r.scripts[0].0, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b200.sh");
+        assert_eq!(r.scripts[0].1, "r.sh:20");
+    }
+
+    #[test]
+    fn an_uncomputable_script_path_is_a_named_fact() {
+        let text =
+            "S=$(ls benchmarks | head -1)\nbash \"$S\"\nfor f in a b; do\n  T=benchmarks/$f.sh\ndone\nbash \"$T\"\n";
+        let r = evaluate(&MemTree::new(), "r.sh", text, &mut env("sglang", "none"), "");
+        assert!(r.scripts.is_empty(), "{r:?}");
+        let whys: Vec<(&str, &str)> = r.unresolved.iter().map(|u| (u.why, u.at.as_str())).collect();
+        assert_eq!(whys, [("command_substitution", "r.sh:1"), ("loop", "r.sh:4")]);
+    }
+}

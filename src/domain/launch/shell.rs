@@ -1,0 +1,561 @@
+//! A small, bounded, pure evaluator of the shell subset the runner launchers use to compute the
+//! benchmark script they run (decision LM1): `VAR=…`/`export VAR=…`, `${VAR}`, `${VAR%%pat}`,
+//! `${VAR%pat}`, `${VAR#pat}`, `${VAR##pat}`, `${VAR:-d}`, `${VAR-d}`, `${VAR:?m}`,
+//! `$([[ "$X" == "v" ]] && printf 'a' || printf 'b')`, `if`/`elif`/`else` on `[[ … ]]` tests
+//! (`==`, `!=`, globs, `-f`/`! -f` against the tree, `-z`, `-n`), `case` arms, heredocs skipped,
+//! function bodies skipped, loop bodies undecided.
+//!
+//! Nothing is guessed: a value the evaluator cannot compute (an unknown command substitution,
+//! a variable of the runner machine's environment, an assignment in a loop or under a test it
+//! cannot decide) is an [`Unresolved`] fact naming `file:line`; whatever expands it carries
+//! that fact. A test it cannot decide makes the branch *maybe*: scripts run there are kept
+//! (the job may run them), assignments there are unresolved.
+
+use std::collections::BTreeMap;
+
+/// Most logical lines one runner script is evaluated for (past it: an unresolved fact).
+pub const MAX_LINES: usize = 4096;
+/// Deepest nesting of `$(…)`/`${…}` expanded.
+const MAX_NESTING: usize = 8;
+
+/// A value the model could not compute, and why (`why` is a stable code, `at` is `file:line`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Unresolved {
+    /// The expression or variable, as written (bounded).
+    pub what: String,
+    /// `command_substitution`, `runner_environment`, `loop`, `undecided_branch`,
+    /// `unsupported_expansion`, `arithmetic`, `too_long`, `missing`, `not_text`, `too_deep`,
+    /// `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`.
+    pub why: &'static str,
+    pub at: String,
+}
+
+/// Longest `what` kept (untrusted text goes into reports).
+const MAX_WHAT: usize = 160;
+
+impl Unresolved {
+    pub fn new(what: &str, why: &'static str, at: impl Into<String>) -> Unresolved {
+        Unresolved { what: what.chars().take(MAX_WHAT).collect(), why, at: at.into() }
+    }
+}
+
+/// A variable's value: known, or why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Val {
+    Known(String),
+    Unresolved(Unresolved),
+}
+
+/// Three-valued truth of a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tri {
+    No,
+    Maybe,
+    Yes,
+}
+
+impl Tri {
+    pub(super) fn of(b: bool) -> Tri {
+        if b {
+            Tri::Yes
+        } else {
+            Tri::No
+        }
+    }
+    pub(super) fn not(self) -> Tri {
+        match self {
+            Tri::Yes => Tri::No,
+            Tri::No => Tri::Yes,
+            Tri::Maybe => Tri::Maybe,
+        }
+    }
+    pub(super) fn and(self, o: Tri) -> Tri {
+        self.min(o)
+    }
+    pub(super) fn or(self, o: Tri) -> Tri {
+        self.max(o)
+    }
+}
+
+/// The variables in scope: bound inputs, assignments, and which unassigned names read as empty.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: BTreeMap<String, Val>,
+    /// Names the workflow sets (unset ones read as empty, as bash reads them).
+    workflow: Vec<String>,
+}
+
+impl Env {
+    /// An environment where `workflow` names are the job's (empty unless bound).
+    pub fn new(workflow: &[&str]) -> Env {
+        Env { vars: BTreeMap::new(), workflow: workflow.iter().map(|s| (*s).to_owned()).collect() }
+    }
+
+    pub fn bind(&mut self, name: &str, value: &str) {
+        self.vars.insert(name.to_owned(), Val::Known(value.to_owned()));
+    }
+
+    pub fn set(&mut self, name: &str, value: Val) {
+        self.vars.insert(name.to_owned(), value);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Val> {
+        self.vars.get(name)
+    }
+
+    fn lookup(&self, name: &str, at: &str) -> Result<Option<String>, Unresolved> {
+        match self.vars.get(name) {
+            Some(Val::Known(v)) => Ok(Some(v.clone())),
+            Some(Val::Unresolved(u)) => Err(u.clone()),
+            None if self.workflow.iter().any(|w| w == name) => Ok(None),
+            None => Err(Unresolved::new(&format!("${name}"), "runner_environment", at)),
+        }
+    }
+
+    /// Expands one shell word (quotes as bash reads them) at `at` (`file:line`).
+    pub fn expand(&self, word: &str, at: &str) -> Result<String, Unresolved> {
+        self.expand_depth(word, at, 0)
+    }
+
+    fn expand_depth(&self, word: &str, at: &str, depth: usize) -> Result<String, Unresolved> {
+        if depth > MAX_NESTING {
+            return Err(Unresolved::new(word, "too_deep", at));
+        }
+        let chars: Vec<char> = word.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        let mut dq = false;
+        while i < chars.len() {
+            let c = chars[i];
+            match c {
+                '\'' if !dq => {
+                    let end = chars[i + 1..].iter().position(|&c| c == '\'').map_or(chars.len(), |p| i + 1 + p);
+                    out.extend(&chars[(i + 1).min(end)..end]);
+                    i = end + 1;
+                }
+                '"' => {
+                    dq = !dq;
+                    i += 1;
+                }
+                '\\' if i + 1 < chars.len() => {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                }
+                '$' if i + 1 < chars.len() => {
+                    let (value, next) = self.dollar(&chars, i, at, depth)?;
+                    out.push_str(&value);
+                    i = next;
+                }
+                '`' => return Err(Unresolved::new(word, "command_substitution", at)),
+                c => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The expansion starting at `chars[i] == '$'` and the index after it.
+    fn dollar(&self, chars: &[char], i: usize, at: &str, depth: usize) -> Result<(String, usize), Unresolved> {
+        match chars[i + 1] {
+            '(' => {
+                let end =
+                    closing(chars, i + 1, '(', ')').ok_or_else(|| text_err(chars, i, "command_substitution", at))?;
+                let inner: String = chars[i + 2..end].iter().collect();
+                if inner.starts_with('(') {
+                    return Err(Unresolved::new(&format!("$({inner})"), "arithmetic", at));
+                }
+                Ok((self.substitution(&inner, at, depth)?, end + 1))
+            }
+            '{' => {
+                let end =
+                    closing(chars, i + 1, '{', '}').ok_or_else(|| text_err(chars, i, "unsupported_expansion", at))?;
+                let inner: String = chars[i + 2..end].iter().collect();
+                Ok((self.braced(&inner, at, depth)?, end + 1))
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let end = (i + 1..chars.len())
+                    .find(|&j| !(chars[j].is_ascii_alphanumeric() || chars[j] == '_'))
+                    .unwrap_or(chars.len());
+                let name: String = chars[i + 1..end].iter().collect();
+                Ok((self.lookup(&name, at)?.unwrap_or_default(), end))
+            }
+            _ => Err(text_err(chars, i, "unsupported_expansion", at)),
+        }
+    }
+
+    /// `${…}`: a name with an operator.
+    fn braced(&self, inner: &str, at: &str, depth: usize) -> Result<String, Unresolved> {
+        let name_end = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(inner.len());
+        let (name, op) = inner.split_at(name_end);
+        let unsupported = || Unresolved::new(&format!("${{{inner}}}"), "unsupported_expansion", at);
+        if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+            return Err(unsupported());
+        }
+        let value = || self.lookup(name, at);
+        let arg = |rest: &str| self.expand_depth(rest, at, depth + 1);
+        if op.is_empty() {
+            return Ok(value()?.unwrap_or_default());
+        }
+        let strip = |pattern: &str, suffix: bool, longest: bool| -> Result<String, Unresolved> {
+            let v = value()?.unwrap_or_default();
+            let p = arg(pattern)?;
+            Ok(strip_glob(&v, &p, suffix, longest))
+        };
+        if let Some(rest) = op.strip_prefix("%%") {
+            strip(rest, true, true)
+        } else if let Some(rest) = op.strip_prefix('%') {
+            strip(rest, true, false)
+        } else if let Some(rest) = op.strip_prefix("##") {
+            strip(rest, false, true)
+        } else if let Some(rest) = op.strip_prefix('#') {
+            strip(rest, false, false)
+        } else if let Some(rest) = op.strip_prefix(":-").or_else(|| op.strip_prefix(":=")) {
+            match value()? {
+                Some(v) if !v.is_empty() => Ok(v),
+                _ => arg(rest),
+            }
+        } else if let Some(rest) = op.strip_prefix('-') {
+            match self.vars.get(name) {
+                Some(_) => Ok(value()?.unwrap_or_default()),
+                None => arg(rest),
+            }
+        } else if op.starts_with(":?") || op.starts_with('?') {
+            match value()? {
+                Some(v) if !v.is_empty() => Ok(v),
+                _ => Err(Unresolved::new(&format!("${{{inner}}}"), "runner_environment", at)),
+            }
+        } else {
+            Err(unsupported())
+        }
+    }
+
+    /// `$(…)`: only `[[ test ]] && printf/echo 'a' || printf/echo 'b'` and a bare
+    /// `printf`/`echo` of a word are computed.
+    fn substitution(&self, inner: &str, at: &str, depth: usize) -> Result<String, Unresolved> {
+        let unknown = || Unresolved::new(&format!("$({inner})"), "command_substitution", at);
+        let parts = split_top(inner.trim(), &["&&", "||"]);
+        let printed = |cmd: &str| -> Result<Option<String>, Unresolved> {
+            let words = split_words(cmd.trim());
+            match words.first().map(String::as_str) {
+                Some("printf" | "echo") if words.len() <= 2 => {
+                    Ok(Some(words.get(1).map(|w| self.expand_depth(w, at, depth + 1)).transpose()?.unwrap_or_default()))
+                }
+                _ => Ok(None),
+            }
+        };
+        match parts.as_slice() {
+            [(_, only)] => printed(only)?.ok_or_else(unknown),
+            [(_, test), (and, yes), (or, no)] if and == "&&" && or == "||" => {
+                let (Some(yes), Some(no)) = (printed(yes)?, printed(no)?) else { return Err(unknown()) };
+                match self.test(test.trim(), at, &|_| Tri::Maybe) {
+                    Tri::Yes => Ok(yes),
+                    Tri::No => Ok(no),
+                    Tri::Maybe => Err(unknown()),
+                }
+            }
+            _ => Err(unknown()),
+        }
+    }
+
+    /// The truth of a test command (`[[ … ]]`, `[ … ]`, `!`, `&&`/`||` chains); `file` answers
+    /// `-f path` for a computed path.
+    pub fn test(&self, text: &str, at: &str, file: &dyn Fn(&str) -> Tri) -> Tri {
+        let parts = split_top(text, &["&&", "||"]);
+        let mut acc: Option<Tri> = None;
+        for (op, term) in &parts {
+            let t = self.term(term.trim(), at, file);
+            acc = Some(match (acc, op.as_str()) {
+                (None, _) => t,
+                (Some(a), "&&") => a.and(t),
+                (Some(a), _) => a.or(t),
+            });
+        }
+        acc.unwrap_or(Tri::Maybe)
+    }
+
+    fn term(&self, term: &str, at: &str, file: &dyn Fn(&str) -> Tri) -> Tri {
+        if let Some(rest) = term.strip_prefix("! ") {
+            return self.term(rest.trim(), at, file).not();
+        }
+        let inner = term
+            .strip_prefix("[[")
+            .and_then(|t| t.strip_suffix("]]"))
+            .or_else(|| term.strip_prefix('[').and_then(|t| t.strip_suffix(']')));
+        let Some(inner) = inner else { return Tri::Maybe };
+        let inner = inner.trim();
+        if inner.contains(" && ") || inner.contains(" || ") {
+            if inner.contains('(') {
+                return Tri::Maybe;
+            }
+            let wrapped: Vec<(String, String)> = split_top(inner, &["&&", "||"]);
+            let joined = wrapped.iter().map(|(op, t)| format!("{op} [[ {} ]] ", t.trim())).collect::<String>();
+            return self.test(joined.trim(), at, file);
+        }
+        let words = split_words(inner);
+        let ex = |w: &str| self.expand(w, at).ok();
+        match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            ["!", rest @ ..] => self.term(&format!("[[ {} ]]", rest.join(" ")), at, file).not(),
+            ["-f", p] => ex(p).map_or(Tri::Maybe, |p| file(&p)),
+            ["-z", v] => ex(v).map_or(Tri::Maybe, |v| Tri::of(v.is_empty())),
+            ["-n", v] => ex(v).map_or(Tri::Maybe, |v| Tri::of(!v.is_empty())),
+            [a, op @ ("==" | "=" | "!="), b] => {
+                let (Some(a), Some(b)) = (ex(a), self.pattern(b, at)) else { return Tri::Maybe };
+                let m = Tri::of(glob(&b, &a));
+                if *op == "!=" {
+                    m.not()
+                } else {
+                    m
+                }
+            }
+            _ => Tri::Maybe,
+        }
+    }
+
+    /// The right side of `==` as a glob: quoted parts literal (escaped), unquoted `*`/`?` live.
+    fn pattern(&self, word: &str, at: &str) -> Option<String> {
+        let quoted = word.starts_with('"') || word.starts_with('\'');
+        let v = self.expand(word, at).ok()?;
+        Some(if quoted { v.replace('*', "\\*").replace('?', "\\?") } else { v })
+    }
+}
+
+fn text_err(chars: &[char], i: usize, why: &'static str, at: &str) -> Unresolved {
+    Unresolved::new(&chars[i..].iter().collect::<String>(), why, at)
+}
+
+/// The index of the bracket closing `chars[open]`, quotes respected.
+fn closing(chars: &[char], open: usize, o: char, c: char) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    for (j, &ch) in chars.iter().enumerate().skip(open) {
+        match (quote, ch) {
+            (Some(q), ch) if ch == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') if j > open => quote = Some(ch),
+            (None, ch) if ch == o => depth += 1,
+            (None, ch) if ch == c => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits at top-level (outside quotes and brackets) operators: `[("", first), ("&&", second), …]`.
+pub fn split_top(text: &str, ops: &[&str]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let (mut op, mut cur) = (String::new(), String::new());
+    let mut quote: Option<char> = None;
+    let mut depth = 0i32;
+    let mut rest = text;
+    while let Some(ch) = rest.chars().next() {
+        if quote.is_none() && depth == 0 {
+            if let Some(found) = ops.iter().find(|o| rest.starts_with(**o)) {
+                out.push((std::mem::replace(&mut op, (*found).to_owned()), std::mem::take(&mut cur)));
+                rest = &rest[found.len()..];
+                continue;
+            }
+        }
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(ch),
+            (None, '(' | '{') => depth += 1,
+            (None, ')' | '}') => depth -= 1,
+            (None, '[') if rest.starts_with("[[") => depth += 1,
+            (None, ']') if rest.starts_with("]]") => depth -= 1,
+            _ => {}
+        }
+        if ch == '\\' && rest.len() > 1 {
+            let next = rest[1..].chars().next().unwrap_or(' ');
+            cur.push(ch);
+            cur.push(next);
+            rest = &rest[1 + next.len_utf8()..];
+            continue;
+        }
+        cur.push(ch);
+        rest = &rest[ch.len_utf8()..];
+    }
+    out.push((op, cur));
+    out
+}
+
+/// Shell words of a command with their quotes kept (for [`Env::expand`]); `$(…)`, `${…}` and
+/// quoted text stay in one word; a `#` at a word start ends the line.
+pub fn split_words(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                i += 1;
+            }
+            '#' if cur.is_empty() => break,
+            '\'' | '"' => {
+                let end = (i + 1..chars.len())
+                    .find(|&j| chars[j] == c && (c == '\'' || chars[j - 1] != '\\'))
+                    .unwrap_or(chars.len() - 1);
+                cur.extend(&chars[i..=end]);
+                i = end + 1;
+            }
+            '$' if matches!(chars.get(i + 1), Some('(' | '{')) => {
+                let (o, cl) = if chars[i + 1] == '(' { ('(', ')') } else { ('{', '}') };
+                let end = closing(&chars, i + 1, o, cl).unwrap_or(chars.len() - 1);
+                cur.extend(&chars[i..=end]);
+                i = end + 1;
+            }
+            '\\' if i + 1 < chars.len() => {
+                cur.push(c);
+                cur.push(chars[i + 1]);
+                i += 2;
+            }
+            c => {
+                cur.push(c);
+                i += 1;
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Whether `text` matches the shell glob `pattern` (`*`, `?`, `\x` literal).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        let literal = |pi: usize| -> Option<(char, usize)> {
+            match p.get(pi)? {
+                '\\' => Some((*p.get(pi + 1)?, 2)),
+                c => Some((*c, 1)),
+            }
+        };
+        match p.get(pi) {
+            Some('*') => {
+                star = Some(pi);
+                mark = ti;
+                pi += 1;
+            }
+            Some('?') => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match literal(pi) {
+                Some((c, n)) if c == t[ti] => {
+                    pi += n;
+                    ti += 1;
+                }
+                _ => match star {
+                    Some(s) => {
+                        pi = s + 1;
+                        mark += 1;
+                        ti = mark;
+                    }
+                    None => return false,
+                },
+            },
+        }
+    }
+    while p.get(pi) == Some(&'*') {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// `${v%pat}` family: removes the shortest/longest prefix/suffix matching `pattern`.
+fn strip_glob(v: &str, pattern: &str, suffix: bool, longest: bool) -> String {
+    let cuts: Vec<usize> = v.char_indices().map(|(i, _)| i).chain([v.len()]).collect();
+    let candidates: Box<dyn Iterator<Item = &usize>> = match (suffix, longest) {
+        (true, true) => Box::new(cuts.iter()),
+        (true, false) => Box::new(cuts.iter().rev()),
+        (false, true) => Box::new(cuts.iter().rev()),
+        (false, false) => Box::new(cuts.iter()),
+    };
+    for &cut in candidates {
+        let (keep, part) = if suffix { (&v[..cut], &v[cut..]) } else { (&v[cut..], &v[..cut]) };
+        if glob(pattern, part) {
+            return keep.to_owned();
+        }
+    }
+    v.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Env {
+        let mut e = Env::new(&["SCENARIO_SUBDIR", "CONFIG_FILE"]);
+        e.bind("EXP_NAME", "qwen3.5_1k1k");
+        e.bind("FRAMEWORK", "sglang");
+        e.bind("SPEC_DECODING", "mtp");
+        e
+    }
+
+    #[test]
+    fn parameter_expansions_and_printf_substitutions_compute() {
+        let e = env();
+        assert_eq!(e.expand("\"${EXP_NAME%%_*}\"", "f:1").unwrap(), "qwen3.5");
+        assert_eq!(e.expand("${EXP_NAME#*_}", "f:1").unwrap(), "1k1k");
+        assert_eq!(e.expand("${SCENARIO_SUBDIR:-fixed_seq_len/}x", "f:1").unwrap(), "fixed_seq_len/x");
+        assert_eq!(e.expand("$CONFIG_FILE", "f:1").unwrap(), "");
+        let fw = "$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')";
+        assert_eq!(e.expand(fw, "f:1").unwrap(), "");
+        let spec = "$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')";
+        assert_eq!(e.expand(spec, "f:1").unwrap(), "_mtp");
+    }
+
+    #[test]
+    fn what_cannot_be_computed_is_named_with_its_line() {
+        let e = env();
+        let u = e.expand("$(ls /x | head -1)", "r.sh:7").unwrap_err();
+        assert_eq!((u.why, u.at.as_str()), ("command_substitution", "r.sh:7"));
+        assert_eq!(e.expand("$MODEL_PATH/x", "r.sh:8").unwrap_err().why, "runner_environment");
+        assert_eq!(e.expand("$((1+2))", "r.sh:9").unwrap_err().why, "arithmetic");
+        assert_eq!(e.expand("${EXP_NAME/q/x}", "r.sh:9").unwrap_err().why, "unsupported_expansion");
+        // Hostile text never panics.
+        for odd in ["$", "${", "$(", "\"", "'", "${:}", "$((", "`x`", "${A:-${B:-${C"] {
+            let _ = e.expand(odd, "x:1");
+        }
+    }
+
+    #[test]
+    fn tests_decide_on_values_and_the_tree_and_stay_undecided_otherwise() {
+        let e = env();
+        let no_file = |_: &str| Tri::No;
+        assert_eq!(e.test("[[ \"$FRAMEWORK\" == \"sglang\" ]]", "f:1", &no_file), Tri::Yes);
+        assert_eq!(e.test("[[ $EXP_NAME == qwen* && $FRAMEWORK != trt ]]", "f:1", &no_file), Tri::Yes);
+        assert_eq!(e.test("[[ \"$EXP_NAME\" == \"qwen*\" ]]", "f:1", &no_file), Tri::No, "quoted globs are literal");
+        assert_eq!(e.test("[[ ! -f \"x.sh\" ]]", "f:1", &no_file), Tri::Yes);
+        assert_eq!(e.test("[[ -z \"$CONFIG_FILE\" ]]", "f:1", &no_file), Tri::Yes);
+        assert_eq!(e.test("[[ -d /lustre ]]", "f:1", &no_file), Tri::Maybe);
+        assert_eq!(e.test("command -v srtctl", "f:1", &no_file), Tri::Maybe);
+        assert_eq!(e.test("[[ $FRAMEWORK == trt ]] || [[ -d /x ]]", "f:1", &no_file), Tri::Maybe);
+        assert_eq!(e.test("[[ $FRAMEWORK == sglang ]] || [[ -d /x ]]", "f:1", &no_file), Tri::Yes);
+    }
+
+    #[test]
+    fn globs_and_strips_follow_bash() {
+        assert!(glob("*NVFP4-V2", "nvidia/Qwen3.5-NVFP4-V2"));
+        assert!(!glob("a\\*", "ab"));
+        assert!(glob("recipes/*/b*.yaml", "recipes/x/y/bz.yaml"));
+        assert_eq!(strip_glob("a_b_c", "_*", true, true), "a");
+        assert_eq!(strip_glob("a_b_c", "_*", true, false), "a_b");
+        assert_eq!(strip_glob("recipes/x.yaml:sel", ":*", true, true), "recipes/x.yaml");
+    }
+}

@@ -1,0 +1,121 @@
+//! The launch model on the whole real upstream tree (issue 22 item 3): every active config of
+//! the master configs at the history bundle's tip resolves to an existing benchmark script or
+//! recipe (exceptions listed below with their reasons), reviewed harness names are never
+//! `engine` and engine flags never `harness`; the table of every distinct setting name with its
+//! class and count is printed. Skip rules as `tests/corpus_real_prs.rs`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sweepgate::domain::launch::{Class, LaunchTree, LAUNCH_DIRS};
+use sweepgate::repo::{GitTree, MemTree};
+
+fn history_bundle() -> Option<PathBuf> {
+    if std::env::var_os("SWEEPGATE_SKIP_CORPUS").is_some_and(|v| v == "1") {
+        eprintln!("SWEEPGATE_SKIP_CORPUS=1: the real tree is skipped");
+        return None;
+    }
+    let candidates = [
+        std::env::var_os("SWEEPGATE_ACCEPTANCE_DIR").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acceptance")),
+        Some(PathBuf::from("/work/shared/acceptance")),
+    ];
+    let found = candidates.into_iter().flatten().map(|d| d.join("inferencex-history.bundle")).find(|p| p.is_file());
+    assert!(
+        found.is_some(),
+        "../shared/acceptance/inferencex-history.bundle is missing (set SWEEPGATE_ACCEPTANCE_DIR, or \
+         SWEEPGATE_SKIP_CORPUS=1 to skip it on purpose)"
+    );
+    found
+}
+
+/// Active configs that resolve to no existing script or recipe at the tip, each with why
+/// (reviewed against the runner launchers and benchmark folders of the tip).
+const EXCEPTIONS: &[(&str, &str)] = &[];
+
+/// Names that are benchmark client, eval, upload, scheduling or credentials: never `engine`.
+const HARNESS: &[&str] = &[
+    "AIPERF_MMAP_CACHE_HOST_PATH",
+    "AIPERF_DATASET_MMAP_CACHE_DIR",
+    "EVAL_CONC",
+    "EVAL_LIMIT",
+    "MODAL_TOKEN_ID",
+    "MODAL_TOKEN_SECRET",
+    "OPENAI_API_KEY",
+    "HF_TOKEN",
+    "PYTHONPATH",
+    "CONC",
+    "RESULT_FILENAME",
+    "PORT",
+    "HF_HUB_CACHE",
+    "RUN_EVAL",
+    "EVAL_ONLY",
+];
+
+/// Engine flags: never `harness`.
+const ENGINE_FLAGS: &[&str] = &[
+    "--tensor-parallel-size",
+    "--tp",
+    "--mem-fraction-static",
+    "--chunked-prefill-size",
+    "--max-num-batched-tokens",
+    "--gpu-memory-utilization",
+    "--kv-cache-dtype",
+    "--quantization",
+    "--enable-expert-parallel",
+    "--cuda-graph-max-bs",
+];
+
+#[test]
+fn every_active_config_of_the_real_tree_resolves_and_settings_are_classed() {
+    let Some(history) = history_bundle() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let clone = work.path().join("ix");
+    let out = Command::new("git")
+        .args(["clone", "-q", "--no-checkout", "-b", "upto-2026-08-19"])
+        .arg(&history)
+        .arg(&clone)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cloning {}: {}", history.display(), String::from_utf8_lossy(&out.stderr));
+    let git = GitTree::open(&clone, "HEAD").unwrap();
+    let mut tree = MemTree::new();
+    for dir in LAUNCH_DIRS {
+        tree.copy_from(&git, dir).unwrap();
+    }
+    let model = LaunchTree::new(&tree).all(&[]);
+    assert!(model.len() > 100, "the tip has hundreds of active configs, read {}", model.len());
+
+    let mut unresolved = Vec::new();
+    for c in &model {
+        let exception = EXCEPTIONS.iter().find(|(k, _)| *k == c.config);
+        match (c.resolves(), exception) {
+            (true, Some((k, _))) => panic!("{k} resolves now: remove it from EXCEPTIONS"),
+            (false, None) => {
+                unresolved.push(format!("{} ({}:{}): {:?} {:?}", c.config, c.file, c.line, c.jobs, c.unresolved))
+            }
+            _ => {}
+        }
+    }
+    assert!(unresolved.is_empty(), "{} configs resolve to nothing:\n{}", unresolved.len(), unresolved.join("\n"));
+
+    let mut table: BTreeMap<(&str, Class), usize> = BTreeMap::new();
+    for s in model.iter().flat_map(|c| &c.settings) {
+        *table.entry((s.name.as_str(), s.class)).or_default() += 1;
+        if HARNESS.contains(&s.name.as_str()) {
+            assert_ne!(s.class, Class::Engine, "{} at {} is harness", s.name, s.at);
+        }
+        if ENGINE_FLAGS.contains(&s.name.as_str()) {
+            assert_eq!(s.class, Class::Engine, "{} at {} reaches the engine", s.name, s.at);
+        }
+    }
+    assert!(table.keys().any(|(_, c)| *c == Class::Engine), "the tree's server commands have engine settings");
+    println!("{:<56} {:<8} {:>6}", "setting", "class", "count");
+    for ((name, class), count) in &table {
+        println!("{name:<56} {:<8} {count:>6}", class.as_str());
+    }
+    let scripts = model.iter().filter(|c| !c.scripts().is_empty()).count();
+    let recipes = model.iter().filter(|c| c.recipes.iter().any(|r| r.exists)).count();
+    println!("{} configs: {scripts} with a benchmark script, {recipes} with a recipe", model.len());
+}
