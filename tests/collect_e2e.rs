@@ -492,7 +492,7 @@ async fn an_artifact_name_that_climbs_out_is_unavailable_and_nothing_is_written_
     let got = read_bundle(&bundle).unwrap();
     let run = &got.runs[&RUN];
     assert!(reason(&run.artifacts[evil]).contains("not a single safe folder name"), "{:?}", run.artifacts);
-    let others = run.artifacts.iter().filter(|(n, _)| n.starts_with("bmk_") && n.as_str() != evil);
+    let mut others = run.artifacts.iter().filter(|(n, _)| n.starts_with("bmk_") && n.as_str() != evil);
     assert!(others.clone().count() > 0 && others.all(|(_, f)| *f == Fact::Ok(())), "{:?}", run.artifacts);
     let beside: Vec<_> = std::fs::read_dir(dir.path().join("a/b")).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(beside, ["bundle"]);

@@ -113,8 +113,8 @@ fn dispatch_plan_selects_recipe_variants_and_skips_other_pools_rows() {
 
 /// Issue 24 item 2: a head file whose name holds a newline split one `git cat-file --batch`
 /// request in two, so `plan --format dispatch` validated (and recorded the sha256 of) another
-/// blob. The name below asks for the real recipe, then for the base's copy: the plan must judge
-/// the file's own bytes.
+/// blob. The name below asks for the real recipe, then for another blob (by id: a `:` would read
+/// as a recipe selector): the plan must judge the file's own bytes.
 #[test]
 fn a_newline_in_a_recipe_name_cannot_make_the_plan_validate_another_blob() {
     use sha2::{Digest, Sha256};
@@ -123,16 +123,13 @@ fn a_newline_in_a_recipe_name_cannot_make_the_plan_validate_another_blob() {
         let repo = tempfile::tempdir().unwrap();
         let d = repo.path();
         fixture_git_repo(d);
-        let base = String::from_utf8(
-            Command::new("git").arg("-C").arg(d).args(["rev-parse", "HEAD~1"]).output().unwrap().stdout,
-        )
-        .unwrap();
-        let evil = format!("{DIR}/zip-ctx-gen.yaml\n{}:{DIR}/zip-ctx-gen.yaml", base.trim());
+        let rev = ["rev-parse", "HEAD~1:configs/nvidia-master.yaml"];
+        let other = String::from_utf8(Command::new("git").arg("-C").arg(d).args(rev).output().unwrap().stdout).unwrap();
+        let evil = format!("{DIR}/zip-ctx-gen.yaml\n{}", other.trim());
         std::fs::create_dir_all(d.join(&evil).parent().unwrap()).unwrap();
         std::fs::write(d.join(&evil), content).unwrap();
         let master = std::fs::read_to_string(d.join("configs/nvidia-master.yaml")).unwrap();
-        let written =
-            format!("\"CONFIG_FILE=recipes/trtllm/demo/zip-ctx-gen.yaml\\n{}:{DIR}/zip-ctx-gen.yaml\"", base.trim());
+        let written = format!("\"CONFIG_FILE=recipes/trtllm/demo/zip-ctx-gen.yaml\\n{}\"", other.trim());
         let changed = master.replace("\"CONFIG_FILE=recipes/trtllm/demo/zip-ctx-gen.yaml\"", &written);
         assert_ne!(changed, master);
         std::fs::write(d.join("configs/nvidia-master.yaml"), changed).unwrap();
