@@ -450,7 +450,7 @@ fn decompose(body: &str) -> (&str, Option<Fingerprint>) {
         Some(at) => &rest[..at],
         None => rest,
     };
-    (verdict, record)
+    (verdict.trim_end(), record)
 }
 
 /// Most changed paths a note lists (the rest are counted).
