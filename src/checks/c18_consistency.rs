@@ -421,7 +421,7 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
         Ok(all) => all,
         Err(reason) => return out.missing('g', format!("the head's generated matrix is unknown: {reason}")),
     };
-    let head = run_curves(ev, run.run_id);
+    let head = run_curves(ev, run.benchmark_run_id);
     for reason in &head.unreadable {
         out.missing('g', format!("unreadable artifact: {reason}"));
     }
