@@ -132,3 +132,91 @@ fn real_models_md_english_and_chinese() {
     assert_eq!(z.engines.len(), m.engines.len());
     assert!(sweepgate::domain::models_md::translation_drift(&m, &z).is_empty());
 }
+
+/// The support matrix's Prefix column as a reader of the Markdown source sees it: the table
+/// under `## Model support matrix` (or `## 模型支持矩阵`), the column headed `Prefix` / `前缀`,
+/// the backticked words of each cell. Independent of `ModelsMd`.
+fn matrix_prefix_column(text: &str) -> Vec<String> {
+    let mut in_matrix = false;
+    let mut column = None;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("## ") {
+            in_matrix = line.contains("support matrix") || line.contains("支持矩阵");
+            column = None;
+            continue;
+        }
+        let line = line.trim();
+        if !in_matrix || !line.starts_with('|') {
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        match column {
+            None => column = cells.iter().position(|c| c.eq_ignore_ascii_case("prefix") || *c == "前缀"),
+            Some(i) if !cells.iter().all(|c| c.chars().all(|ch| ch == '-' || ch == ':')) => {
+                let cell = cells.get(i).copied().unwrap_or_default();
+                out.extend(cell.split('`').skip(1).step_by(2).map(str::to_owned));
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// Every MODELS.md / MODELS_zh.md upstream ever had (the history bundle, read at test time) and
+/// the 843c625 one: the models are the support matrix's Prefix column, every prefix another
+/// section names is a matrix model, and no version has a policy-baseline section. The seed's
+/// newer policy-baseline section, added to the real file, yields the models it lists and not
+/// its commit or `ENV=VALUE` (decision CO1).
+#[test]
+fn real_models_md_prefixes_in_every_upstream_version() {
+    use sweepgate::domain::models_md::ModelsMd;
+    let Some(dir) = acceptance_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let git_dir = work.path().join("ix.git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("--git-dir").arg(&git_dir).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let bundle = dir.join("inferencex-history.bundle");
+    let cloned = std::process::Command::new("git")
+        .args(["clone", "-q", "--bare", "-b", "upto-2026-08-19"])
+        .arg(&bundle)
+        .arg(&git_dir)
+        .status()
+        .unwrap();
+    assert!(cloned.success(), "cloning {}", bundle.display());
+    let mut versions: Vec<(String, String)> = Vec::new();
+    for file in ["MODELS.md", "MODELS_zh.md"] {
+        for commit in git(&["log", "--format=%h", "--", file]).lines() {
+            versions.push((format!("{commit}:{file}"), git(&["show", &format!("{commit}:{file}")])));
+        }
+    }
+    versions.push(("843c625:MODELS.md".into(), read("MODELS.md").unwrap()));
+    versions.push(("843c625:MODELS_zh.md".into(), read("MODELS_zh.md").unwrap()));
+    assert!(versions.len() >= 20, "the history has {} MODELS files", versions.len());
+    for (at, text) in &versions {
+        let m = ModelsMd::parse(text, at).unwrap_or_else(|e| panic!("{at}: {e:?}"));
+        let parsed: Vec<String> = m.models.iter().flat_map(|r| r.prefixes.clone()).collect();
+        assert_eq!(parsed, matrix_prefix_column(text), "{at}: the support matrix's Prefix column");
+        let named = m
+            .engines
+            .iter()
+            .flat_map(|e| &e.prefixes)
+            .chain(m.notices.iter().flat_map(|n| &n.tables).flat_map(|t| &t.rows).flat_map(|r| &r.prefixes));
+        for p in named {
+            assert!(parsed.contains(p), "{at}: `{p}` is named as a model but is not in the support matrix");
+        }
+        assert!(m.policy_baseline.is_empty(), "{at}: no upstream version has a policy-baseline matrix");
+    }
+    // The newer section (spec 30 §7.2, seed 004: "musespark is in the policy-baseline matrix
+    // (2a45791)"), in an unknown format: prose with a commit and an ENV=VALUE, a table whose
+    // first cell is the model's name.
+    let section = "\n## Policy-baseline matrix\n\nFrozen at `2a45791`. Listed models may keep \
+                   `VLLM_ALLREDUCE_USE_SYMM_MEM=1`.\n\n| Model | Prefix | Since |\n|---|---|---|\n\
+                   | DeepSeek-R1-0528 | `dsr1` | 2025-08-13 |\n| Qwen3.5-397B-A17B | `qwen3.5` | 2026-02-16 |\n";
+    let text = format!("{}{section}", read("MODELS.md").unwrap());
+    let m = ModelsMd::parse(&text, "MODELS.md").unwrap();
+    assert_eq!(m.policy_baseline, ["dsr1", "qwen3.5"]);
+}

@@ -7,11 +7,11 @@
 //! that exists at the PR's base (one the same PR adds does not count); where MODELS.md's engine
 //! submission policy maps the model to primary engines, each mapped engine's entry. (c) Once the
 //! base checklist has the main-branch item, an image whose tag is not a release or nightly build
-//! is a model-enablement build, allowed for a model MODELS.md added within the grace period.
-//! Either may be excused only by an exception the additional detail section documents for that
-//! config key (new hardware or new architecture).
+//! is a model-enablement build, allowed for a model of MODELS.md's support matrix (whether its
+//! transition is "within a reasonable time" is the maintainer's call, decision CO5). Either may
+//! be excused only by an exception the additional detail section documents for that config key
+//! or image (new hardware, a new architecture, missing upstream support).
 
-use chrono::NaiveDate;
 use serde_json::json;
 
 use super::affected::{affected_configs, all_configs, configs_in, sku, AffectedConfig};
@@ -22,10 +22,20 @@ use crate::repo::Logical;
 
 const ESTABLISHED_SKUS: [&str; 9] = ["h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"];
 
-/// How long after its MODELS.md "Date added" a new model may run a model-enablement build.
-/// Upstream leaves "a reasonable time after release" undefined (spec 30 §9 Q5); the rows name
-/// this bound so a maintainer sees the assumption (decision B3).
-const NEW_MODEL_GRACE_DAYS: i64 = 90;
+/// Words of an exception the additional detail section documents (upstream prompt Check 6(a):
+/// "truly new hardware … or a new model architecture that upstream vLLM/SGLang does not
+/// fundamentally support yet"), lower-case; decision CO5.
+const EXCEPTION_WORDS: [&str; 9] = [
+    "new hardware",
+    "new sku",
+    "new architecture",
+    "new model architecture",
+    "not yet supported",
+    "not supported upstream",
+    "unsupported upstream",
+    "no upstream support",
+    "does not support",
+];
 
 /// The open-source engine a framework serves through (V15: Dynamo and disaggregated SGLang
 /// deployments of the upstream engines count as open-source; `vllm-disagg`, absent from the
@@ -124,13 +134,13 @@ fn not_main_branch(image: &str) -> Option<String> {
     }
 }
 
-/// Whether the additional detail section documents an exception for this config.
-fn exception_documented(detail: &str, key: &str) -> bool {
+/// Whether the additional detail section documents an exception for this config: it names the
+/// config key or its image and gives an exception reason (its genuineness is 6.h, human).
+fn exception_documented(detail: &str, key: &str, image: &str) -> bool {
     let lower = detail.to_ascii_lowercase();
-    lower.contains(&key.to_ascii_lowercase())
-        && (lower.contains("new hardware")
-            || lower.contains("new architecture")
-            || lower.contains("new model architecture"))
+    let names =
+        lower.contains(&key.to_ascii_lowercase()) || (!image.is_empty() && lower.contains(&image.to_ascii_lowercase()));
+    names && EXCEPTION_WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// What Check 6 reads besides the affected entries, each read once and only when a rule needs it.
@@ -138,7 +148,6 @@ struct Judge<'c, 'e> {
     cx: &'c Context<'e>,
     head: Vec<AffectedConfig>,
     base: Option<Vec<AffectedConfig>>,
-    date: NaiveDate,
 }
 
 impl Judge<'_, '_> {
@@ -188,18 +197,14 @@ impl Judge<'_, '_> {
         };
         let row = models.model(&c.model_prefix);
         let added = row.and_then(|r| r.added);
-        // Checked: a date near chrono's maximum in an untrusted MODELS.md must not panic.
-        let until =
-            added.map(|d| d.checked_add_signed(chrono::Duration::days(NEW_MODEL_GRACE_DAYS)).unwrap_or(NaiveDate::MAX));
-        let new_model = row.is_some() && until.is_none_or(|u| self.date <= u);
         let dates = json!({
             "prefix": c.model_prefix,
             "added": added.map_or_else(|| "TBD".to_owned(), |d| d.to_string()),
-            "until": until.map(|d| d.to_string()).unwrap_or_default(),
-            "grace": NEW_MODEL_GRACE_DAYS,
             "where": row.map_or_else(|| file.to_owned(), |r| format!("{file}:{}", r.line)),
         });
-        Ok(if new_model {
+        // Any model of the support matrix may still be transitioning: upstream defines no period
+        // (decision CO5); the row names its date added for the maintainer (6.g).
+        Ok(if row.is_some() {
             Judged::Ok(with_fields(json!({"key": c.key, "kind": "enablement", "image": c.image}), dates))
         } else if excused {
             Judged::Ok(json!({"key": c.key, "kind": "exception", "image": c.image}))
@@ -265,7 +270,7 @@ pub fn check(cx: &Context) -> Outcome {
         (Err(reason), _) | (_, Err(reason)) => return Outcome::unreadable("the master configs", reason),
     };
     let detail = cx.detail();
-    let mut judge = Judge { cx, head, base: None, date: cx.evidence.review_date };
+    let mut judge = Judge { cx, head, base: None };
     let mut ok = Vec::new();
     let mut findings = Vec::new();
     for c in &affected {
@@ -274,7 +279,7 @@ pub fn check(cx: &Context) -> Outcome {
             ok.push(json!({"key": c.key, "kind": "new_hardware", "sku": s}));
             continue;
         }
-        let excused = exception_documented(detail, &c.key);
+        let excused = exception_documented(detail, &c.key, &c.image);
         let judged = match engine_of(&c.framework) {
             Some(engine) => judge.open_source(c, engine, &s, excused),
             None => judge.vendor(c, &s, excused),
@@ -387,6 +392,14 @@ mod tests {
         let mut e = pr(&entry("q-mi355x-sglang", "rocm/sgl-dev:x", "mi355x", "sglang"));
         e.signoff.body = "As a PR reviewer and CODEOWNER, I have reviewed this and have:\n- [x] x\n\n### Additional detail section:\nq-mi355x-sglang: new model architecture not yet supported upstream, confirmed by SGLang maintainers.\n\nSigned: `alice`\n".into();
         assert_eq!(status(&e), Status::Pass);
+        // Upstream's words, not a literal "new hardware": missing upstream support, naming the image.
+        e.signoff.body = e.signoff.body.replace(
+            "q-mi355x-sglang: new model architecture not yet supported upstream, confirmed by SGLang maintainers.",
+            "rocm/sgl-dev:x is needed because upstream SGLang does not support this model on ROCm yet (SGLang maintainers agree).",
+        );
+        assert_eq!(status(&e), Status::Pass);
+        e.signoff.body = e.signoff.body.replace("does not support", "is slower for");
+        assert_eq!(status(&e), Status::Fail, "a reason that is no exception");
     }
 
     /// Issue 17 item 4 (6.b): the open-source sibling is read at the PR's base; one the same
@@ -474,34 +487,28 @@ mod tests {
         }
     }
 
-    /// 6.c main-branch build policy: an established model on a model-enablement build FAILs; a
-    /// new model (within the grace period) or a base template without the item passes.
+    /// 6.c main-branch build policy: a model-enablement build is allowed for a model of the
+    /// support matrix, whatever its age (upstream defines no period, decision CO5), and FAILs for
+    /// a model the matrix does not list; a base template without the item passes.
     #[test]
     fn established_models_use_main_branch_builds() {
         let image = "lmsysorg/sglang-rocm:qwen3.5-mi35x-1101";
         let with = |prefix: &str, date: (i32, u32, u32)| {
             let mut e = pr(&entry("q-mi355x-sglang", image, "mi355x", "sglang").replace("qwen3.5", prefix));
             e.base.insert("MODELS.md", MODELS);
-            e.review_date = NaiveDate::from_ymd_opt(date.0, date.1, date.2).unwrap_or_default();
+            e.review_date = chrono::NaiveDate::from_ymd_opt(date.0, date.1, date.2).unwrap_or_default();
             check(&Context::new(&e))
         };
         let o = with("qwen3.5", (2026, 11, 29));
-        assert_eq!(o.message.args["findings"][0]["kind"], "not_main_branch", "{o:?}");
-        assert_eq!(o.message.args["findings"][0]["until"], "2026-05-30");
-        assert_eq!(o.message.args["findings"][0]["words"], "qwen3.5");
+        assert_eq!((o.status, o.message.args["configs"][0]["kind"].as_str()), (Status::Pass, Some("enablement")));
+        assert_eq!(o.message.args["configs"][0]["added"], "2026-03-01");
         let o = with("musespark", (2026, 10, 30));
         assert_eq!((o.status, o.message.args["configs"][0]["kind"].as_str()), (Status::Pass, Some("enablement")));
-        assert_eq!(with("musespark", (2027, 1, 13)).status, Status::Pass, "the grace period's last day");
-        assert_eq!(with("musespark", (2027, 1, 14)).status, Status::Fail);
+        assert_eq!(with("musespark", (2030, 1, 14)).status, Status::Pass, "no invented grace period");
         assert_eq!(with("qwen3.8", (2026, 11, 29)).status, Status::Pass, "TBD: not yet added, new");
-        assert_eq!(
-            first_kind(&{
-                let mut e = pr(&entry("q-mi355x-sglang", image, "mi355x", "sglang").replace("qwen3.5", "unlisted"));
-                e.base.insert("MODELS.md", MODELS);
-                e
-            }),
-            "not_main_branch"
-        );
+        let o = with("unlisted", (2026, 11, 29));
+        assert_eq!(o.message.args["findings"][0]["kind"], "not_main_branch", "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["words"], "unlisted");
         let mut e = pr(&entry("q-mi355x-sglang", image, "mi355x", "sglang"));
         assert_eq!(check(&Context::new(&e)).message.key, "unreadable", "no MODELS.md: new or established is unknown");
         let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");

@@ -65,6 +65,8 @@ struct EngineRule {
 #[serde(deny_unknown_fields)]
 struct OverrideRule {
     native_options: Vec<String>,
+    flop_neutral: Vec<String>,
+    compute_sizes: Vec<String>,
 }
 
 fn data() -> &'static Data {
@@ -137,21 +139,28 @@ fn not_native_fact(problem: &str, key: &str, value: &Json, model: &str, shipped:
 /// [`not_native_fact`]); empty when every key is native. `configs` are the served models'
 /// config.json (`Err(problem)` when missing or unreadable).
 fn not_native(overrides: &Json, configs: &[(String, Result<&Json, &'static str>)]) -> Vec<Json> {
-    let native = &data().overrides.native_options;
+    let rule = &data().overrides;
+    let listed = |list: &[String], path: &str| path.split('.').any(|segment| list.iter().any(|n| n == segment));
     let mut all = Vec::new();
     leaves(overrides, "", &mut all);
     let mut out = Vec::new();
     for (path, value) in all {
-        if path.split('.').any(|segment| native.iter().any(|n| n == segment)) {
+        if listed(&rule.native_options, &path) || listed(&rule.flop_neutral, &path) {
             continue;
         }
+        // A size where more computes more: at or above the shipped value nothing is removed
+        // (decision CO7); below it, or without a shipped value to compare, it is judged below.
+        let adds_compute = |shipped: &Json| {
+            listed(&rule.compute_sizes, &path)
+                && matches!((value.as_f64(), shipped.as_f64()), (Some(v), Some(s)) if v >= s)
+        };
         if configs.is_empty() {
             out.push(not_native_fact("no_model", &path, &value, "", None));
         }
         for (model, config) in configs {
             match config {
                 Ok(config) => match config_value(config, &path) {
-                    Some(shipped) if *shipped == value => {}
+                    Some(shipped) if *shipped == value || adds_compute(shipped) => {}
                     Some(shipped) => out.push(not_native_fact("differs", &path, &value, model, Some(shipped))),
                     None => out.push(not_native_fact("absent", &path, &value, model, None)),
                 },
@@ -476,6 +485,20 @@ mod tests {
         let d = data();
         assert!(d.integer_all_reduce.engines.iter().any(|e| e.env == "ROCM_QUICK_REDUCE_QUANTIZATION" && e.explicit));
         assert!(d.overrides.native_options.iter().any(|o| o == "rope_scaling"));
+    }
+
+    /// Decision CO7: only overrides that remove FLOPs fail; FLOP-neutral keys and sizes raised
+    /// above the shipped config pass, an unknown differing key still fails (undecidable).
+    #[test]
+    fn only_flop_reducing_overrides_fail() {
+        let shipped = serde_json::json!({"num_hidden_layers": 61, "num_experts_per_tok": 8, "torch_dtype": "bfloat16"});
+        let configs = [("m".to_owned(), Ok(&shipped))];
+        let judge = |o: &str| not_native(&serde_json::from_str(o).unwrap(), &configs);
+        assert!(judge(r#"{"torch_dtype":"float16","attn_implementation":"flash_attention_2"}"#).is_empty());
+        assert!(judge(r#"{"num_experts_per_tok":10}"#).is_empty(), "more experts per token computes more");
+        assert_eq!(judge(r#"{"num_experts_per_tok":4}"#).len(), 1, "fewer experts per token removes FLOPs");
+        assert_eq!(judge(r#"{"num_hidden_layers":58}"#).len(), 1);
+        assert_eq!(judge(r#"{"index_skip_every":4}"#).len(), 1, "an unknown key cannot be judged");
     }
 
     const SGLANG_SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang.sh";

@@ -1,8 +1,9 @@
 //! Check 9 — Chat template (spec 30 Check 9): speculative-decoding benchmarks use the model's
 //! chat template, so the acceptance-length distribution matches real use.
 //!
-//! Scripts: the head file must pass `--use-chat-template` (or `--dsv4`, which implies it) to the
-//! benchmark client. SRT recipes: every `use_chat_template` in the recipe is `true`, and there
+//! Scripts: the benchmark client must go through the chat template: `--use-chat-template` (or
+//! `--dsv4`, which implies it), a chat-completions backend or endpoint, or a template the client
+//! renders itself (decision CO2). SRT recipes: every `use_chat_template` in the recipe is `true`, and there
 //! is one. AgentX (agentic) scripts and recipes replay chat-format traces: PASS by construction.
 
 use serde_json::json;
@@ -65,8 +66,21 @@ fn calls_benchmark_client(text: &str) -> bool {
     })
 }
 
+/// What on a client line drives the model through its chat template (spec 30 Check 9 rule 1,
+/// upstream prompt Check 9: "chat-completions style endpoint/backend rather than raw
+/// completions"): the client flag, a chat-completions backend or endpoint, or a template the
+/// client renders before sending.
+const CHAT_TEMPLATE_MARKERS: [&str; 6] = [
+    "--use-chat-template",
+    "--dsv4",
+    "openai-chat",
+    "/v1/chat/completions",
+    "--apply-chat-template",
+    "--endpoint-type chat",
+];
+
 fn judge_script(text: &str) -> Verdict {
-    if code_lines(text).any(|(_, c)| c.contains("--use-chat-template") || c.contains("--dsv4")) {
+    if code_lines(text).any(|(_, c)| CHAT_TEMPLATE_MARKERS.iter().any(|m| c.contains(m))) {
         return Verdict::ChatTemplate;
     }
     let line = code_lines(text).find(|(_, c)| c.contains("run_benchmark_serving")).map_or(1, |(n, _)| n);
@@ -201,6 +215,20 @@ mod tests {
         let script = MTP_SCRIPT.replace("--backend vllm", "--backend vllm \\\n    --use-chat-template");
         let e = with_added_file(evidence(), "benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh", &script);
         assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+    }
+
+    #[test]
+    fn a_chat_completions_backend_endpoint_or_client_side_template_passes() {
+        for client in [
+            "--backend openai-chat",
+            "--backend openai --endpoint /v1/chat/completions",
+            "--backend sglang --apply-chat-template",
+        ] {
+            let script = MTP_SCRIPT.replace("--backend vllm", client);
+            assert!(matches!(judge_script(&script), Verdict::ChatTemplate), "{client}");
+        }
+        let completions = MTP_SCRIPT.replace("--backend vllm", "--backend openai --endpoint /v1/completions");
+        assert!(matches!(judge_script(&completions), Verdict::Missing { .. }));
     }
 
     #[test]

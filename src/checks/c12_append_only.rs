@@ -8,13 +8,22 @@ use crate::matrix::diff::{additions_between, additions_from_unified_diff, Additi
 use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
 use crate::repo::{Layout, Logical};
 
-/// Files an append-only PR may change without reaching existing points.
+/// Where what a sweep runs lives: the benchmark scripts and recipes, the runners, the CI
+/// workflows, the matrix and client utilities, the configs and the golden AL files the launchers
+/// read. A change elsewhere (documentation, `experimental/`, other tooling) cannot reach a
+/// benchmark point (decision CO8).
+const SWEEP_ROOTS: [&str; 6] =
+    ["benchmarks/", "runners/", ".github/workflows/", "utils/", "configs/", "golden_al_distribution/"];
+
+/// Files an append-only PR may change without reaching existing points. Upstream: "Their path
+/// alone is never a reason to fail"; a change the sweep can reach still fails here unless it is
+/// a new recipe, because exclusivity cannot be proven from the diff (12.b is human).
 fn isolated(path: &str, status: &str) -> bool {
     let p = scan::logical_path(path);
     match scan::role(path) {
         Role::MasterConfig => true, // the scope rule checks the entries themselves
         Role::Recipe => status == "added",
-        _ => p == "perf-changelog.yaml" || p.ends_with(".md"),
+        _ => p == "perf-changelog.yaml" || p.ends_with(".md") || !SWEEP_ROOTS.iter().any(|r| p.starts_with(r)),
     }
 }
 
@@ -145,6 +154,15 @@ mod tests {
         let o = outcome(&append_only_pr("4, 8", "4, 8", true));
         assert_eq!(o.status, Status::Fail);
         assert!(o.message.args["reason"].as_str().unwrap_or_default().contains("did not add"), "{o:?}");
+    }
+
+    #[test]
+    fn a_change_the_sweep_cannot_reach_is_isolated() {
+        assert!(isolated("experimental/pareto/plot.py", "modified"));
+        assert!(isolated("docs/notes.txt", "added"));
+        assert!(!isolated("utils/bench_serving/client.py", "modified"));
+        assert!(!isolated("golden_al_distribution/dsv4_mtp.yaml", "modified"));
+        assert!(!isolated("benchmarks/benchmark_lib.sh", "modified"));
     }
 
     #[test]

@@ -142,7 +142,7 @@ pub fn check(cx: &Context) -> Outcome {
             .arg("reason", "there is no passing in-PR sweep run to read measured points from")
             .arg("bypass", bypass_arg);
     };
-    let measured = run_curves(ev, run.run_id);
+    let measured = run_curves(ev, run.benchmark_run_id);
     let mut rows = Vec::new();
     let mut charts = Vec::new();
     let mut all_pass = measured.unreadable.is_empty();

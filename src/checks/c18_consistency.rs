@@ -450,11 +450,11 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
         Ok(all) => all,
         Err(reason) => return out.missing('g', format!("the head's generated matrix is unknown: {reason}")),
     };
-    let head = run_curves(ev, run.run_id);
+    let head = run_curves(ev, run.benchmark_run_id);
     // The in-PR run holds only the PR's configs: any unreadable aggregate may hide a head point.
     if !head.unreadable.is_empty() {
         let keys: Vec<&str> = affected.iter().map(|c| c.key.as_str()).collect();
-        out.curve_unreadable(&keys.join(", "), run.run_id, head.unreadable.clone());
+        out.curve_unreadable(&keys.join(", "), run.benchmark_run_id, head.unreadable.clone());
     }
     out.assessed.extend(['g', 'h']);
     for (published, configs) in by_run {

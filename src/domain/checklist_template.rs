@@ -496,16 +496,31 @@ pub fn parse_checkbox(line: &str) -> Option<Checkbox<'_>> {
 }
 
 /// Whether a line is the additional-detail heading (any heading level, bold, or plain text).
+///
+/// Minor wording drift is fine (upstream prompt Check 5, decision CO3): `Additional details:`,
+/// `## Additional detail section`, `**Additional Detail Section**` all open it.
 pub fn is_detail_heading(line: &str) -> bool {
     let stripped = line.trim().trim_start_matches('#').trim().trim_matches(|c| c == '*' || c == '_').trim();
-    stripped.to_lowercase().starts_with("additional detail section")
+    stripped.to_lowercase().starts_with("additional detail")
 }
 
-/// The value after `Signed:` on a signature line.
+/// Spellings of the signature line's label, lower-case, longest first (decision CO3: minor
+/// wording drift is fine). The label must be followed by `:`/`：` or a space.
+const SIGNED_LABELS: [&str; 5] = ["signed-off-by", "signed off by", "signed by", "signed-by", "signed"];
+
+/// The value after `Signed:` (or a drifted label: `Signed by @a`, `Signed-off-by: a`) on a
+/// signature line.
 pub fn signed_value(line: &str) -> Option<&str> {
     let t = line.trim().trim_start_matches(['*', '_']).trim_start();
-    let rest =
-        t.strip_prefix("Signed:").or_else(|| t.strip_prefix("signed:")).or_else(|| t.strip_prefix("Signed："))?;
+    let label = SIGNED_LABELS.iter().find(|l| t.get(..l.len()).is_some_and(|p| p.eq_ignore_ascii_case(l)))?;
+    let rest = t[label.len()..].trim_start_matches(['*', '_']);
+    let rest = match rest.strip_prefix(':').or_else(|| rest.strip_prefix('：')) {
+        Some(after) => after,
+        // Without a colon only a drifted label counts (`Signed by @a`), never a sentence
+        // that starts with "Signed".
+        None if *label != "signed" && rest.starts_with(' ') => rest,
+        None => return None,
+    };
     Some(rest.trim().trim_matches(['*', '_']).trim())
 }
 
@@ -696,5 +711,19 @@ mod tests {
         assert_eq!(signed_value("Signed: `alice`"), Some("`alice`"));
         assert_eq!(signed_value("**Signed:** @bob"), Some("@bob"));
         assert_eq!(signed_value("Sign here"), None);
+    }
+
+    #[test]
+    fn trailer_wording_drift_is_fine() {
+        for l in ["## Additional details:", "**Additional details**", "Additional detail:"] {
+            assert!(is_detail_heading(l), "{l}");
+        }
+        assert_eq!(signed_value("Signed by @alice"), Some("@alice"));
+        assert_eq!(signed_value("Signed-off-by: alice"), Some("alice"));
+        assert_eq!(signed_value("signed off by: `alice`"), Some("`alice`"));
+        assert_eq!(signed_value("SIGNED：alice"), Some("alice"));
+        // A sentence that starts with the word is no signature line.
+        assert_eq!(signed_value("Signedness of the KV cache is unchanged"), None);
+        assert_eq!(signed_value("Signed the CLA"), None);
     }
 }

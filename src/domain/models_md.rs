@@ -269,6 +269,7 @@ impl ModelsMd {
         let mut parser =
             Interpreter { file, diags: Vec::new(), out: ModelsMd { file: file.to_owned(), ..ModelsMd::default() } };
         parser.run(&blocks);
+        parser.keep_matrix_baseline();
         let Interpreter { mut diags, out, .. } = parser;
         for (section, present) in
             [("## Scenarios", !out.scenarios.is_empty()), ("## Model support matrix", !out.models.is_empty())]
@@ -422,10 +423,8 @@ impl Interpreter<'_> {
                     SectionKind::Guidelines => self.engine_table(head, rows),
                     SectionKind::Matrix => self.matrix_table(*line, head, rows),
                     SectionKind::PolicyBaseline => {
-                        for (_, cells) in rows {
-                            if let Some(first) = cells.first() {
-                                self.baseline(first);
-                            }
+                        for cell in rows.iter().flat_map(|(_, cells)| cells) {
+                            self.baseline(cell);
                         }
                     }
                     SectionKind::Scenarios | SectionKind::Other => {}
@@ -434,12 +433,21 @@ impl Interpreter<'_> {
         }
     }
 
+    /// Candidate baseline prefixes: every code span of the section, in its prose and in every
+    /// cell of its tables. Only those the support matrix lists are kept (`keep_matrix_baseline`):
+    /// a commit hash or an `ENV=VALUE` in the prose is no model.
     fn baseline(&mut self, text: &Inline) {
         for p in text.prefixes() {
             if !self.out.policy_baseline.contains(&p) {
                 self.out.policy_baseline.push(p);
             }
         }
+    }
+
+    /// Keeps the baseline entries that are model prefixes of the support matrix (decision CO1).
+    fn keep_matrix_baseline(&mut self) {
+        let models = &self.out.models;
+        self.out.policy_baseline.retain(|p| models.iter().any(|m| m.prefixes.contains(p)));
     }
 
     fn notice_paragraph(&mut self, text: &Inline) {
@@ -974,6 +982,24 @@ mod tests {
         assert!(toy1.retired_on(date("2026-07-18")));
         assert!(!toy1.retired_on(date("2026-07-17")));
         assert!(!toy2.retired_on(date("2030-01-01")));
+    }
+
+    #[test]
+    fn the_policy_baseline_is_the_matrix_models_the_section_names() {
+        // Prose code spans that are no model (a commit, an ENV=VALUE) and a table whose first
+        // cell is a plain name with the prefix in a later cell.
+        let doc = DOC.replace(
+            "| Model | Notes |\n|---|---|\n| Toy-2 (`toy2`) | grandfathered |",
+            "Frozen at `2a45791`; listed models may keep `VLLM_ALLREDUCE_USE_SYMM_MEM=1`.\n\n\
+             | Model | Prefix | Notes |\n|---|---|---|\n| Toy-2 | `toy2` | grandfathered |\n\
+             | Toy-1.1 | `toy1.1` | grandfathered |",
+        );
+        let m = ModelsMd::parse(&doc, "MODELS.md").unwrap();
+        assert_eq!(m.policy_baseline, ["toy2", "toy1.1"]);
+        // Without the table only the prose is left, and it names no model.
+        let prose_only =
+            DOC.replace("| Model | Notes |\n|---|---|\n| Toy-2 (`toy2`) | grandfathered |", "Frozen at `2a45791`.");
+        assert!(ModelsMd::parse(&prose_only, "MODELS.md").unwrap().policy_baseline.is_empty());
     }
 
     #[test]
