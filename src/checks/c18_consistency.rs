@@ -752,11 +752,12 @@ pub(crate) mod tests {
         e.upstream
             .image_digests
             .insert("lmsysorg/sglang:v0.5.9".into(), Fact::Unavailable("timed out after 10 s".into()));
+        // A transport error proves nothing about the image, and leaves (e) undecided: blocking.
         let o = check(&Context::new(&e));
-        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["e".to_owned()]), "{o:?}");
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Fail, vec!["e".to_owned()]), "{o:?}");
         e.upstream.image_digests.clear();
         let o = check(&Context::new(&e));
-        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Warn, vec!["e".to_owned()]));
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Fail, vec!["e".to_owned()]));
     }
 
     #[test]
