@@ -309,9 +309,12 @@ pub fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String,
 }
 
 /// The base GPU SKU of a runner label (`cluster:mi355x-amds` → `mi355x`, `gb300-nv` → `gb300`).
+/// Any case: eval rows carry the label upper-cased as upstream's collector writes it
+/// (`CLUSTER:B200-DGXC` → `b200`; `benchmark_lib.sh` writes `"hw": "${RUNNER_TYPE}"`).
 pub fn sku(runner: &str) -> String {
-    let r = runner.strip_prefix("cluster:").unwrap_or(runner);
-    r.split(['-', '_']).next().unwrap_or(r).to_ascii_lowercase()
+    let r = runner.to_ascii_lowercase();
+    let r = r.strip_prefix("cluster:").unwrap_or(&r);
+    r.split(['-', '_']).next().unwrap_or(r).to_owned()
 }
 
 /// NVIDIA GPU SKUs (for Check 16's applicability).
@@ -433,6 +436,8 @@ mod tests {
         assert!(!wildcard_match("a*a", "a"));
         assert!(wildcard_match("dsr1?", "dsr1?"), "? is literal");
         assert_eq!(sku("cluster:mi355x-amds"), "mi355x");
+        assert_eq!(sku("CLUSTER:B200-DGXC"), "b200", "an upper-cased eval row's label");
+        assert_eq!(sku("Cluster:gb200-nv"), "gb200");
         assert_eq!(sku("gb300-nv"), "gb300");
         assert!(is_nvidia_sku("gb300") && !is_nvidia_sku("mi355x"));
     }

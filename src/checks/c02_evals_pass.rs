@@ -221,11 +221,19 @@ fn same_image(config: &str, eval: &str) -> bool {
 }
 
 /// The images the evals of `config` ran on, each with where it was read (`{job, line}` or
-/// `{artifact}`): the eval job logs that
-/// name the config, then the same run's `bmk_*` aggregates of the same model, SKU, engine and
-/// precision (the eval artifacts carry no image, spec 40 §1.2).
-fn eval_images(ev: &Evidence, run_id: u64, config: &AffectedConfig) -> Vec<(String, Value)> {
+/// `{artifact}`): the eval job logs that name the config, then the same run's `bmk_*`
+/// aggregates whose identity (model, SKU, engine, precision and speculative decoding) is this
+/// config's and no other affected config's (the eval artifacts carry no image, spec 40 §1.2).
+/// An aggregate that several affected configs could have written is returned in the second
+/// list: ambiguous evidence, never another config's image.
+fn eval_images(
+    ev: &Evidence,
+    run_id: u64,
+    config: &AffectedConfig,
+    configs: &[AffectedConfig],
+) -> (Vec<(String, Value)>, Vec<String>) {
     let mut found = Vec::new();
+    let mut ambiguous = Vec::new();
     for (id, name, log) in job_logs(ev, run_id) {
         let mut budget = MAX_SCAN_BYTES;
         let text_names_config = name.contains(&config.key) || String::from_utf8_lossy(log).contains(&config.key);
@@ -242,16 +250,32 @@ fn eval_images(ev: &Evidence, run_id: u64, config: &AffectedConfig) -> Vec<(Stri
     for path in ev.artifacts.paths().filter(|p| p.starts_with(&prefix) && p.ends_with(".json")) {
         let Ok(agg) = serde_json::from_slice::<Value>(ev.artifacts.get(path).unwrap_or_default()) else { continue };
         let field = |k: &str| agg.get(k).and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
-        let same = field("infmax_model_prefix") == config.model_prefix.to_ascii_lowercase()
-            && field("precision") == config.precision.to_ascii_lowercase()
-            && field("framework") == config.framework.to_ascii_lowercase()
-            && affected::sku(&field("hw")) == affected::sku(&config.runner);
-        if let (true, Some(image)) = (same, agg.get("image").and_then(Value::as_str)) {
-            let artifact = path.strip_prefix(&format!("{run_id}/")).unwrap_or(path);
-            found.push((image.to_owned(), json!({"artifact": artifact.split('/').next().unwrap_or(artifact)})));
+        let spec = match field("spec_decoding") {
+            s if s.is_empty() => "none".to_owned(),
+            s => s,
+        };
+        let same = |c: &AffectedConfig| {
+            field("infmax_model_prefix") == c.model_prefix.to_ascii_lowercase()
+                && field("precision") == c.precision.to_ascii_lowercase()
+                && field("framework") == c.framework.to_ascii_lowercase()
+                && affected::sku(&field("hw")) == affected::sku(&c.runner)
+        };
+        let (Some(image), true) = (agg.get("image").and_then(Value::as_str), same(config)) else { continue };
+        let artifact = path.strip_prefix(&format!("{run_id}/")).unwrap_or(path);
+        let artifact = artifact.split('/').next().unwrap_or(artifact).to_owned();
+        let mut owners: Vec<&AffectedConfig> = configs.iter().filter(|c| same(c)).collect();
+        if owners.len() > 1 {
+            owners.retain(|c| c.spec_decoding.iter().any(|s| s.eq_ignore_ascii_case(&spec)));
+        }
+        match owners.as_slice() {
+            [only] if only.key == config.key => found.push((image.to_owned(), json!({"artifact": artifact}))),
+            [_] => {} // another config's aggregate
+            _ => ambiguous.push(artifact),
         }
     }
-    found
+    ambiguous.sort();
+    ambiguous.dedup();
+    (found, ambiguous)
 }
 
 /// One eval the sweep owes (spec 40 §1.5): an eval row of the processor's output for the
@@ -288,17 +312,27 @@ impl ExpectedEval {
         };
         let (model_prefix, runner) = (text("model-prefix"), text("runner"));
         let (framework, precision) = (text("framework"), text("precision"));
-        let config = configs
+        let ep = if fixed_single_node { row.get("ep").and_then(Value::as_i64) } else { None };
+        let spec_decoding = row.get("spec-decoding").and_then(Value::as_str).unwrap_or("none").to_owned();
+        // The row's own config: its identity and image (two configs may share model and SKU);
+        // a row no single config can have generated is named by its identity.
+        let mut own: Vec<&AffectedConfig> = configs
             .iter()
-            .find(|c| {
+            .filter(|c| {
                 c.model_prefix.eq_ignore_ascii_case(&model_prefix)
                     && c.precision.eq_ignore_ascii_case(&precision)
                     && c.framework.eq_ignore_ascii_case(&framework)
                     && affected::sku(&c.runner) == affected::sku(&runner)
             })
-            .map_or_else(|| format!("{model_prefix} {precision} {runner} {framework}"), |c| c.key.clone());
-        let ep = if fixed_single_node { row.get("ep").and_then(Value::as_i64) } else { None };
-        let spec_decoding = row.get("spec-decoding").and_then(Value::as_str).unwrap_or("none").to_owned();
+            .collect();
+        if own.len() > 1 {
+            let image = text("image");
+            own.retain(|c| c.image == image && c.spec_decoding.contains(&spec_decoding));
+        }
+        let config = match own.as_slice() {
+            [only] => only.key.clone(),
+            _ => format!("{model_prefix} {precision} {runner} {framework}"),
+        };
         Some(ExpectedEval {
             config,
             model_prefix,
@@ -606,9 +640,9 @@ pub fn check(cx: &Context) -> Outcome {
             not_evaluated.push(config.key.clone());
             continue;
         }
-        let seen = eval_images(ev, run.run_id, config);
+        let (seen, ambiguous) = eval_images(ev, run.run_id, config, &configs);
         if seen.is_empty() {
-            problems.push(json!({"kind": "image_unknown", "config": config.key, "config_image": config.image}));
+            problems.push(json!({"kind": "image_unknown", "config": config.key, "config_image": config.image, "ambiguous": ambiguous}));
         }
         for (image, source) in seen {
             if same_image(&config.image, &image) {
@@ -776,6 +810,97 @@ mod tests {
 
     fn outcome(e: &Evidence) -> Outcome {
         check(&Context::new(e))
+    }
+
+    /// Every problem kind the `failed` message branches on renders in both languages with the
+    /// arguments the code gives it (both shapes of `source` and `enabled_at`): "undefined value"
+    /// cannot reach a verdict. The template's kinds are read from the catalog, so a new branch
+    /// without an example here fails.
+    #[test]
+    fn every_problem_kind_renders_in_both_languages() {
+        let sigma = |kind: &str, scope: &str| {
+            json!({"kind": kind, "scope": scope, "task": "gsm8k", "metric": "exact_match,strict-match",
+            "label": "c8", "value": "0.9100", "other": "c16", "other_value": "0.9500", "other_run": 3, "limit": "0.0200"})
+        };
+        let kernel = |finding: Value, enabled_at: Value| {
+            let base = json!({"path": "p", "name_en": "FP8 KV cache", "name_zh": "FP8 KV 缓存", "flag": "--kv-cache-dtype fp8",
+                "enabled_at": enabled_at, "enabled_line": 4, "pattern": "kv_cache_dtype=fp8"});
+            crate::checks::with_fields(base, finding)
+        };
+        let manifest = |problem: Value| json!({"kind": "manifest", "artifact": "eval_x", "problem": problem});
+        let mut problems = vec![
+            json!({"kind": "below", "artifact": "eval_x", "task": "gsm8k", "metric": "exact_match,*", "value": "missing", "threshold": 0.9, "source": "default"}),
+            json!({"kind": "partial", "artifact": "eval_x", "task": "gsm8k", "n_eff": null, "full": 1319}),
+            json!({"kind": "partial", "artifact": "eval_x", "task": "gsm8k", "n_eff": 100, "full": 1319}),
+            json!({"kind": "eval_missing", "config": "c", "point": "TP8 c196"}),
+            json!({"kind": "evals_expected_unknown", "reason": "r"}),
+            json!({"kind": "no_score", "artifact": "eval_x", "task": "gsm8k"}),
+            json!({"kind": "meta_missing", "artifact": "eval_x"}),
+            json!({"kind": "image_unknown", "config": "c", "config_image": "i:1", "ambiguous": []}),
+            json!({"kind": "image_unknown", "config": "c", "config_image": "i:1", "ambiguous": ["bmk_x", "bmk_y"]}),
+            json!({"kind": "image_mismatch", "config": "c", "config_image": "i:1", "eval_image": "i:2", "source": {"job": 5, "line": 9}}),
+            json!({"kind": "image_mismatch", "config": "c", "config_image": "i:1", "eval_image": "i:2", "source": {"artifact": "bmk_x"}}),
+            sigma("sigma_below", "sibling"),
+            sigma("sigma_below", "cohort"),
+            sigma("sigma_unknown", "sibling"),
+            sigma("sigma_unknown", "cohort"),
+            json!({"kind": "cohort_unknown", "config": "c", "reason": "r"}),
+            json!({"kind": "cohort_unrecorded", "config": "c"}),
+            json!({"kind": "cohort_unavailable", "run": 3, "artifacts": ["eval_x"]}),
+            json!({"kind": "cohort_unreadable", "run": 3, "reason": "r"}),
+            json!({"kind": "kernel_trigger_unknown", "path": "p", "name_en": "n", "name_zh": "n", "jobs": [5], "pattern": "x"}),
+        ];
+        for at in [json!({"job": 5, "job_name": "eval / x"}), json!({"file": "benchmarks/x.sh"})] {
+            problems.push(kernel(
+                json!({"kind": "kernel_unreadable", "artifacts": ["eval_server_logs_x"], "reason": "HTTP 410"}),
+                at.clone(),
+            ));
+            problems.push(kernel(json!({"kind": "kernel_no_logs"}), at.clone()));
+            problems.push(kernel(json!({"kind": "kernel_not_shown", "files": 2}), at));
+        }
+        for b in [
+            json!({"kind": "meta_unreadable"}),
+            json!({"kind": "expected_concs_invalid"}),
+            json!({"kind": "several_expected_without_batch", "expected": [8, 16]}),
+            json!({"kind": "conc_mismatch", "meta_conc": 8, "expected": 16}),
+            json!({"kind": "result_file_count", "found": 2}),
+            json!({"kind": "list_invalid", "field": "eval_concs"}),
+            json!({"kind": "duplicate_concs", "field": "eval_concs"}),
+            json!({"kind": "eval_concs_mismatch", "eval_concs": [8], "expected": [16]}),
+            json!({"kind": "failed_concs", "failed": [8]}),
+            json!({"kind": "missing_completed", "missing": [8]}),
+            json!({"kind": "unexpected_completed", "unexpected": [8]}),
+            json!({"kind": "result_without_conc_suffix", "file": "results.json"}),
+            json!({"kind": "result_concs_mismatch", "found": [8], "expected": [16]}),
+        ] {
+            problems.push(manifest(b));
+        }
+        let template = crate::checks::Catalog::embedded().message(2, "failed").expect("failed message");
+        let kind = regex::Regex::new(r"[pb]\.kind == '([a-z_]+)'").unwrap();
+        let covered: BTreeSet<String> = problems
+            .iter()
+            .flat_map(|p| [p["kind"].as_str(), p["problem"]["kind"].as_str()])
+            .flatten()
+            .map(str::to_owned)
+            .collect();
+        for text in [&template.en, &template.zh] {
+            for k in kind.captures_iter(text) {
+                assert!(covered.contains(&k[1]), "problem kind {} has no example here", &k[1]);
+            }
+        }
+        for p in problems {
+            for (accuracy_ok, image) in [(true, json!("i:1")), (false, Value::Null)] {
+                let o = Outcome::fail("failed")
+                    .arg("problems", vec![p.clone()])
+                    .arg("unverified", false)
+                    .arg("accuracy_ok", accuracy_ok)
+                    .arg("scores", json!([{"task": "gsm8k", "metric": "em", "value": "0.95", "label": "c8"}]))
+                    .arg("image", image)
+                    .arg("cohort_runs", json!([3]))
+                    .arg("run", "run 7");
+                crate::checks::tests_support::assert_renders(2, &o);
+            }
+        }
     }
 
     fn kinds(o: &Outcome) -> Vec<String> {
@@ -951,6 +1076,23 @@ mod tests {
             r#"{"hw": "h200-nb", "image": "lmsysorg/sglang:v0.5.9-cu130", "infmax_model_prefix": "qwen3.5", "framework": "sglang", "precision": "fp8"}"#,
         );
         assert_eq!(outcome(&e).status, Status::Pass);
+        // A second affected config of the same model, SKU and engine on another image: the
+        // aggregate could be either's, so it is ambiguous evidence, never the other's image.
+        let second =
+            MASTER.replace("qwen3.5-fp8-h200-sglang:", "qwen3.5-fp8-h200-sglang-b:").replace("v0.5.9-cu130", "v0.6.0");
+        e.head.insert("configs/amd-master.yaml", format!("{MASTER}{second}"));
+        for file in e.files.iter_mut().filter(|f| f.filename == "configs/amd-master.yaml") {
+            file.patch = Some(
+                "@@ -1,0 +1,1 @@\n+qwen3.5-fp8-h200-sglang:\n@@ -15,0 +15,1 @@\n+qwen3.5-fp8-h200-sglang-b:\n".into(),
+            );
+        }
+        let o = outcome(&e);
+        let unknown: Vec<&Value> =
+            o.message.args["problems"].as_array().unwrap().iter().filter(|p| p["kind"] == "image_unknown").collect();
+        assert_eq!(unknown.len(), 2, "{o:?}");
+        assert!(unknown.iter().all(|p| p["ambiguous"] == json!(["bmk_q_c64"])), "{o:?}");
+        let [en, _] = crate::checks::tests_support::assert_renders(2, &o);
+        assert!(en.contains("bmk_q_c64 could belong to several of the PR's configs"), "{en}");
         assert!(same_image("lmsysorg/sglang:v1@sha256:aa", "docker.io/lmsysorg/sglang:v1"));
         assert!(!same_image("lmsysorg/sglang:v1@sha256:aa", "lmsysorg/sglang:v1@sha256:bb"));
     }

@@ -451,12 +451,8 @@ fn read_value(text: &str) -> String {
             if inner.starts_with(['{', '[']) {
                 inner
             } else {
-                // A quoted word (`"0.85"`, `"$TP"`): the word inside.
-                inner
-                    .chars()
-                    .take_while(|c| !c.is_whitespace() && !",;)]}<|".contains(*c))
-                    .take(MAX_VALUE_CHARS)
-                    .collect()
+                // A quoted word (`"0.85"`, `"$TP"`, `"rc,sm,cuda_ipc"`): the word inside.
+                word(&inner, ";)]}<|")
             }
         }
         Some('{' | '[') => {
@@ -480,12 +476,24 @@ fn read_value(text: &str) -> String {
             }
             out
         }
-        _ => text
-            .chars()
-            .take_while(|c| !c.is_whitespace() && !"\"'`,;)]}<|".contains(*c))
-            .take(MAX_VALUE_CHARS)
-            .collect(),
+        _ => word(text, "\"'`;)]}<|"),
     }
+}
+
+/// One word of `text`, up to whitespace or a `stops` character: a comma list without spaces is
+/// one value (`NCCL_IB_HCA=mlx5_0,mlx5_1`, `UCX_TLS=rc,sm`); a comma that ends a clause
+/// (`--tp 8, and`) does not belong to it.
+fn word(text: &str, stops: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let ends_clause = c == ',' && chars.peek().is_none_or(|n| n.is_whitespace() || stops.contains(*n) || *n == ',');
+        if c.is_whitespace() || stops.contains(c) || ends_clause || out.chars().count() == MAX_VALUE_CHARS {
+            break;
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn stated(text: &str, setting: &Setting) -> Option<Stated> {
@@ -1101,6 +1109,24 @@ mod tests {
             stated("--json-model-override-args {\"a\": [1, 2]} --x", &setting("--json-model-override-args")).unwrap();
         assert_eq!(bare.values, [r#"{"a": [1, 2]}"#.to_string()].into());
         assert_eq!(stated("--tp \"$TP\"", &setting("--tp")).unwrap().values, ["$TP".to_string()].into());
+        // Comma lists are read whole, bare, quoted, in prose and in code blocks; a clause comma is not.
+        let hca = "mlx5_0,mlx5_1,mlx5_2,mlx5_3".to_string();
+        for text in [
+            "```bash\nexport NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3\n```",
+            "Set NCCL_IB_HCA=\"mlx5_0,mlx5_1,mlx5_2,mlx5_3\" on every node.",
+            "use `NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3`, then launch",
+        ] {
+            assert_eq!(stated(text, &setting("NCCL_IB_HCA")).unwrap().values, [hca.clone()].into(), "{text}");
+        }
+        assert_eq!(
+            stated("UCX_TLS='rc,sm,cuda_ipc' UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1", &setting("UCX_TLS")).unwrap().values,
+            ["rc,sm,cuda_ipc".to_string()].into()
+        );
+        assert_eq!(
+            stated("UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1", &setting("UCX_NET_DEVICES")).unwrap().values,
+            ["mlx5_0:1,mlx5_1:1".to_string()].into()
+        );
+        assert_eq!(stated("run with --tp 8, then --ep 8", &setting("--tp")).unwrap().values, ["8".to_string()].into());
         let unclosed = format!("--hf-overrides '{{{}", "x".repeat(10_000));
         assert_eq!(
             stated(&unclosed, &setting("--hf-overrides")).unwrap().values.first().unwrap().len(),

@@ -254,6 +254,13 @@ mod tests {
         let mut e = affected_evidence(0);
         let o = check(&Context::new(&e));
         assert_eq!((o.status, o.message.args["missing"][0].as_str()), (Status::Warn, Some("dsr1-fp4-b200-sglang")));
+        // A result file in no shape the workflows upload is named, never read as "no points".
+        e.artifacts.insert("7/bmk_agentic_x/x_c8.json", "{}");
+        let o = check(&Context::new(&e));
+        let unreadable = o.message.args["unreadable"][0].as_str().unwrap_or_default();
+        assert!(unreadable.starts_with("7/bmk_agentic_x/x_c8.json: matches no result file"), "{o:?}");
+        let [en, _] = crate::checks::tests_support::assert_renders(14, &o);
+        assert!(en.contains("unreadable artifact: 7/bmk_agentic_x/x_c8.json"), "{en}");
         e.check_runs.clear();
         assert_eq!(check(&Context::new(&e)).message.key, "unverifiable");
     }

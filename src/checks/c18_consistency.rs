@@ -43,6 +43,9 @@ struct Finding {
     sub: char,
     fail: bool,
     text: String,
+    /// A curve of an affected config that cannot be read (`kind: curve_unreadable`, rendered by
+    /// the catalog from its config, run and artifacts).
+    unreadable: Option<Value>,
 }
 
 #[derive(Default)]
@@ -57,10 +60,17 @@ struct Findings {
 
 impl Findings {
     fn fail(&mut self, sub: char, text: String) {
-        self.items.push(Finding { sub, fail: true, text: sentence_body(text) });
+        self.items.push(Finding { sub, fail: true, text: sentence_body(text), unreadable: None });
     }
     fn missing(&mut self, sub: char, text: String) {
-        self.items.push(Finding { sub, fail: false, text: sentence_body(text) });
+        self.items.push(Finding { sub, fail: false, text: sentence_body(text), unreadable: None });
+    }
+    /// (g) cannot be verified for `config`: its curve of run `run` cannot be read (the named
+    /// artifacts), or the run holds no readable curve of it. Unverifiable (g) FAILs (blocking).
+    fn curve_unreadable(&mut self, config: &str, run: u64, artifacts: Vec<String>) {
+        let detail =
+            json!({"sub": "g", "kind": "curve_unreadable", "config": config, "run": run, "artifacts": artifacts});
+        self.items.push(Finding { sub: 'g', fail: true, text: String::new(), unreadable: Some(detail) });
     }
 }
 
@@ -422,13 +432,25 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
         Err(reason) => return out.missing('g', format!("the head's generated matrix is unknown: {reason}")),
     };
     let head = run_curves(ev, run.run_id);
-    for reason in &head.unreadable {
-        out.missing('g', format!("unreadable artifact: {reason}"));
+    // The in-PR run holds only the PR's configs: any unreadable aggregate may hide a head point.
+    if !head.unreadable.is_empty() {
+        let keys: Vec<&str> = affected.iter().map(|c| c.key.as_str()).collect();
+        out.curve_unreadable(&keys.join(", "), run.run_id, head.unreadable.clone());
     }
     out.assessed.extend(['g', 'h']);
     for (published, configs) in by_run {
         let base = run_curves(ev, published);
-        for reason in &base.unreadable {
+        let mut attributed = BTreeSet::new();
+        for config in &configs {
+            let unreadable = base.unreadable_of(config);
+            attributed.extend(unreadable.iter().cloned());
+            // "No points" is never coverage: a published series whose curve cannot be read
+            // leaves its removed points unknown.
+            if !unreadable.is_empty() || !base.curves.iter().any(|c| c.belongs_to(config)) {
+                out.curve_unreadable(&config.key, published, unreadable);
+            }
+        }
+        for reason in base.unreadable.iter().filter(|r| !attributed.contains(*r)) {
             out.missing('g', format!("unreadable artifact: {reason}"));
         }
         for b in base.curves.iter().filter(|c| configs.iter().any(|a| c.belongs_to(a))) {
@@ -572,7 +594,10 @@ pub fn check(cx: &Context) -> Outcome {
     }
     check_curves(cx, &affected, &mut out);
     let render = |items: &[&Finding]| -> Vec<Value> {
-        items.iter().map(|f| json!({"sub": f.sub.to_string(), "text": f.text})).collect()
+        items
+            .iter()
+            .map(|f| f.unreadable.clone().unwrap_or_else(|| json!({"sub": f.sub.to_string(), "text": f.text})))
+            .collect()
     };
     let fails: Vec<&Finding> = out.items.iter().filter(|f| f.fail).collect();
     let missing: Vec<&Finding> = out.items.iter().filter(|f| !f.fail).collect();
@@ -732,6 +757,16 @@ mod tests {
     }
 
     fn with_curves(removed_intvty: f64, removed_tput: f64) -> Evidence {
+        let mut e = head_curve();
+        // Published: tp8 c4 and c16, plus tp4 c64 that the head no longer measures.
+        add_fixed_point(&mut e, 3, 8, 4, 5.0, 120.0, 1000.0);
+        add_fixed_point(&mut e, 3, 8, 16, 9.0, 90.0, 2000.0);
+        add_fixed_point(&mut e, 3, 4, 64, 30.0, removed_intvty, removed_tput);
+        e
+    }
+
+    /// The head run's curve (run 7) and published run 3, which holds no point yet.
+    fn head_curve() -> Evidence {
         let mut e = pr(SINGLE, 14);
         e.base.insert("configs/nvidia-master.yaml", SINGLE);
         e.base.insert("configs/amd-master.yaml", "{}\n");
@@ -743,10 +778,6 @@ mod tests {
             crate::evidence::ALL_SERIES.into(),
             Fact::Ok(Some(crate::evidence::PublishedRun { run_id: 3, pr: 0, source: "main".into(), merged_at: None })),
         );
-        // Published: tp8 c4 and c16, plus tp4 c64 that the head no longer measures.
-        add_fixed_point(&mut e, 3, 8, 4, 5.0, 120.0, 1000.0);
-        add_fixed_point(&mut e, 3, 8, 16, 9.0, 90.0, 2000.0);
-        add_fixed_point(&mut e, 3, 4, 64, 30.0, removed_intvty, removed_tput);
         add_fixed_point(&mut e, 7, 8, 4, 4.0, 130.0, 1200.0);
         add_fixed_point(&mut e, 7, 8, 16, 8.0, 100.0, 2400.0);
         e
@@ -759,6 +790,38 @@ mod tests {
         assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["g".to_owned()]));
         assert!(o.message.args["fails"][0]["text"].as_str().unwrap().contains("extrapolation is not allowed"));
         assert_eq!(o.message.args["deltas"][0], "c4 +20.0% tput / +8.3% interactivity");
+    }
+
+    #[test]
+    fn a_published_curve_that_cannot_be_read_fails_g_naming_it() {
+        // No readable point of the series in its published run: "no points" is not coverage.
+        let mut e = head_curve();
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["g".to_owned()]), "{o:?}");
+        let finding = &o.message.args["fails"][0];
+        assert_eq!(
+            (&finding["kind"], &finding["config"], &finding["run"]),
+            (&json!("curve_unreadable"), &json!("dsr1-fp4-b200-sglang"), &json!(3))
+        );
+        assert_eq!(finding["artifacts"], json!([]));
+        // A result file in a shape the workflows do not upload is named.
+        let rf = "dsr1_8k1k_fp4_sglang_tp4-ep1_conc64_b200-nv_0";
+        e.artifacts.insert(format!("3/bmk_{rf}/{rf}.json"), "{}");
+        let o = check(&Context::new(&e));
+        let artifacts = o.message.args["fails"][0]["artifacts"].as_array().unwrap().clone();
+        assert_eq!(artifacts.len(), 1, "{o:?}");
+        assert!(artifacts[0].as_str().unwrap().starts_with(&format!("3/bmk_{rf}/{rf}.json: matches no result file")));
+        let [en, zh] = crate::checks::tests_support::assert_renders(18, &o);
+        assert!(en.contains("(g) the curve of `dsr1-fp4-b200-sglang` in run 3 cannot be read (3/bmk_"), "{en}");
+        assert!(zh.contains("运行 3 中 `dsr1-fp4-b200-sglang` 的曲线无法读取"), "{zh}");
+        let result = crate::checks::CheckResult { id: 18, outcome: o.clone() };
+        let headline = crate::report::verdict::headline_text(&result, crate::checks::catalog::Lang::En);
+        assert!(headline.starts_with("The curve of an affected config cannot be read"), "{headline}");
+        // The head run's unreadable aggregate is named too.
+        let mut e = with_curves(80.0, 1500.0);
+        e.artifacts.insert(format!("7/bmk_{rf}/agg_{rf}.json"), "{not json");
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, &o.message.args["fails"][0]["run"]), (Status::Fail, &json!(7)), "{o:?}");
     }
 
     #[test]

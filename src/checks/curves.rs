@@ -1,7 +1,8 @@
 //! Benchmark points of one workflow run, grouped into app curves (spec 40 §3.3), for Checks 14
-//! and 18(g)/(h). Read from `Evidence.artifacts` (`<run id>/<artifact>/<file>`): fixed-sequence
-//! `bmk_<RF>/agg_<RF>.json` and AgentX `bmk_agentic_<RF>/<RF>.json`. Failed or unreadable
-//! measurements never become points; they are reported.
+//! and 18(g)/(h). Read from `Evidence.artifacts` (`<run id>/<artifact>/<file>`) in the shapes the
+//! workflows upload (`results::shapes`): fixed-sequence `bmk_<RF>/agg_<RF>.json` (multi-node
+//! `agg_<RF>_*.json`) and AgentX `bmk_agentic_<RF>/<RF>.json` (multi-node `<RF>_conc<N>.json`).
+//! Failed, unreadable or unknown-shape files never become points; they are reported.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,7 @@ use super::affected::{sku, AffectedConfig};
 use crate::evidence::{Evidence, Fact};
 use crate::results::benchmark::{AgenticAggregate, FixedSeqAggregate};
 use crate::results::pareto::{hw_key, CurveKey, Plane, Point};
+use crate::results::shapes::{self, ArtifactKind};
 
 /// One measured point, with the identity Check 18 compares across runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +54,16 @@ pub struct RunCurves {
     pub unreadable: Vec<String>,
 }
 
+impl RunCurves {
+    /// The unreadable aggregates that could hold `config`'s points: their result filename carries
+    /// the config's `_<precision>_<framework>_` (benchmark-tmpl.yml:278,
+    /// benchmark-multinode-tmpl.yml:345).
+    pub fn unreadable_of(&self, config: &AffectedConfig) -> Vec<String> {
+        let fields = format!("_{}_{}_", config.precision, config.framework).to_ascii_lowercase();
+        self.unreadable.iter().filter(|u| u.to_ascii_lowercase().contains(&fields)).cloned().collect()
+    }
+}
+
 /// The scenario part of a series key (`8k1k`, `1024_8192` style as upstream names it).
 pub fn scenario_of(isl: i64, osl: i64) -> String {
     let k = |n: i64| if n % 1024 == 0 { format!("{}k", n / 1024) } else { n.to_string() };
@@ -83,14 +95,21 @@ pub fn recipe_of(tp: &str, ep: &str, dpa: &str, spec: &str) -> String {
     format!("tp{tp} ep{ep} dpa:{dpa} spec:{spec}")
 }
 
+/// A point of aggregate file `<run>/<artifact>/<file>`: `None` for a file outside the benchmark
+/// aggregate artifacts, an error for one that does not parse or that matches no shape the
+/// workflows upload (`results::shapes`).
 fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoint), String>> {
     let mut parts = path.splitn(3, '/');
     let (_, artifact, file) = (parts.next()?, parts.next()?, parts.next()?);
+    let (kind, rf) = shapes::artifact_kind(artifact)?;
+    if !matches!(kind, ArtifactKind::AgenticAggregate | ArtifactKind::FixedSeqAggregate) {
+        return None;
+    }
+    if shapes::aggregate_file(kind, rf, file).is_none() {
+        return Some(Err(format!("{path}: matches no result file name the benchmark workflows upload")));
+    }
     let parse_err = |e: crate::results::ArtifactError| e.to_string();
-    if let Some(rf) = artifact.strip_prefix("bmk_agentic_") {
-        if file != format!("{rf}.json") {
-            return None;
-        }
+    if kind == ArtifactKind::AgenticAggregate {
         return Some(AgenticAggregate::parse(bytes, path).map_err(parse_err).map(|agg| {
             let raw = &agg.raw;
             let get = |k: &str| text(raw.get(k));
@@ -114,10 +133,6 @@ fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoin
             };
             (id, point)
         }));
-    }
-    let rf = artifact.strip_prefix("bmk_")?;
-    if file != format!("agg_{rf}.json") {
-        return None;
     }
     Some(FixedSeqAggregate::parse(bytes, path).map_err(parse_err).map(|agg| {
         let m = |k: &str| text(agg.metrics.get(k));
@@ -201,7 +216,7 @@ pub mod fixtures {
 
     /// Adds `bmk_<rf>/agg_<rf>.json` for one fixed-seq point of `run` (dsr1 fp4 b200 sglang 8k1k).
     pub fn add_fixed_point(e: &mut Evidence, run: u64, tp: u32, conc: u32, e2el: f64, intvty: f64, tput: f64) {
-        let rf = format!("dsr1_fp4_b200_sglang_tp{tp}_c{conc}");
+        let rf = format!("dsr1_8k1k_fp4_sglang_tp{tp}-ep1_conc{conc}_b200-nv_0");
         let json = serde_json::json!({
             "hw": "b200-nv", "conc": conc, "image": "lmsysorg/sglang:v0.5.9", "model": "deepseek-r1-fp4",
             "infmax_model_prefix": "dsr1", "framework": "sglang", "precision": "fp4", "spec_decoding": "none",
@@ -247,5 +262,39 @@ mod tests {
         assert_eq!(run.curves[0].key.to_string(), "musespark/agentic-coding/mi355x_sglang/fp4/9/p90");
         assert_eq!(run.curves[0].points[0].e2el, Point::new(30.0, 1000.0));
         assert_eq!(run.curves[0].points[0].interactivity, Point::new(50.0, 1000.0));
+    }
+
+    #[test]
+    fn multinode_result_files_are_points_and_unknown_shapes_are_named() {
+        // benchmark-multinode-tmpl.yml:461-462 (agentic) and :432-433 (fixed-seq).
+        let mut e = evidence();
+        let rf =
+            "dsv4_fp4_sglang-disagg_prefill-tp8-ep8-nw1_decode-tp8-ep8-nw2_disagg-true_spec-mtp_conc8x16_mi355x-amds_0";
+        for conc in [8, 16] {
+            let json = serde_json::json!({"hw": "cluster:mi355x-amds", "conc": conc, "infmax_model_prefix": "dsv4",
+                "framework": "sglang-disagg", "precision": "fp4", "spec_decoding": "mtp",
+                "request_metrics": {"throughput": {"per_gpu": {"total_tput_tps": 100.0 * conc as f64}},
+                    "latency": {"e2el": {"p90": 30.0}, "itl": {"p90": 0.02}}}});
+            e.artifacts.insert(format!("9/bmk_agentic_{rf}/{rf}_conc{conc}.json"), json.to_string());
+        }
+        let fixed = "dsr1_8k1k_fp4_dynamo-trt_prefill-tp4_decode-tp8_disagg-true_spec-none_conc64x128_gb200-nv_0";
+        let mut agg = serde_json::json!({"hw": "gb200-nv", "conc": 64, "image": "i", "model": "m",
+            "infmax_model_prefix": "dsr1", "framework": "dynamo-trt", "precision": "fp4", "spec_decoding": "none",
+            "disagg": true, "recipe_fingerprint": "x", "isl": 8192, "osl": 1024, "is_multinode": true,
+            "tput_per_gpu": 900.0, "output_tput_per_gpu": 100.0, "input_tput_per_gpu": 800.0,
+            "median_e2el": 20.0, "median_intvty": 50.0});
+        e.artifacts.insert(format!("9/bmk_{fixed}/agg_{fixed}_ctx_4_gen_8_gpus_12_conc64.json"), agg.to_string());
+        agg["conc"] = 128.into();
+        e.artifacts.insert(format!("9/bmk_{fixed}/agg_{fixed}_ctx_4_gen_8_gpus_12_conc128.json"), agg.to_string());
+        e.artifacts.insert(format!("9/bmk_agentic_{rf}/notes.json"), "{}");
+        let run = run_curves(&e, 9);
+        let concs: Vec<(String, Vec<i64>)> =
+            run.curves.iter().map(|c| (c.key.model.clone(), c.points.iter().map(|p| p.conc).collect())).collect();
+        assert_eq!(concs, [("dsr1".to_owned(), vec![64, 128]), ("dsv4".to_owned(), vec![8, 16])]);
+        assert_eq!(run.curves[1].sku, "mi355x", "a cluster: runner label is its SKU");
+        assert_eq!(
+            run.unreadable,
+            [format!("9/bmk_agentic_{rf}/notes.json: matches no result file name the benchmark workflows upload")]
+        );
     }
 }

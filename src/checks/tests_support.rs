@@ -90,3 +90,14 @@ pub fn checklist_with_and_without(needle: &str) -> (String, String) {
     let older = template.lines().filter(|l| !l.contains(needle)).map(|l| format!("{l}\n")).collect();
     (template.to_owned(), older)
 }
+
+/// Renders check `id`'s outcome in both languages through the report's renderer (strict: an
+/// argument the template needs and the outcome lacks is an error), panicking with the error.
+pub fn assert_renders(id: u8, outcome: &super::Outcome) -> [String; 2] {
+    use super::catalog::Lang;
+    let result = super::CheckResult { id, outcome: outcome.clone() };
+    [Lang::En, Lang::Zh].map(|lang| {
+        crate::report::verdict::message_text(&result, lang)
+            .unwrap_or_else(|e| panic!("check {id} {lang:?}: {e}: {outcome:?}"))
+    })
+}

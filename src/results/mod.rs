@@ -9,6 +9,7 @@ pub mod pareto;
 pub mod power;
 pub mod power_agentic;
 pub mod power_dcgm;
+pub mod shapes;
 
 /// Python's `round(value, digits)` for finite values: the decimal rounding of the exact binary
 /// value, read back as the nearest `f64`.

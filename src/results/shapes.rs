@@ -1,0 +1,189 @@
+//! The shapes upstream's workflows give CI artifacts: artifact name patterns and the file name
+//! patterns inside them, as one table with the workflow line each comes from
+//! (`docs/ci-shapes.md` lists them). An upstream shape change is one row here.
+
+/// What an artifact of a workflow run holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArtifactKind {
+    /// `process_result.py` aggregates of a fixed-sequence run (`agg_<RF>*.json`).
+    FixedSeqAggregate,
+    /// AgentX aggregates of an agentic run (`<RF>.json`, `<RF>_conc<N>.json`).
+    AgenticAggregate,
+    /// Raw agentic results (aiperf outputs).
+    AgenticRaw,
+    /// One eval set: `meta_env.json`, `results*.json`, `sample*.jsonl`.
+    EvalSet,
+    /// The collected eval rows of a run (`collect-evals.yml`).
+    CollectedEvals,
+    /// Server logs of an eval-only job.
+    EvalServerLogs,
+    /// Server logs of a benchmark job (single-node).
+    ServerLogs,
+    /// `multinode_server_logs.tar.gz` of a multi-node job.
+    MultinodeServerLogs,
+    /// GPU metrics of an eval-only job.
+    EvalGpuMetrics,
+    /// GPU metrics of a benchmark job.
+    GpuMetrics,
+    /// The power audit bundle.
+    PowerAudit,
+}
+
+/// An artifact name pattern: `<prefix><RF>` (or the exact name when `exact`).
+#[derive(Debug, Clone, Copy)]
+pub struct ArtifactShape {
+    pub prefix: &'static str,
+    pub exact: bool,
+    pub kind: ArtifactKind,
+    /// The workflow lines that upload it (`/tmp/ix/.github/workflows/…`).
+    pub source: &'static str,
+}
+
+const fn artifact(prefix: &'static str, kind: ArtifactKind, source: &'static str) -> ArtifactShape {
+    ArtifactShape { prefix, exact: false, kind, source }
+}
+
+/// Every artifact name pattern sweepgate reads. A name takes the first row it matches, so a
+/// longer prefix comes before a shorter one it extends (`bmk_agentic_` before `bmk_`).
+pub const ARTIFACTS: &[ArtifactShape] = &[
+    artifact(
+        "bmk_agentic_",
+        ArtifactKind::AgenticAggregate,
+        "benchmark-tmpl.yml:343, benchmark-multinode-tmpl.yml:461",
+    ),
+    artifact("bmk_", ArtifactKind::FixedSeqAggregate, "benchmark-tmpl.yml:336, benchmark-multinode-tmpl.yml:432"),
+    artifact("agentic_", ArtifactKind::AgenticRaw, "benchmark-tmpl.yml:350, benchmark-multinode-tmpl.yml:468"),
+    artifact("eval_server_logs_", ArtifactKind::EvalServerLogs, "benchmark-tmpl.yml:361"),
+    artifact("eval_gpu_metrics_", ArtifactKind::EvalGpuMetrics, "benchmark-tmpl.yml:373"),
+    ArtifactShape {
+        prefix: "eval_results_all",
+        exact: true,
+        kind: ArtifactKind::CollectedEvals,
+        source: "collect-evals.yml",
+    },
+    artifact("eval_", ArtifactKind::EvalSet, "benchmark-tmpl.yml:400, benchmark-multinode-tmpl.yml:479"),
+    artifact("multinode_server_logs_", ArtifactKind::MultinodeServerLogs, "benchmark-multinode-tmpl.yml:452"),
+    artifact("server_logs_", ArtifactKind::ServerLogs, "benchmark-tmpl.yml:361"),
+    artifact("gpu_metrics_", ArtifactKind::GpuMetrics, "benchmark-tmpl.yml:373"),
+    artifact("power_audit_", ArtifactKind::PowerAudit, "benchmark-tmpl.yml:385, benchmark-multinode-tmpl.yml:439"),
+];
+
+/// An artifact's kind and the part of its name after the pattern's prefix (the result
+/// filename `RF`, `EXP_NAME_RF` for single-node eval sets); `None` for a name no workflow uploads.
+pub fn artifact_kind(name: &str) -> Option<(ArtifactKind, &str)> {
+    ARTIFACTS.iter().find_map(|shape| match shape.exact {
+        true => (name == shape.prefix).then_some((shape.kind, "")),
+        false => name.strip_prefix(shape.prefix).map(|rf| (shape.kind, rf)),
+    })
+}
+
+/// What follows `RF` in an aggregate file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// `<RF>.json`
+    Json,
+    /// `<RF>_conc<N>.json`: one file per concurrency of a multi-node agentic job.
+    ConcJson,
+    /// `<RF>_<anything>.json`: one file per result of a multi-node fixed-sequence job.
+    AnyJson,
+}
+
+/// A file name pattern inside an aggregate artifact: `<before><RF><tail>`.
+#[derive(Debug, Clone, Copy)]
+pub struct FileShape {
+    pub kind: ArtifactKind,
+    pub before: &'static str,
+    pub tail: Tail,
+    pub multinode: bool,
+    pub source: &'static str,
+}
+
+/// Every aggregate file pattern (the `path:` of the upload steps).
+pub const AGGREGATE_FILES: &[FileShape] = &[
+    FileShape {
+        kind: ArtifactKind::FixedSeqAggregate,
+        before: "agg_",
+        tail: Tail::Json,
+        multinode: false,
+        source: "benchmark-tmpl.yml:337",
+    },
+    FileShape {
+        kind: ArtifactKind::FixedSeqAggregate,
+        before: "agg_",
+        tail: Tail::AnyJson,
+        multinode: true,
+        source: "benchmark-multinode-tmpl.yml:433",
+    },
+    FileShape {
+        kind: ArtifactKind::AgenticAggregate,
+        before: "",
+        tail: Tail::Json,
+        multinode: false,
+        source: "benchmark-tmpl.yml:344",
+    },
+    FileShape {
+        kind: ArtifactKind::AgenticAggregate,
+        before: "",
+        tail: Tail::ConcJson,
+        multinode: true,
+        source: "benchmark-multinode-tmpl.yml:462",
+    },
+];
+
+/// The shape of file `file` in aggregate artifact `<prefix><rf>` of kind `kind`; `None` when the
+/// file matches no pattern the workflows upload (an unreadable fact for the caller, never
+/// "no points").
+pub fn aggregate_file(kind: ArtifactKind, rf: &str, file: &str) -> Option<&'static FileShape> {
+    AGGREGATE_FILES.iter().find(|shape| {
+        let Some(rest) = file.strip_prefix(shape.before).and_then(|f| f.strip_prefix(rf)) else { return false };
+        shape.kind == kind
+            && match shape.tail {
+                Tail::Json => rest == ".json",
+                Tail::ConcJson => rest
+                    .strip_prefix("_conc")
+                    .and_then(|r| r.strip_suffix(".json"))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+                Tail::AnyJson => {
+                    rest.strip_prefix('_').and_then(|r| r.strip_suffix(".json")).is_some_and(|r| !r.is_empty())
+                }
+            }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RF: &str = "dsv4_fp4_sglang-disagg_prefill-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw2_disagg-true_spec-mtp_conc8x16_mi355x-amds_0";
+
+    #[test]
+    fn artifact_names_take_the_longest_pattern() {
+        assert_eq!(artifact_kind(&format!("bmk_agentic_{RF}")), Some((ArtifactKind::AgenticAggregate, RF)));
+        assert_eq!(artifact_kind(&format!("bmk_{RF}")), Some((ArtifactKind::FixedSeqAggregate, RF)));
+        assert_eq!(artifact_kind(&format!("eval_server_logs_{RF}")).map(|k| k.0), Some(ArtifactKind::EvalServerLogs));
+        assert_eq!(artifact_kind("eval_results_all").map(|k| k.0), Some(ArtifactKind::CollectedEvals));
+        assert_eq!(artifact_kind(&format!("eval_{RF}")).map(|k| k.0), Some(ArtifactKind::EvalSet));
+        assert_eq!(
+            artifact_kind(&format!("multinode_server_logs_{RF}")).map(|k| k.0),
+            Some(ArtifactKind::MultinodeServerLogs)
+        );
+        assert_eq!(artifact_kind("results_bmk"), None);
+    }
+
+    #[test]
+    fn aggregate_files_match_exactly_the_uploaded_paths() {
+        use ArtifactKind::{AgenticAggregate as A, FixedSeqAggregate as F};
+        let tail = |kind, file: &str| aggregate_file(kind, RF, file).map(|s| (s.tail, s.multinode));
+        assert_eq!(tail(A, &format!("{RF}.json")), Some((Tail::Json, false)));
+        assert_eq!(tail(A, &format!("{RF}_conc16.json")), Some((Tail::ConcJson, true)));
+        assert_eq!(tail(F, &format!("agg_{RF}.json")), Some((Tail::Json, false)));
+        assert_eq!(tail(F, &format!("agg_{RF}_ctx_4_gen_8_gpus_12.json")), Some((Tail::AnyJson, true)));
+        for other in
+            [format!("{RF}_concX.json"), format!("{RF}_conc.json"), "agg_other.json".into(), format!("{RF}.txt")]
+        {
+            assert_eq!(tail(A, &other), None, "{other}");
+        }
+        assert_eq!(tail(F, &format!("{RF}.json")), None, "a fixed-seq aggregate is agg_-prefixed");
+        assert_eq!(tail(F, &format!("agg_{RF}_.json")), None);
+    }
+}
