@@ -316,25 +316,26 @@ mod tests {
         assert!(e.starts_with("configs/ci-priority.yaml:4:") && e.contains("precison"), "{e}");
         let e = err(&format!("version: 1\nbase-score: .inf\n{base}"));
         assert!(e.starts_with("configs/ci-priority.yaml:2:13: base-score: must be a finite number"), "{e}");
-        let e = err(&format!("version: 1\nbase-score: 1e305\nadjustments:\n  event: {{push: 1e305}}\n{base}"));
+        let e = err(&format!("version: 1\nbase-score: 1.0e+305\nadjustments:\n  event: {{push: 1.0e+305}}\n{base}"));
         assert!(
             e.starts_with("configs/ci-priority.yaml:4:17: adjustments.event.push = 1e305 can make a priority infinite"),
             "{e}"
         );
         let e = err(&format!(
-            "version: 1\nbase-score: 0\nadjustments:\n  precision: {{fp4: -1e305, fp8: 1}}\n  spec-decoding:\n    mtp: -1e305\n{base}"
+            "version: 1\nbase-score: 0\nadjustments:\n  precision: {{fp4: -1.0e+305, fp8: 1}}\n  spec-decoding:\n    mtp: -1.0e+305\n{base}"
         ));
         assert!(e.starts_with("configs/ci-priority.yaml:6:10: adjustments.spec-decoding.mtp = -1e305 can make"), "{e}");
-        let e = err(&format!("version: 1\nbase-score: 1e306\n{base}"));
+        let e = err(&format!("version: 1\nbase-score: 1.0e+306\n{base}"));
         assert!(
             e.starts_with("configs/ci-priority.yaml:2:13: base-score = 1e306 can make"),
             "{e}: rounding scales by 1000"
         );
         let e = err(
-            "version: 1\nbase-score: 1\nlabels:\n  skip-queue: {name: q}\n  patchwork: {names: [p], score: -1e307}\n",
+            "version: 1\nbase-score: 1\nlabels:\n  skip-queue: {name: q}\n  patchwork: {names: [p], score: -1.0e+307}\n",
         );
         assert!(e.starts_with("configs/ci-priority.yaml:5:") && e.contains("labels.patchwork.score"), "{e}");
-        let huge_but_finite = format!("version: 1\nbase-score: 1e300\nadjustments:\n  event: {{push: -1e300}}\n{base}");
+        let huge_but_finite =
+            format!("version: 1\nbase-score: 1.0e+300\nadjustments:\n  event: {{push: -1.0e+300}}\n{base}");
         assert!(CiPriority::parse(&huge_but_finite, file).is_ok(), "sums that stay finite are accepted");
         let e = err("version: 1\nbase-score: 1\nlabels:\n  skip-queue: {name: q}\n");
         assert!(e.contains("patchwork"), "{e}");
