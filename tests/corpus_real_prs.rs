@@ -927,7 +927,7 @@ fn check_3_on_a_real_launcher_with_the_real_benchmark_library() {
         .unwrap();
     assert!(out.status.success(), "cloning {}: {}", history.display(), String::from_utf8_lossy(&out.stderr));
     let entry = PrEntry { number: 2652, merge: "bb91726d161baf66c588aeeafff3aed60b54cf93".into() };
-    let evidence = build_evidence(&clone, &entry);
+    let mut evidence = build_evidence(&clone, &entry);
     assert!(evidence.head.text("benchmarks/benchmark_lib.sh").is_some_and(|t| t.len() > 10_000), "the real library");
     let launcher = "benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh";
     assert!(evidence.head.text(launcher).is_some_and(|t| t.contains("benchmark_lib.sh")), "{launcher} sources it");
@@ -938,6 +938,15 @@ fn check_3_on_a_real_launcher_with_the_real_benchmark_library() {
         other => panic!("no cookbook for #2652: {other:?}"),
     };
     assert!(page(&evidence).contains(setting), "the cookbook states {setting}:\n{}", page(&evidence));
+    // The corpus page copies the command as written (`--mem-fraction-static "$MEM_FRACTION_STATIC"`);
+    // a cookbook author states the value the launcher runs with (its default, 0.83).
+    let default = "MEM_FRACTION_STATIC=\"${MEM_FRACTION_STATIC:-0.83}\"";
+    assert!(evidence.head.text(launcher).is_some_and(|t| t.contains(default)), "{launcher} defaults it to 0.83");
+    if let Some(Fact::Ok(content)) = evidence.upstream.contents.get_mut(url) {
+        for text in content.files.values_mut() {
+            text.push_str(&format!("\nThe server runs with `{setting} 0.83`.\n"));
+        }
+    }
 
     let complete = verify(&evidence);
     let named = uncovered(&complete);

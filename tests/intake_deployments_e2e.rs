@@ -141,12 +141,17 @@ async fn action_mode_writes_the_verdicts_frontier_charts_next_to_the_summary() {
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.contains("<title>dsr1/8k1k/b200_sglang/fp4/40714803265/median</title>"), "{svg}");
     assert_eq!(svg.matches("<svg").count(), 1);
-    let written: Vec<String> = std::fs::read_dir(dir.path())
+    let mut written: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".svg"))
         .collect();
-    assert_eq!(written, [name], "one SVG per charted curve");
+    written.sort();
+    // One SVG per charted curve, and the performance overlay of the affected config (issue 26).
+    let overlay = "sweepgate-performance-1-dsr1-fp4-b200-sglang_8k1k.svg";
+    assert_eq!(written, [name, overlay], "one SVG per charted curve and one overlay per config");
+    let overlay_svg = std::fs::read_to_string(dir.path().join(overlay)).unwrap();
+    assert!(overlay_svg.starts_with("<svg") && overlay_svg.trim_end().ends_with("</svg>"), "{overlay_svg}");
     // The same chart the verdict comment embeds as Mermaid.
     let world = fake.world();
     let verdict = world.comments_on(repo, pr).into_iter().find(|c| c.body.contains("```mermaid")).unwrap();

@@ -897,13 +897,15 @@ pub(crate) mod tests {
         );
         e.upstream.image_digests.clear();
         assert_eq!(sub_items(&check(&Context::new(&e)), "missing"), ["e"], "no lookup at all");
-        // A head-run artifact cannot be read: (g) cannot be decided.
+        // A head-run artifact cannot be read: (g) cannot be decided, and the row names the file.
         let mut e = with_curves(80.0, 1500.0);
         let rf = "dsr1_fp4_b200_sglang_tp8_c32";
         e.artifacts.insert(format!("7/bmk_{rf}/agg_{rf}.json"), "{ truncated");
         let o = check(&Context::new(&e));
-        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unverified"), "{o:?}");
-        assert!(sub_items(&o, "missing").iter().all(|s| s == "g"), "{o:?}");
+        assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["g".to_owned()]), "{o:?}");
+        let finding = &o.message.args["fails"][0];
+        assert_eq!(finding["kind"], "curve_unreadable", "{o:?}");
+        assert!(finding["artifacts"][0].as_str().unwrap().contains(&format!("agg_{rf}.json")), "{o:?}");
     }
 
     /// A single-node agentic row of the newer master schema naming a schema-2 recipe.

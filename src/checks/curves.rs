@@ -114,6 +114,9 @@ fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoin
     if !matches!(kind, ArtifactKind::AgenticAggregate | ArtifactKind::FixedSeqAggregate) {
         return None;
     }
+    if shapes::is_raw_result(file) {
+        return None;
+    }
     if shapes::aggregate_file(kind, rf, file).is_none() {
         return Some(Err(format!("{path}: matches no result file name the benchmark workflows upload")));
     }

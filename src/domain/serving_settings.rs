@@ -287,13 +287,19 @@ fn is_case_pattern(word: &str) -> bool {
 }
 
 impl Scope {
-    /// The engine command's words with `${NAME[@]}` of a known array spliced in.
+    /// The engine command's words with `${NAME[@]}` of a known array spliced in, arrays inside
+    /// arrays too (a command array holding `"${SPEC_ARGS[@]}"`), [`MAX_SOURCE_DEPTH`] levels deep
+    /// so an array that names itself stays bounded.
     fn splice_arrays(&self, words: &[String]) -> Vec<String> {
+        self.splice_depth(words, 0)
+    }
+
+    fn splice_depth(&self, words: &[String], depth: usize) -> Vec<String> {
         let mut out = Vec::with_capacity(words.len());
         for word in words {
             let name = word.strip_prefix("${").and_then(|w| w.strip_suffix("[@]}").or_else(|| w.strip_suffix("[*]}")));
-            match name.and_then(|n| self.arrays.get(n)) {
-                Some(items) => out.extend(items.iter().cloned()),
+            match name.and_then(|n| self.arrays.get(n)).filter(|_| depth < MAX_SOURCE_DEPTH) {
+                Some(items) => out.extend(self.splice_depth(items, depth + 1)),
                 None => out.push(word.clone()),
             }
         }
@@ -374,23 +380,27 @@ pub fn script_relative(path: &str) -> String {
 }
 
 fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scope, depth: usize) {
+    // A bash array assignment spans lines (`CMD=(` … `)`): its lines are items, whatever they
+    // hold (an engine command included), until the closing parenthesis.
+    let mut array: Option<String> = None;
     for (_, line) in logical_lines(text) {
         let words = words(&line);
-        if let Some(target) = sourced_path(&words) {
-            if depth < MAX_SOURCE_DEPTH {
-                if let Some((sub_path, sub_text)) = resolve(path, &target) {
-                    read_scope(&sub_text, &sub_path, resolve, scope, depth + 1);
+        if array.is_none() {
+            if let Some(target) = sourced_path(&words) {
+                if depth < MAX_SOURCE_DEPTH {
+                    if let Some((sub_path, sub_text)) = resolve(path, &target) {
+                        read_scope(&sub_text, &sub_path, resolve, scope, depth + 1);
+                    }
                 }
+                continue;
             }
-            continue;
-        }
-        if is_engine_command(&words) {
-            continue;
+            if is_engine_command(&words) {
+                continue;
+            }
         }
         // Assignments open a command: at the line start and after `;`, `then`, `&&`, a case
         // arm's pattern, ….
         let (mut at_start, mut exported) = (true, false);
-        let mut array: Option<String> = None;
         for word in &words {
             if let Some(name) = &array {
                 let item = word.strip_suffix(')');
@@ -534,6 +544,19 @@ mod tests {
         assert_eq!(values(&s, "--hicache-size"), ["253", "310"]);
         assert_eq!(values(&s, "HONOR"), ["1"]);
         assert!(!s.settings.contains_key("--${EXTRA[@]}"));
+    }
+
+    /// Shaped like InferenceX's GLM-5.2 B200 launcher (#2652): the whole engine command is a
+    /// multi-line array with comments inside, printed and then run through `"${CMD[@]}"`. Before,
+    /// an array's later lines were dropped, so none of the command's flags reached Check 3.
+    #[test]
+    fn a_multi_line_command_array_reaches_the_engine_command() {
+        let script = "MEM=\"${MEM:-0.83}\"\nSPEC=(\n    --speculative-algorithm EAGLE\n)\nCMD=(\n    python3 -m sglang.launch_server\n    --model-path \"$MODEL\"\n    # a comment (with parentheses)\n    --mem-fraction-static \"$MEM\"\n    \"${SPEC[@]}\"\n)\nprintf '%q ' \"${CMD[@]}\" | tee cmd.txt\n\"${CMD[@]}\" >> \"$LOG\" 2>&1 &\n";
+        let none = |_: &str, _: &str| None;
+        let s = from_script(script, "l.sh", &none).unwrap();
+        assert_eq!(values(&s, "--mem-fraction-static"), ["0.83"]);
+        assert_eq!(values(&s, "--speculative-algorithm"), ["EAGLE"]);
+        assert!(s.settings.contains_key("--model-path"));
     }
 
     #[test]

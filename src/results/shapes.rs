@@ -150,9 +150,30 @@ pub fn aggregate_file(kind: ArtifactKind, rf: &str, file: &str) -> Option<&'stat
     })
 }
 
+/// A raw per-concurrency result of srt-slurm's benchmark client
+/// (`results_concurrency_<N>_gpus_<G>.json`): what sweepgate's own sweeps export in their
+/// `bmk_<point>` artifacts (`sweep::results_store`, decision L7), beside or instead of an
+/// aggregate. Not an aggregate file and not an unknown shape: a curve reader passes it over.
+pub fn is_raw_result(file: &str) -> bool {
+    let Some(rest) = file.strip_prefix("results_concurrency_").and_then(|f| f.strip_suffix(".json")) else {
+        return false;
+    };
+    let Some((conc, gpus)) = rest.split_once("_gpus_") else { return false };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(conc) && digits(gpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_srt_slurm_results_are_known_and_nothing_else_is() {
+        assert!(is_raw_result("results_concurrency_4_gpus_8.json"));
+        assert!(!is_raw_result("results_concurrency_x_gpus_8.json"));
+        assert!(!is_raw_result("results_concurrency_4.json"));
+        assert!(!is_raw_result("agg_x.json"));
+    }
 
     const RF: &str = "dsv4_fp4_sglang-disagg_prefill-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw2_disagg-true_spec-mtp_conc8x16_mi355x-amds_0";
 

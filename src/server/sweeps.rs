@@ -390,7 +390,6 @@ impl SweepService {
         let built = launch::build(&target, decision, &self.pools);
         let mut sweeps = self.lock();
         let Some(record) = sweeps.get_mut(&id) else { return format!("sweep {id} was dropped while planned") };
-        record.planning = false;
         let mut engine_sweeps = Vec::new();
         let line = match built {
             Ok(built) => {
@@ -430,6 +429,9 @@ impl SweepService {
                 format!("sweep {id} could not be planned: {e}")
             }
         };
+        // Still "planning" until the sweeps thread holds its plans: a round in between would
+        // otherwise publish it as finished with no point in the ledger.
+        record.planning = !engine_sweeps.is_empty();
         // Recorded before the engine may submit anything, so a restart finds it.
         let copy = record.clone();
         self.save(&copy);
@@ -490,14 +492,19 @@ impl SweepService {
             };
             for msg in first.into_iter().chain(wake.try_iter()) {
                 let Msg::Add { record, sweeps } = msg else { continue };
+                let mut error = None;
                 for sweep in sweeps {
                     if let Err(e) = engine.add(sweep) {
-                        let mut records = self.lock();
-                        if let Some(entry) = records.get_mut(&record) {
-                            entry.error = Some(e.to_string());
-                            let copy = entry.clone();
-                            self.save(&copy);
-                        }
+                        error = Some(e.to_string());
+                    }
+                }
+                let mut records = self.lock();
+                if let Some(entry) = records.get_mut(&record) {
+                    entry.planning = false;
+                    if let Some(e) = error {
+                        entry.error = Some(e);
+                        let copy = entry.clone();
+                        self.save(&copy);
                     }
                 }
             }

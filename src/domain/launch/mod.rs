@@ -400,12 +400,16 @@ impl<'t> LaunchTree<'t> {
                     out.recipes.push(use_);
                 }
             }
-            let runnable = launchers.iter().filter(|(_, l)| l.is_some()).count();
+            let before = out.jobs.len();
             for (node, launcher) in &launchers {
                 let Some(path) = launcher else { continue };
                 self.run_launcher(&mut out, entry, &prefix, node, path, &variant);
             }
-            if runnable == 0 && variant.setting("CONFIG_FILE").is_none() && srt.is_none() {
+            // Spec 20 §3.2's naming rule also stands in when the runner's launcher did not
+            // evaluate to an existing script (its unresolved facts stay recorded and shown by
+            // `sweepgate launch`): the rule every reader used before the model.
+            let evaluated = out.jobs[before..].iter().any(|j| j.script_exists);
+            if !evaluated && variant.setting("CONFIG_FILE").is_none() && srt.is_none() {
                 self.by_naming_rule(&mut out, entry, &prefix, &variant, &label, &at);
             }
         }
@@ -601,7 +605,8 @@ impl<'t> LaunchTree<'t> {
         }
     }
 
-    /// Spec 20 §3.2's naming rule (decision LM3), for a tree without the runner's launcher:
+    /// Spec 20 §3.2's naming rule (decision LM3), for a tree without the runner's launcher or
+    /// whose launcher did not evaluate to an existing script:
     /// `<prefix>_<precision>_<sku>_<framework><spec>.sh`, else `<prefix>_<precision>_<sku><spec>.sh`,
     /// else a script of the `<…>_<framework>_` stem, under the scenario's folder.
     fn by_naming_rule(
