@@ -19,6 +19,9 @@
 //! The bundle must be present: a missing one fails the test (CI has `../shared/` beside the
 //! clone). `SWEEPGATE_SKIP_CORPUS=1` skips it deliberately on a machine without it.
 
+#[path = "support/history.rs"]
+mod history;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,25 +80,6 @@ struct Exception {
     check: u8,
     rule: String,
     lines: Vec<String>,
-}
-
-fn history_bundle() -> Option<PathBuf> {
-    if std::env::var_os("SWEEPGATE_SKIP_CORPUS").is_some_and(|v| v == "1") {
-        eprintln!("SWEEPGATE_SKIP_CORPUS=1: the real-PR corpus is skipped");
-        return None;
-    }
-    let candidates = [
-        std::env::var_os("SWEEPGATE_ACCEPTANCE_DIR").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acceptance")),
-        Some(PathBuf::from("/work/shared/acceptance")),
-    ];
-    let found = candidates.into_iter().flatten().map(|d| d.join("inferencex-history.bundle")).find(|p| p.is_file());
-    assert!(
-        found.is_some(),
-        "../shared/acceptance/inferencex-history.bundle is missing: the real-PR corpus cannot run \
-         (set SWEEPGATE_ACCEPTANCE_DIR, or SWEEPGATE_SKIP_CORPUS=1 to skip it on purpose)"
-    );
-    found
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -790,7 +774,7 @@ fn judged_fail(verdict: &Verdict, id: u8) -> bool {
 
 #[test]
 fn real_merged_prs_are_not_falsely_rejected() {
-    let Some(history) = history_bundle() else { return };
+    let Some(history) = history::history_bundle("the real-PR corpus") else { return };
     let started = std::time::Instant::now();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus");
     let prs: PrList = toml::from_str(&std::fs::read_to_string(root.join("prs.toml")).unwrap()).unwrap();
@@ -812,13 +796,7 @@ fn real_merged_prs_are_not_falsely_rejected() {
 
     let work = tempfile::tempdir().unwrap();
     let clone = work.path().join("ix");
-    let out = Command::new("git")
-        .args(["clone", "-q", "--no-checkout", "-b", "upto-2026-08-19"])
-        .arg(&history)
-        .arg(&clone)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cloning {}: {}", history.display(), String::from_utf8_lossy(&out.stderr));
+    history::clone_history(&history, &clone);
 
     let mut fails_per_check: BTreeMap<u8, Vec<u64>> = BTreeMap::new();
     let mut false_rejections = Vec::new();
@@ -916,16 +894,10 @@ fn uncovered(verdict: &Verdict) -> Vec<String> {
 /// FAILs naming it (the launch-model done-when: Check 3 bundles built with the real library).
 #[test]
 fn check_3_on_a_real_launcher_with_the_real_benchmark_library() {
-    let Some(history) = history_bundle() else { return };
+    let Some(history) = history::history_bundle("the real-PR corpus") else { return };
     let work = tempfile::tempdir().unwrap();
     let clone = work.path().join("ix");
-    let out = Command::new("git")
-        .args(["clone", "-q", "--no-checkout", "-b", "upto-2026-08-19"])
-        .arg(&history)
-        .arg(&clone)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cloning {}: {}", history.display(), String::from_utf8_lossy(&out.stderr));
+    history::clone_history(&history, &clone);
     let entry = PrEntry { number: 2652, merge: "bb91726d161baf66c588aeeafff3aed60b54cf93".into() };
     let mut evidence = build_evidence(&clone, &entry);
     assert!(evidence.head.text("benchmarks/benchmark_lib.sh").is_some_and(|t| t.len() > 10_000), "the real library");
