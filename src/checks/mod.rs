@@ -160,6 +160,9 @@ pub enum VerdictWord {
 pub struct Verdict {
     pub word: VerdictWord,
     pub results: Vec<CheckResult>,
+    /// The head run against the published curve (advisory, issue 26), computed once in the
+    /// verification's context for every report that shows it.
+    pub performance: performance::Performance,
 }
 
 impl Verdict {
@@ -259,7 +262,7 @@ fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render:
     } else {
         VerdictWord::Approved
     };
-    Verdict { word, results }
+    Verdict { word, results, performance: performance::compare_in(&cx) }
 }
 
 /// The catalog key (checks/common.toml) of a row that reports a sweepgate defect.

@@ -35,7 +35,13 @@ pub struct Performance {
 /// The comparison for the verdict: the qualifying in-PR run against the published runs (empty
 /// when there is no qualifying run or the affected configs are unknown; Checks 1 and 18 say why).
 pub fn compare(evidence: &Evidence) -> Performance {
-    qualifying_run(evidence).map(|run| compare_run(evidence, run.run_id)).unwrap_or_default()
+    compare_in(&Context::new(evidence))
+}
+
+/// [`compare`] in a verification's context: the affected configs and curves the checks derived
+/// are not derived again (`checks::verify` computes it once, into the [`super::Verdict`]).
+pub(super) fn compare_in(cx: &Context) -> Performance {
+    qualifying_run(cx.evidence).map(|run| compare_run_in(cx, run.run_id)).unwrap_or_default()
 }
 
 /// What the evidence knows of a config's published series.
@@ -97,8 +103,12 @@ impl Runs<'_> {
 
 /// The comparison of run `head_run` (a qualifying in-PR run or a completed sweepgate sweep).
 pub fn compare_run(ev: &Evidence, head_run: u64) -> Performance {
-    let cx = Context::new(ev);
-    let Ok(configs) = affected_configs(&cx) else { return Performance::default() };
+    compare_run_in(&Context::new(ev), head_run)
+}
+
+fn compare_run_in(cx: &Context, head_run: u64) -> Performance {
+    let ev = cx.evidence;
+    let Ok(configs) = affected_configs(cx) else { return Performance::default() };
     let mut pushes: Vec<u64> =
         ev.runs.values().filter(|r| r.event == "push" && r.id != head_run).map(|r| r.id).collect();
     pushes.sort_unstable_by_key(|&id| std::cmp::Reverse(id));

@@ -174,7 +174,7 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         .iter()
         .map(|c| format!("```mermaid\n{}\n```\n", c.mermaid().replace('`', " ")))
         .collect();
-    let performance = performance_view(&crate::checks::performance::compare(evidence), true);
+    let performance = performance_view(&verdict.performance, true);
     let performance_md = |lang| {
         super::performance::markdown(&performance, lang)
             .map(minijinja::Value::from_safe_string)
@@ -256,14 +256,14 @@ pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, Ren
             }
         })
         .collect();
-    let performance = crate::checks::performance::compare(evidence);
+    let performance = &verdict.performance;
     let out = JsonVerdict {
         verdict: verdict.word,
         head_sha: evidence.pull_request.head_sha.clone(),
         signoff: evidence.signoff.key(),
         head_moved: evidence.head_moved(),
         checks,
-        performance: performance.rows,
+        performance: performance.rows.clone(),
         performance_truncated: performance.truncated,
     };
     let mut text = serde_json::to_string_pretty(&out).unwrap_or_default();

@@ -397,9 +397,8 @@ pub async fn verify_signoff<G: GitHub>(
     };
     out.verdict = Some(word);
     cfg.details.iter().for_each(|d| d.record_verdict(repo, pr, &key.to_string(), &pinned, &verdict));
-    let performance = crate::checks::performance::compare(&evidence);
-    cfg.details.iter().for_each(|d| d.record_performance(repo, pr, &key.to_string(), &performance));
-    out.performance = performance;
+    cfg.details.iter().for_each(|d| d.record_performance(repo, pr, &key.to_string(), &verdict.performance));
+    out.performance = verdict.performance.clone();
     let short = pinned.get(..7).unwrap_or(&pinned);
     let description = if evidence.head_moved() {
         format!("{word} for {short} only; the head moved: a fresh sign-off is needed")
