@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 
-use super::{check_path, under, RepoError, Tree, MAX_FILE_BYTES};
+use super::{check_path, link_target, under, RepoError, Tree, MAX_FILE_BYTES, MAX_LINK_HOPS};
 
 pub struct GitTree {
     repo: PathBuf,
     commit: String,
-    /// Every file of the commit, sorted by path, with its blob id.
-    files: Vec<(String, String)>,
+    /// Every file of the commit, sorted by path, with its blob id and whether it is a symbolic
+    /// link (mode 120000: its blob is the link's target).
+    files: Vec<(String, String, bool)>,
     batch: Mutex<Option<Batch>>,
 }
 
@@ -63,7 +64,7 @@ impl GitTree {
             .map_err(|_| RepoError::UnknownRev { repo: repo.display().to_string(), rev: rev.to_owned() })?;
         let commit = String::from_utf8_lossy(&commit).trim().to_owned();
         let listing = git(&repo, &["ls-tree", "-r", "-z", "--full-tree", &commit])?;
-        let mut files: Vec<(String, String)> =
+        let mut files: Vec<(String, String, bool)> =
             listing.split(|b| *b == 0).filter(|s| !s.is_empty()).filter_map(blob_entry).collect();
         files.sort();
         Ok(GitTree { repo, commit, files, batch: Mutex::new(None) })
@@ -120,46 +121,61 @@ impl GitTree {
         }
         Ok(body)
     }
-}
 
-impl Tree for GitTree {
-    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, RepoError> {
-        check_path(path)?;
-        let Ok(found) = self.files.binary_search_by(|(p, _)| p.as_str().cmp(path)) else {
-            return Ok(None);
-        };
-        let blob = &self.files[found].1;
+    fn read_entry(&self, path: &str, blob: &str) -> Result<Vec<u8>, RepoError> {
         let mut guard = self.batch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if guard.is_none() {
             *guard = Some(self.start_batch()?);
         }
         let Some(batch) = guard.as_mut() else { return Err(self.batch_error("not started")) };
-        match self.read_blob(batch, path, blob) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) => {
-                // A failed exchange leaves the stream out of step: start afresh next time.
-                *guard = None;
-                Err(e)
+        let read = self.read_blob(batch, path, blob);
+        if read.is_err() {
+            // A failed exchange leaves the stream out of step: start afresh next time.
+            *guard = None;
+        }
+        read
+    }
+}
+
+impl Tree for GitTree {
+    /// A symbolic link reads as the file it names inside the commit (as `bash runners/x.sh`
+    /// runs it); one that dangles, loops or leaves the tree is no file.
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, RepoError> {
+        check_path(path)?;
+        let mut path = path.to_owned();
+        for _ in 0..=MAX_LINK_HOPS {
+            let Ok(found) = self.files.binary_search_by(|(p, _, _)| p.as_str().cmp(&path)) else {
+                return Ok(None);
+            };
+            let (_, blob, link) = &self.files[found];
+            let bytes = self.read_entry(&path, blob)?;
+            if !link {
+                return Ok(Some(bytes));
+            }
+            match link_target(&path, &String::from_utf8_lossy(&bytes)) {
+                Some(target) => path = target,
+                None => return Ok(None),
             }
         }
+        Ok(None)
     }
 
     fn list(&self, dir: &str) -> Result<Vec<String>, RepoError> {
         check_path(dir)?;
-        Ok(self.files.iter().filter(|(p, _)| under(dir, p)).map(|(p, _)| p.clone()).collect())
+        Ok(self.files.iter().filter(|(p, _, _)| under(dir, p)).map(|(p, _, _)| p.clone()).collect())
     }
 }
 
-/// One `git ls-tree -z` record, `<mode> blob <id>\t<path>`, as (path, id); submodules
+/// One `git ls-tree -z` record, `<mode> blob <id>\t<path>`, as (path, id, is a link); submodules
 /// (commits) are not files of this repository. A path that is not UTF-8 is kept lossily, so it
 /// still cannot name another file's blob: its id travels with it.
-fn blob_entry(record: &[u8]) -> Option<(String, String)> {
+fn blob_entry(record: &[u8]) -> Option<(String, String, bool)> {
     let tab = record.iter().position(|b| *b == b'\t')?;
     let (meta, path) = (String::from_utf8_lossy(&record[..tab]), &record[tab + 1..]);
     let mut fields = meta.split(' ');
-    let (_mode, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
+    let (mode, kind, id) = (fields.next()?, fields.next()?, fields.next()?);
     (kind == "blob" && id.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| (String::from_utf8_lossy(path).into_owned(), id.to_owned()))
+        .then(|| (String::from_utf8_lossy(path).into_owned(), id.to_owned(), mode == "120000"))
 }
 
 #[cfg(test)]
@@ -196,6 +212,33 @@ mod tests {
 
         assert!(matches!(GitTree::open(d, "no-such-branch"), Err(RepoError::UnknownRev { .. })));
         assert!(matches!(GitTree::open(d, "--help"), Err(RepoError::UnknownRev { .. })));
+    }
+
+    #[test]
+    fn a_symbolic_link_reads_as_the_file_it_names_inside_the_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(d, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(d.join("runners")).unwrap();
+        std::fs::write(d.join("runners/launch_b200-dgxc.sh"), "bash benchmarks/x.sh\n").unwrap();
+        let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, d.join(at)).unwrap();
+        // As upstream's runners/launch_b200-dgxc-slurm.sh -> launch_b200-dgxc.sh.
+        link("launch_b200-dgxc.sh", "runners/launch_b200-dgxc-slurm.sh");
+        link("launch_b200-dgxc-slurm.sh", "runners/chain.sh");
+        link("/etc/passwd", "runners/absolute.sh");
+        link("../../outside", "runners/climbs.sh");
+        link("loop-b.sh", "runners/loop-a.sh");
+        link("loop-a.sh", "runners/loop-b.sh");
+        link("nothing.sh", "runners/dangles.sh");
+        sh(d, &["add", "."]);
+        sh(d, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "links"]);
+        let t = GitTree::open(d, "HEAD").unwrap();
+        let text = Some(b"bash benchmarks/x.sh\n".to_vec());
+        assert_eq!(t.read("runners/launch_b200-dgxc-slurm.sh").unwrap(), text);
+        assert_eq!(t.read("runners/chain.sh").unwrap(), text);
+        for gone in ["absolute", "climbs", "loop-a", "dangles"] {
+            assert_eq!(t.read(&format!("runners/{gone}.sh")).unwrap(), None, "{gone}");
+        }
     }
 
     #[test]

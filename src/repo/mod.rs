@@ -51,6 +51,30 @@ fn check_path(path: &str) -> Result<(), RepoError> {
     Ok(())
 }
 
+/// Most symbolic links followed to reach one file.
+const MAX_LINK_HOPS: usize = 8;
+
+/// The repository path a symbolic link at `link` names with `target`: relative to the link's
+/// folder; `None` for an absolute target or one that climbs above the root.
+fn link_target(link: &str, target: &str) -> Option<String> {
+    let target = target.trim_end_matches('\n');
+    if target.is_empty() || target.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 fn under(dir: &str, path: &str) -> bool {
     let dir = dir.trim_end_matches('/');
     dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
@@ -70,12 +94,25 @@ impl WorkTree {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// Whether `full` is inside the root once symbolic links are resolved: a link is read as
+    /// the file it names in the tree, never one outside it.
+    fn inside(&self, full: &Path) -> bool {
+        match (std::fs::canonicalize(full), std::fs::canonicalize(&self.root)) {
+            (Ok(file), Ok(root)) => file.starts_with(root),
+            // A missing file reads as absent below; an unreadable root errs there.
+            _ => true,
+        }
+    }
 }
 
 impl Tree for WorkTree {
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, RepoError> {
         check_path(path)?;
         let full = self.root.join(path);
+        if !self.inside(&full) {
+            return Ok(None);
+        }
         let meta = match std::fs::metadata(&full) {
             Ok(m) if m.is_file() => m,
             Ok(_) => return Ok(None),
@@ -110,7 +147,7 @@ impl Tree for WorkTree {
                     entry.file_type().map_err(|source| RepoError::Io { path: p.display().to_string(), source })?;
                 if file_type.is_dir() {
                     stack.push(p);
-                } else if file_type.is_file() {
+                } else if file_type.is_file() || file_type.is_symlink() && p.is_file() && self.inside(&p) {
                     if let Ok(rel) = p.strip_prefix(&self.root) {
                         out.push(rel.to_string_lossy().replace('\\', "/"));
                     }
@@ -224,6 +261,24 @@ mod tests {
         assert_eq!(t.read("configs/a.yaml").unwrap().as_deref(), Some(&b"a"[..]));
         assert_eq!(t.read("nope").unwrap(), None);
         assert!(matches!(t.read("../etc/passwd"), Err(RepoError::BadPath(_))));
+    }
+
+    #[test]
+    fn a_work_tree_link_reads_as_its_target_inside_the_root_only() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("runners")).unwrap();
+        std::fs::write(d.join("runners/launch_a.sh"), "a").unwrap();
+        std::os::unix::fs::symlink("launch_a.sh", d.join("runners/launch_b.sh")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), d.join("runners/out.sh")).unwrap();
+        let t = WorkTree::new(d);
+        assert_eq!(t.list("runners").unwrap(), ["runners/launch_a.sh", "runners/launch_b.sh"]);
+        assert_eq!(t.read("runners/launch_b.sh").unwrap().unwrap(), b"a");
+        assert_eq!(t.read("runners/out.sh").unwrap(), None);
+        assert_eq!(link_target("a/b/c.sh", "../d.sh").as_deref(), Some("a/d.sh"));
+        assert_eq!(link_target("a/c.sh", "../../d.sh"), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 pub use class::Class;
 pub use follow::{LaunchPath, ReachKind, Reached, Unreachable, Why};
+pub use runner::RunnerRun;
 pub use shell::Unresolved;
 
 use crate::domain::runners::Runners;
@@ -156,6 +157,10 @@ pub struct RecipeUse {
     pub path: String,
     pub selector: Option<String>,
     pub exists: bool,
+    /// The checkout the recipe is read from when it is not this repository's: the srt-slurm
+    /// repository and ref the runner launcher clones (`NVIDIA/srt-slurm@sa-submission-q2-2026`);
+    /// `path` is then checkout-relative.
+    pub external: Option<String>,
     /// `file:line` of the row naming it.
     pub at: String,
 }
@@ -204,9 +209,10 @@ impl ConfigLaunch {
         out
     }
 
-    /// Whether it resolves to an existing script or recipe.
+    /// Whether it resolves to an existing script or recipe of the tree, or to a recipe of the
+    /// srt-slurm checkout its launcher clones (named by repository and ref).
     pub fn resolves(&self) -> bool {
-        !self.scripts().is_empty() || self.recipes.iter().any(|r| r.exists)
+        !self.scripts().is_empty() || self.recipes.iter().any(|r| r.exists || r.external.is_some())
     }
 }
 
@@ -357,8 +363,13 @@ impl<'t> LaunchTree<'t> {
         };
         let launchers: Vec<(String, Option<String>)> = match &self.runners {
             Ok(runners) => {
-                let nodes = runners.nodes(&label);
-                if nodes.is_empty() {
+                let mut nodes: Vec<&str> = runners.nodes(&label).iter().map(String::as_str).collect();
+                // A label runners.yaml does not list still names GitHub's self-hosted runners
+                // `<label>_N` when the tree has their launcher (`gb300-nv`: nodes `gb300-nv_0…`).
+                let by_name = format!("{}runners/launch_{label}.sh", self.root);
+                if nodes.is_empty() && !label.contains([':', '/']) && self.tree.get(&by_name).is_some() {
+                    nodes.push(&label);
+                } else if nodes.is_empty() {
                     out.unresolved.push(Unresolved::new(&format!("runner: {label}"), "unknown_runner", &at));
                 }
                 let mut prefixes: Vec<String> = Vec::new();
@@ -387,23 +398,37 @@ impl<'t> LaunchTree<'t> {
         let mut unavailable: Vec<Unreachable> = Vec::new();
         let prefix = text_field(entry, "model-prefix");
         for (variant, srt) in variants(entry) {
-            for (_, written, line) in variant.settings.iter().filter(|(k, _, _)| k == "CONFIG_FILE") {
-                self.add_recipe(&mut out, written, &format!("{file}:{line}"));
-            }
             if let Some((written, line)) = &srt {
                 let master_root = file.rsplit_once("configs/").map_or("", |(r, _)| r);
                 let path = format!("{master_root}{}", normalize_path(written.trim_start_matches("./")));
                 let exists = self.tree.get(&path).is_some();
-                let use_ =
-                    RecipeUse { written: written.clone(), path, selector: None, exists, at: format!("{file}:{line}") };
+                let use_ = RecipeUse {
+                    written: written.clone(),
+                    path,
+                    selector: None,
+                    exists,
+                    external: None,
+                    at: format!("{file}:{line}"),
+                };
                 if !out.recipes.contains(&use_) {
                     out.recipes.push(use_);
                 }
             }
             let before = out.jobs.len();
+            let mut runs = Vec::new();
             for (node, launcher) in &launchers {
                 let Some(path) = launcher else { continue };
-                self.run_launcher(&mut out, entry, &prefix, node, path, &variant);
+                runs.extend(self.run_launcher(&mut out, entry, &prefix, node, path, &variant));
+            }
+            for (_, written, line) in variant.settings.iter().filter(|(k, _, _)| k == "CONFIG_FILE") {
+                let at = format!("{file}:{line}");
+                let srtctl: Vec<&RunnerRun> = runs.iter().filter(|r| r.srtctl.is_some()).collect();
+                if srtctl.is_empty() {
+                    self.add_recipe(&mut out, written, None, &at);
+                }
+                for run in srtctl {
+                    self.add_recipe(&mut out, written, Some(run), &at);
+                }
             }
             // Spec 20 §3.2's naming rule also stands in when the runner's launcher did not
             // evaluate to an existing script (its unresolved facts stay recorded and shown by
@@ -424,7 +449,7 @@ impl<'t> LaunchTree<'t> {
             if r.exists && !roots.iter().any(|x| x.path == r.path) {
                 roots.push(Reached { path: r.path.clone(), kind: ReachKind::Recipe, via: r.at.clone(), depth: 0 });
             } else if !r.exists {
-                let why = if r.path.is_empty() { Why::ExternalRecipe } else { Why::Missing };
+                let why = if r.path.is_empty() || r.external.is_some() { Why::ExternalRecipe } else { Why::Missing };
                 unavailable.push(Unreachable {
                     reference: format!("CONFIG_FILE={}", r.written),
                     via: r.at.clone(),
@@ -499,15 +524,38 @@ impl<'t> LaunchTree<'t> {
         out.settings = settings;
     }
 
-    fn add_recipe(&self, out: &mut ConfigLaunch, written: &str, at: &str) {
+    /// Records the recipe `CONFIG_FILE=written` names, as the launcher `run` that runs
+    /// `srtctl apply` in its checkout reads it: a folder it copies from the repository over the
+    /// checkout, a repository path, else the checkout's own file. Without such a run (a tree
+    /// without the runner's launcher), `recipes/…` is the repository's recipe folder.
+    fn add_recipe(&self, out: &mut ConfigLaunch, written: &str, run: Option<&RunnerRun>, at: &str) {
         let reference = RecipeRef::parse(written).ok();
         let selector = reference.as_ref().and_then(|r| r.selector.as_ref()).map(ToString::to_string);
-        let path = recipe_path(written, self.recipes_dir.as_deref(), &self.root).unwrap_or_default();
-        let exists = !path.is_empty() && self.tree.get(&path).is_some();
-        if path.is_empty() {
+        let rel = normalize_path(written.split(':').next().unwrap_or(written).trim().trim_start_matches("./"));
+        let copied = run.and_then(|run| {
+            let mut copies: Vec<&runner::Copy> = run.copies.iter().collect();
+            copies.sort_by_key(|c| !c.sure);
+            copies
+                .into_iter()
+                .find_map(|c| rel.strip_prefix(&format!("{}/", c.to)).map(|rest| format!("{}/{rest}", c.from)))
+        });
+        let (path, external) = match (copied, run) {
+            (Some(path), _) => (path, None),
+            (None, Some(run)) if !rel.contains("srt-slurm-recipes/") => match run.checkout() {
+                Some(c) => (rel, Some(format!("{}@{}", c.repo, c.rev.as_deref().unwrap_or("HEAD")))),
+                None => {
+                    let why = if run.checkouts.is_empty() { "no_checkout" } else { "undecided_checkout" };
+                    out.unresolved.push(Unresolved::new(&format!("CONFIG_FILE={written}"), why, at));
+                    (String::new(), None)
+                }
+            },
+            _ => (recipe_path(written, self.recipes_dir.as_deref(), &self.root).unwrap_or_default(), None),
+        };
+        let exists = external.is_none() && !path.is_empty() && self.tree.get(&path).is_some();
+        if path.is_empty() && run.is_none() {
             out.unresolved.push(Unresolved::new(&format!("CONFIG_FILE={written}"), "external_recipe", at));
         }
-        let use_ = RecipeUse { written: written.to_owned(), path, selector, exists, at: at.to_owned() };
+        let use_ = RecipeUse { written: written.to_owned(), path, selector, exists, external, at: at.to_owned() };
         if !out.recipes.contains(&use_) {
             out.recipes.push(use_);
         }
@@ -566,20 +614,20 @@ impl<'t> LaunchTree<'t> {
         node: &str,
         path: &str,
         variant: &Variant,
-    ) {
+    ) -> Option<RunnerRun> {
         let Some(text) = self.tree.text(path) else {
             out.unresolved.push(Unresolved::new(path, "not_text", path));
-            return;
+            return None;
         };
         let mut env = self.env(entry, prefix, node, variant, out.multinode);
-        let run = runner::evaluate(self.tree, path, text, &mut env, &self.root);
-        out.unresolved.extend(run.unresolved);
+        let mut run = runner::evaluate(self.tree, path, text, &mut env, &self.root);
+        out.unresolved.append(&mut run.unresolved);
         let label = variant.label();
         let srtctl = variant.setting("CONFIG_FILE").is_some();
         if run.scripts.is_empty() && !srtctl {
             out.unresolved.push(Unresolved::new(path, "no_script", format!("{path} ({label})")));
         }
-        for (script, at, _sure) in run.scripts {
+        for (script, at, _sure) in std::mem::take(&mut run.scripts) {
             let exists = self.tree.get(&script).is_some();
             let job = Job {
                 runner: node.to_owned(),
@@ -603,6 +651,7 @@ impl<'t> LaunchTree<'t> {
                 at: path.to_owned(),
             });
         }
+        Some(run)
     }
 
     /// Spec 20 §3.2's naming rule (decision LM3), for a tree without the runner's launcher or
@@ -746,5 +795,57 @@ mod tests {
         assert!(c.jobs.iter().all(|j| j.launcher.is_none()));
         assert_eq!(c.unresolved[0].why, "missing");
         assert_eq!(c.unresolved[0].what, "configs/runners.yaml");
+    }
+
+    const MULTINODE: &str = "dsr1-fp4-b200-dynamo-sglang:\n  image: img\n  model: dsr1\n  model-prefix: dsr1\n  runner: b200-multinode\n  precision: fp4\n  framework: dynamo-sglang\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - conc-list: [4]\n        prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/sglang/dsr1-nv/b200-fp4/1k1k.yaml\"\n      - conc-list: [8]\n        prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/trtllm/b200-fp4/1k1k.yaml:override_x\"\ndsr1-fp4-gb300-dynamo-sglang:\n  image: img\n  model: dsr1\n  model-prefix: dsr1\n  runner: gb300-nv\n  precision: fp4\n  framework: dynamo-sglang\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - conc-list: [4]\n        prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/sglang/other.yaml\"\n";
+    // The shape of upstream's multi-node launchers: one clone per framework branch, a
+    // repository folder copied over the checkout (renamed), `srtctl apply` in a `$(…)`.
+    const SRT_LAUNCHER: &str = "if [[ \"$IS_MULTINODE\" == \"true\" ]]; then\n  if [[ $FRAMEWORK == \"dynamo-sglang\" && $MODEL_PREFIX == \"dsr1\" && ( $PRECISION == \"fp4\" || $PRECISION == \"fp8\" ) ]]; then\n    git clone https://github.com/NVIDIA/srt-slurm.git \"$SRT_REPO_DIR\"\n    cd \"$SRT_REPO_DIR\" || exit 1\n    git checkout a98738de\n    cp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4\" \\\n      recipes/sglang/dsr1-nv/b200-fp4 || exit 1\n  else\n    git clone --branch v1.0.36 --single-branch https://github.com/NVIDIA/srt-slurm.git \"$SRT_REPO_DIR\"\n  fi\n  OUT=$(RUNNER_NAME=\"$X\" srtctl apply -f \"$CONFIG_FILE\" 2>&1)\nfi\n";
+
+    #[test]
+    fn a_srtctl_launcher_reads_recipes_through_its_checkout_and_the_folders_it_copies_over_it() {
+        let t = MemTree::new()
+            .with("configs/runners.yaml", "labels:\n  b200-multinode:\n  - b200-dgxc_0\n")
+            .with("configs/nvidia-master.yaml", MULTINODE)
+            .with("runners/launch_b200-dgxc.sh", SRT_LAUNCHER)
+            .with(
+                "runners/launch_gb300-nv.sh",
+                "git clone https://github.com/NVIDIA/srt-slurm.git s\nsrtctl apply -f \"$CONFIG_FILE\"\n",
+            )
+            .with("benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/1k1k.yaml", "name: x\n")
+            .with("benchmarks/multi_node/srt-slurm-recipes/trtllm/b200-fp4/1k1k.yaml", "name: y\n");
+        let model = LaunchTree::new(&t).all(&[]);
+        let c = &model[0];
+        assert!(c.resolves());
+        let at = |w: &str| c.recipes.iter().find(|r| r.written.starts_with(w)).unwrap();
+        // Copied over the checkout under another name: the repository's file.
+        let copied = at("recipes/sglang/dsr1-nv/");
+        assert_eq!(copied.path, "benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/1k1k.yaml");
+        assert!(copied.exists && copied.external.is_none());
+        // Not copied: the checkout's own file, though the repository has one at the same path.
+        let own = at("recipes/trtllm/");
+        assert_eq!(own.path, "recipes/trtllm/b200-fp4/1k1k.yaml");
+        assert_eq!(own.external.as_deref(), Some("NVIDIA/srt-slurm@a98738de"));
+        assert_eq!(own.selector.as_deref(), Some("override_x"));
+        assert!(!own.exists);
+        assert!(c.reach.unavailable.iter().any(|u| u.why == Why::ExternalRecipe), "{:?}", c.reach.unavailable);
+
+        // `gb300-nv` is no label of runners.yaml: GitHub's runners `gb300-nv_N` run its launcher.
+        let gb300 = &model[1];
+        assert_eq!(gb300.runners, ["gb300-nv"]);
+        assert_eq!(gb300.recipes[0].external.as_deref(), Some("NVIDIA/srt-slurm@HEAD"));
+        assert!(gb300.unresolved.is_empty(), "{:?}", gb300.unresolved);
+    }
+
+    #[test]
+    fn an_undecided_checkout_is_a_named_fact() {
+        let launcher = "if [[ -d /lustre ]]; then\n  git clone https://github.com/a/srt.git s\nelse\n  git clone https://github.com/b/srt.git s\nfi\nsrtctl apply -f \"$CONFIG_FILE\"\n";
+        let t = MemTree::new()
+            .with("configs/runners.yaml", "labels:\n  b200-multinode:\n  - b200-dgxc_0\n")
+            .with("configs/nvidia-master.yaml", MULTINODE)
+            .with("runners/launch_b200-dgxc.sh", launcher);
+        let c = &LaunchTree::new(&t).all(&["dsr1-fp4-b200-dynamo-sglang".into()])[0];
+        assert!(!c.resolves());
+        assert!(c.unresolved.iter().any(|u| u.why == "undecided_checkout"), "{:?}", c.unresolved);
     }
 }

@@ -12,7 +12,48 @@ pub struct RunnerRun {
     /// Benchmark scripts it runs (repository paths, as computed) with the `file:line` that runs
     /// each and whether that line runs for sure (`false`: under an undecided test).
     pub scripts: Vec<(String, String, bool)>,
+    /// The srt-slurm checkouts it clones (`git clone` then `git checkout`), in order.
+    pub checkouts: Vec<Checkout>,
+    /// Repository folders it copies into the checkout (`cp -rT <workspace dir> <checkout dir>`).
+    pub copies: Vec<Copy>,
+    /// `file:line` of its `srtctl apply`: the job runs the `CONFIG_FILE` recipe of the checkout.
+    pub srtctl: Option<String>,
     pub unresolved: Vec<Unresolved>,
+}
+
+/// A repository the launcher clones to run `srtctl` from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    /// `owner/name` of a GitHub URL, else the URL as computed.
+    pub repo: String,
+    /// The branch, tag or commit checked out; `None`: the default branch.
+    pub rev: Option<String>,
+    pub at: String,
+    /// Whether the clone runs for sure (`false`: under an undecided test).
+    pub sure: bool,
+}
+
+/// A repository folder copied over a folder of the checkout, as the recipes `srtctl` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copy {
+    /// Repository path of the source folder.
+    pub from: String,
+    /// Checkout-relative destination (`recipes/vllm/kimi-k3/agentic`).
+    pub to: String,
+    pub at: String,
+    pub sure: bool,
+}
+
+impl RunnerRun {
+    /// The checkout a job runs `srtctl` in: the one clone that surely runs, else the only one.
+    pub fn checkout(&self) -> Option<&Checkout> {
+        let sure: Vec<&Checkout> = self.checkouts.iter().filter(|c| c.sure).collect();
+        match (sure.as_slice(), self.checkouts.as_slice()) {
+            ([one], _) => Some(*one),
+            ([], [one]) => Some(one),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -265,7 +306,78 @@ fn statement_step(
             env.set(name, val);
         }
     }
+    if is_command {
+        scan_checkout(&words[i + assigns..], at, act, env, root, run);
+    }
+    if run.srtctl.is_none() && runs_srtctl(&words) {
+        run.srtctl = Some(at.to_owned());
+    }
     scan_runs(st, at, act, env, root, run);
+}
+
+/// `git clone [-b REF] URL [DIR]`, `git checkout REF`, `cp -rT SRC DST` and `srtctl apply`: how
+/// a multi-node launcher prepares the srt-slurm checkout whose recipe the job runs.
+fn scan_checkout(words: &[String], at: &str, act: Tri, env: &Env, root: &str, run: &mut RunnerRun) {
+    let sure = act == Tri::Yes;
+    let expand = |w: &str| env.expand(w, at);
+    match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["git", "clone", args @ ..] => {
+            let mut rev = None;
+            let mut url = None;
+            let mut it = args.iter();
+            while let Some(a) = it.next() {
+                match *a {
+                    "-b" | "--branch" => rev = it.next().and_then(|r| expand(r).ok()),
+                    "--depth" | "--origin" | "-o" | "--reference" => {
+                        it.next();
+                    }
+                    a if a.starts_with('-') => {}
+                    a if url.is_none() => url = Some(expand(a)),
+                    _ => {}
+                }
+            }
+            match url {
+                Some(Ok(url)) => run.checkouts.push(Checkout { repo: github_repo(&url), rev, at: at.to_owned(), sure }),
+                Some(Err(u)) => run.unresolved.push(u),
+                None => {}
+            }
+        }
+        ["git", "checkout", rev] if !rev.starts_with('-') => match (expand(rev), run.checkouts.last_mut()) {
+            (Ok(rev), Some(c)) => c.rev = Some(rev),
+            (Err(u), Some(_)) => run.unresolved.push(u),
+            _ => {}
+        },
+        ["cp", flags, from, to] if flags.starts_with('-') && flags.contains('T') => match (expand(from), expand(to)) {
+            (Ok(from), Ok(to)) => {
+                if let Some(from) = repo_path(&from, root).filter(|_| from.starts_with("./")) {
+                    let to = normalize_path(to.trim_start_matches("./"));
+                    run.copies.push(Copy { from, to, at: at.to_owned(), sure });
+                }
+            }
+            (Err(u), _) | (_, Err(u)) => run.unresolved.push(u),
+        },
+        _ => {}
+    }
+}
+
+/// Whether a command runs `srtctl apply`, itself or in a `$(…)`
+/// (`OUT=$(RUNNER_NAME="$N" srtctl apply -f …)`).
+fn runs_srtctl(words: &[String]) -> bool {
+    words.windows(2).any(|w| w[0] == "srtctl" && w[1] == "apply")
+        || words.iter().any(|w| {
+            w.split("$(").skip(1).any(|inner| {
+                let inner = split_words(inner);
+                let start = inner.iter().take_while(|w| assignment(w).is_some()).count();
+                inner.get(start..start + 2).is_some_and(|c| c[0] == "srtctl" && c[1] == "apply")
+            })
+        })
+}
+
+/// `owner/name` of a `https://github.com/owner/name(.git)` URL, else the URL.
+fn github_repo(url: &str) -> String {
+    url.strip_prefix("https://github.com/")
+        .map(|r| r.trim_end_matches('/').trim_end_matches(".git").to_owned())
+        .unwrap_or_else(|| url.to_owned())
 }
 
 /// The index of the `)` that ends a case arm's patterns (none for a command with parentheses).

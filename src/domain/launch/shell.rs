@@ -285,10 +285,12 @@ impl Env {
             .or_else(|| term.strip_prefix('[').and_then(|t| t.strip_suffix(']')));
         let Some(inner) = inner else { return Tri::Maybe };
         let inner = inner.trim();
+        let chars: Vec<char> = inner.chars().collect();
+        if chars.first() == Some(&'(') && closing(&chars, 0, '(', ')') == Some(chars.len() - 1) {
+            // `[[ a && ( b || c ) ]]`: a group is a test of its own.
+            return self.term(&format!("[[ {} ]]", &inner[1..inner.len() - 1].trim()), at, file);
+        }
         if inner.contains(" && ") || inner.contains(" || ") {
-            if inner.contains('(') {
-                return Tri::Maybe;
-            }
             let wrapped: Vec<(String, String)> = split_top(inner, &["&&", "||"]);
             let joined = wrapped.iter().map(|(op, t)| format!("{op} [[ {} ]] ", t.trim())).collect::<String>();
             return self.test(joined.trim(), at, file);
@@ -547,6 +549,14 @@ mod tests {
         assert_eq!(e.test("command -v srtctl", "f:1", &no_file), Tri::Maybe);
         assert_eq!(e.test("[[ $FRAMEWORK == trt ]] || [[ -d /x ]]", "f:1", &no_file), Tri::Maybe);
         assert_eq!(e.test("[[ $FRAMEWORK == sglang ]] || [[ -d /x ]]", "f:1", &no_file), Tri::Yes);
+        // launch_b300-nv.sh:100: a group inside `[[ ]]` is decided like any test.
+        let mut e = e;
+        e.bind("PRECISION", "fp8");
+        let grouped = "[[ $FRAMEWORK == trt && ( $PRECISION == fp4 || $PRECISION == fp8 ) ]]";
+        assert_eq!(e.test(grouped, "f:1", &no_file), Tri::No);
+        let grouped = "[[ $FRAMEWORK == sglang && ( $PRECISION == fp4 || $PRECISION == fp8 ) ]]";
+        assert_eq!(e.test(grouped, "f:1", &no_file), Tri::Yes);
+        assert_eq!(e.test("[[ ( -d /x ) ]]", "f:1", &no_file), Tri::Maybe);
     }
 
     #[test]
