@@ -29,6 +29,7 @@ use std::process::Command;
 use serde::Deserialize;
 use serde_json::Value;
 use sweepgate::checks::affected::{affected_configs, is_nvidia_sku, sku};
+use sweepgate::checks::reach::affected_reach;
 use sweepgate::checks::{generated, verify, Context, Status, Verdict};
 use sweepgate::domain::codeowners::{Codeowners, Owner};
 use sweepgate::evidence::{
@@ -392,16 +393,22 @@ fn server_command(script: &str) -> Vec<String> {
 
 /// For every affected vLLM/SGLang config: a merged upstream cookbook (SGLang) or recipe (vLLM)
 /// PR whose page states what the config's launch gives the engine, written from the real files
-/// as a cookbook author writes it (the server command and engine environment of the PR's
-/// launchers, the recipe files the entry names, verbatim), linked from the sign-off's detail
+/// as a cookbook author writes it (the server command and engine environment of the scripts the
+/// config runs and the PR changes, the recipe files the entry names, verbatim), linked from the sign-off's detail
 /// section. Settings of unchanged scripts the launch also sources are not copied: where Check 3
 /// wants them, that is its reader's claim to judge.
 fn cookbooks(evidence: &mut Evidence, date: &str) {
     let cx = Context::new(evidence);
-    let configs = affected_configs(&cx).unwrap_or_default();
+    // Which script a config runs is the one fact taken from sweepgate (the launch model, checked
+    // on the whole real tree by launch_real_tree.rs); what the page says is copied independently.
+    let configs: Vec<_> = affected_reach(&cx)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| (r.config, r.launch.scripts().into_iter().map(str::to_owned).collect::<Vec<_>>()))
+        .collect();
     drop(cx);
     let mut pages: BTreeMap<&str, String> = BTreeMap::new();
-    for config in &configs {
+    for (config, runs) in &configs {
         let engine = match config.framework.as_str() {
             "vllm" | "dynamo-vllm" | "llmd-vllm" | "vllm-disagg" => "vllm",
             "sglang" | "dynamo-sglang" | "sglang-disagg" => "sglang",
@@ -415,6 +422,7 @@ fn cookbooks(evidence: &mut Evidence, date: &str) {
             .iter()
             .map(|f| f.filename.clone())
             .filter(|p| p.starts_with("benchmarks/") && p.ends_with(".sh") && !p.ends_with("benchmark_lib.sh"))
+            .chain(runs.iter().cloned())
             .collect();
         for line in entry.lines() {
             for marker in ["CONFIG_FILE=", "srt-recipe:"] {

@@ -6,9 +6,9 @@ use serde_json::json;
 
 use std::collections::BTreeSet;
 
-use super::affected::{self, entry_spans, sku, AffectedConfig};
+use super::affected::{entry_spans, AffectedConfig};
 use super::generated;
-use super::scan::{self, role, Role};
+use super::reach;
 use super::{Context, Outcome};
 use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
 use crate::matrix::process::parse_additions;
@@ -313,86 +313,6 @@ fn blobs_at<'e>(ev: &'e Evidence, sha: &str) -> Result<&'e BTreeMap<String, Stri
     }
 }
 
-/// The file name of a path, lower-cased.
-fn file_name(path: &str) -> String {
-    path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase()
-}
-
-/// Whether a script's name is that of a config's benchmark script: it begins with the
-/// `<prefix>_<precision>_` of a known config, or its second `_` part is a precision
-/// (`fp4`, `bf16`, `int4`, `mxfp4`, …), as scripts of configs no longer in any master config are.
-fn named_for_a_config(path: &str, families: &BTreeSet<String>) -> bool {
-    let name = file_name(path);
-    let precision = name
-        .split('_')
-        .nth(1)
-        .is_some_and(|p| ["fp", "bf", "int", "mxfp", "nvfp", "w4", "w8"].iter().any(|start| p.starts_with(start)));
-    precision || families.iter().any(|family| name.starts_with(family.as_str()))
-}
-
-/// `<model-prefix>_<precision>_`: how benchmark scripts named for a config begin (spec 20 §3.2:
-/// `model-prefix`, `precision` and `framework` pick the benchmark script).
-fn script_family(config: &AffectedConfig) -> String {
-    format!("{}_{}_", config.model_prefix, config.precision).to_ascii_lowercase()
-}
-
-/// The benchmark scripts named for `config`: `<prefix>_<precision>_<sku>_<framework>…`; the one
-/// whose name is the key itself (`dsr1-fp4-b200-sglang-mtp` → `dsr1_fp4_b200_sglang_mtp.sh`)
-/// when there is one, else every script of that prefix.
-fn named_scripts<'p>(config: &AffectedConfig, scripts: &[&'p String]) -> Vec<&'p String> {
-    let framework = config.framework.replace('-', "_");
-    let start = format!("{}{}_{}", script_family(config), sku(&config.runner), framework).to_ascii_lowercase();
-    let own: Vec<&String> = scripts.iter().copied().filter(|p| file_name(p).starts_with(&start)).collect();
-    let exact = format!("{}.", config.key.replace('-', "_").to_ascii_lowercase());
-    let by_key: Vec<&String> = own.iter().copied().filter(|p| file_name(p).starts_with(&exact)).collect();
-    if by_key.is_empty() {
-        own
-    } else {
-        by_key
-    }
-}
-
-/// Whether a script named for no config (a shared library, a runner launcher) is on the path
-/// of `config`: `runners/launch_<sku>…` for its SKU, `benchmarks/single_node/…` for single-node
-/// configs, `benchmarks/multi_node/…` for multinode ones, anything else for every config.
-fn shared_script_runs(config: &AffectedConfig, path: &str) -> bool {
-    let logical = scan::logical_path(path);
-    if logical.starts_with("runners/") {
-        return file_name(path).starts_with(&format!("launch_{}", sku(&config.runner)));
-    }
-    if logical.starts_with("benchmarks/multi_node/") {
-        return config.multinode;
-    }
-    if logical.starts_with("benchmarks/single_node/") {
-        return !config.multinode;
-    }
-    true
-}
-
-/// `CONFIG_FILE=recipes/<rest>[:selector]` and `srt-recipe: …/srt-slurm-recipes/<rest>` values in an
-/// entry's text → `<rest>` (the path only: the selector picks a variant inside the same file).
-fn recipe_refs(entry_text: &str) -> BTreeSet<String> {
-    let value = |rest: &str| -> Option<String> {
-        let value = rest.split(|c: char| c == '"' || c == '\'' || c == ',' || c.is_whitespace()).next()?;
-        Some(value.split(':').next()?.trim_end_matches([']', '}']).to_owned())
-    };
-    let multinode = entry_text.split("CONFIG_FILE=").skip(1).filter_map(|rest| {
-        let path = value(rest)?;
-        path.strip_prefix("recipes/").map(str::to_owned)
-    });
-    // Single-node rows of the newer schema: `srt-recipe: benchmarks/single_node/srt-slurm-recipes/<rest>`.
-    let single_node = entry_text.split("srt-recipe:").skip(1).filter_map(|rest| {
-        let path = value(rest.trim_start())?;
-        path.split_once("srt-slurm-recipes/").map(|(_, rest)| rest.to_owned())
-    });
-    multinode.chain(single_node).collect()
-}
-
-/// The part of a recipe path after `srt-slurm-recipes/`.
-fn recipe_rest(path: &str) -> Option<&str> {
-    scan::logical_path(path).split_once("srt-slurm-recipes/").map(|(_, rest)| rest)
-}
-
 fn entry_text(text: &str, config: &AffectedConfig) -> Option<String> {
     entry_spans(text, &config.file).remove(&config.key).map(|span| span.text)
 }
@@ -427,32 +347,26 @@ fn sweep_entry(ev: &Evidence, sweep_sha: &str, config: &AffectedConfig) -> Resul
     }
 }
 
-/// Whether every launcher script, recipe and master-config entry the sweep at `sweep_sha` ran is
-/// identical at the head (ARCHITECTURE decision 7; the published "keeps the recipe blob 1ea4e7f
-/// and the master entry unchanged" argument, decision F8). The files it ran are those of the
-/// configs the PR affects: the scripts named for each config and the shared scripts on its path,
-/// the recipes its `CONFIG_FILE=` names; they are compared by blob SHA. A master config whose
-/// blob differs (the PR merged main) is compared entry by entry, its text at the sweep commit
-/// from `Evidence.texts_at`. Returns how many files and entries were compared.
+/// Whether every file and master-config entry the sweep at `sweep_sha` ran is identical at the
+/// head (ARCHITECTURE decision 7; the published "keeps the recipe blob 1ea4e7f and the master
+/// entry unchanged" argument, decision F8). The files it ran are what the launch model says each
+/// affected config runs at the head: its runner launchers, benchmark scripts and recipes and the
+/// files they reach; they are compared by blob SHA. A master config whose blob differs (the PR
+/// merged main) is compared entry by entry, its text at the sweep commit from
+/// `Evidence.texts_at`. Returns how many files and entries were compared.
 fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent> {
     let ev = cx.evidence;
     let (sweep, head) = (blobs_at(ev, sweep_sha)?, blobs_at(ev, &ev.pull_request.head_sha)?);
-    let configs = affected::affected_configs(cx)
+    let reaches = reach::affected_reach(cx)
         .map_err(|e| NotEquivalent::Unverifiable(format!("the configs the sweep ran cannot be read: {e}")))?;
-    if configs.is_empty() {
+    if reaches.is_empty() {
         return Err(NotEquivalent::Unverifiable(
             "the PR affects no master-config entry the sweep could have run".into(),
         ));
     }
-    let known = affected::all_configs(cx).unwrap_or_default();
-    let families: BTreeSet<String> = known.iter().chain(&configs).map(script_family).collect();
-    let recorded: BTreeSet<&String> = sweep.keys().chain(head.keys()).collect();
-    let scripts: Vec<&String> = recorded.iter().copied().filter(|p| role(p) == Role::Script).collect();
-    let (named, shared): (Vec<&String>, Vec<&String>) = scripts.iter().partition(|p| named_for_a_config(p, &families));
-    let mut ran: BTreeSet<&String> = BTreeSet::new();
-    for config in &configs {
-        let own = named_scripts(config, &named);
-        let mut recipes = Vec::new();
+    let mut ran: BTreeSet<&str> = BTreeSet::new();
+    for r in &reaches {
+        let config = &r.config;
         let master_same = sweep.get(&config.file).is_some_and(|blob| head.get(&config.file) == Some(blob));
         let at_head = head_entry(ev, config)?;
         let at_sweep = if master_same { Some(at_head.clone()) } else { sweep_entry(ev, sweep_sha, config)? };
@@ -460,39 +374,32 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
             let entry = format!("{}: {}", config.file, config.key);
             return Err(NotEquivalent::Changed(entry, if at_sweep.is_some() { "changed" } else { "added" }));
         }
-        for rest in recipe_refs(&at_head) {
-            let found: Vec<&String> =
-                recorded.iter().copied().filter(|p| role(p) == Role::Recipe && recipe_rest(p) == Some(&rest)).collect();
-            if found.is_empty() {
-                return Err(NotEquivalent::Unverifiable(format!(
-                    "the recipe recipes/{rest} that {} names is not recorded at {} or at the head",
-                    config.key,
-                    short(sweep_sha)
-                )));
-            }
-            recipes.extend(found);
-        }
-        if own.is_empty() && recipes.is_empty() {
+        if !r.launch.resolves() {
             return Err(NotEquivalent::Unverifiable(format!(
                 "no launcher script or recipe of {} is recorded at {} or at the head",
                 config.key,
                 short(sweep_sha)
             )));
         }
-        ran.extend(own);
-        ran.extend(recipes);
-        ran.extend(shared.iter().copied().filter(|p| shared_script_runs(config, p)));
+        ran.extend(r.launch.jobs.iter().filter_map(|j| j.launcher.as_deref()));
+        ran.extend(r.path.files.iter().map(|f| f.path.as_str()));
     }
     for path in &ran {
         let how = match (sweep.get(*path), head.get(*path)) {
             (Some(a), Some(b)) if a == b => continue,
             (Some(_), Some(_)) => "changed",
             (Some(_), None) => "removed",
-            _ => "added",
+            (None, Some(_)) => "added",
+            (None, None) => {
+                return Err(NotEquivalent::Unverifiable(format!(
+                    "{path}, which the launch model says the sweep ran, is recorded neither at {} nor at the head",
+                    short(sweep_sha)
+                )))
+            }
         };
-        return Err(NotEquivalent::Changed((*path).clone(), how));
+        return Err(NotEquivalent::Changed((*path).to_owned(), how));
     }
-    Ok(ran.len() + configs.len())
+    Ok(ran.len() + reaches.len())
 }
 
 pub fn check(cx: &Context) -> Outcome {
@@ -718,10 +625,20 @@ mod tests {
 
     fn master(sglang_conc: u32, trt_conc: u32) -> String {
         format!(
-            "dsr1-fp4-b200-sglang:\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  conc-end: {sglang_conc}\n\
-             dsr1-fp4-b200-trt:\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: trt\n  conc-end: {trt_conc}\n\
+            "dsr1-fp4-b200-sglang:\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n{}\
+             dsr1-fp4-b200-trt:\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: trt\n{}\
              dsr1-fp4-gb200-dynamo-sglang:\n  model-prefix: dsr1\n  runner: gb200\n  precision: fp4\n  framework: dynamo-sglang\n  multinode: true\n  \
-             settings:\n  - \"CONFIG_FILE=recipes/sglang/x/disagg.yaml:zip_override_hi[1]\"\n"
+             scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - conc-list: [4]\n        \
+             additional-settings:\n        - \"CONFIG_FILE=recipes/sglang/x/disagg.yaml:zip_override_hi[1]\"\n",
+            single_node(sglang_conc),
+            single_node(trt_conc),
+        )
+    }
+
+    fn single_node(conc_end: u32) -> String {
+        format!(
+            "  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      \
+             - {{ tp: 8, conc-start: 4, conc-end: {conc_end} }}\n"
         )
     }
 
@@ -731,6 +648,12 @@ mod tests {
     fn green_on_the_older_commit() -> Evidence {
         let mut e = with_added_file(evidence(), MASTER, &master(64, 128));
         e.base.insert(MASTER, master(32, 128));
+        // What the launch model reads at the head: no runners.yaml, so the naming rule finds the
+        // single-node script, which sources the library; the recipe is the repository's.
+        e.head.insert(SCRIPT, "source \"$(dirname \"$0\")/../../benchmark_lib.sh\"\npython3 -m sglang.launch_server\n");
+        e.head.insert("benchmarks/benchmark_lib.sh", "wait_for_server() { :; }\n");
+        e.head.insert("benchmarks/single_node/new_helper.sh", "echo unused\n");
+        e.head.insert(RECIPE, "name: x\n");
         e.check_runs.insert(
             "a".repeat(40),
             Fact::Ok(vec![run("single-node 8k1k / x", "success", 5), run("eval / x", "success", 5)]),
@@ -776,15 +699,17 @@ mod tests {
     #[test]
     fn a_merge_of_main_after_the_sweep_keeps_it_when_the_files_and_entry_it_ran_are_unchanged() {
         let o = outcome(&green_on_the_older_commit());
-        // The script, the shared library and the entry; not the trt script, the multinode,
+        // The script, the library it sources and the entry; not the trt script, the multinode,
         // agentic and other-SKU files, nor the recipe of an entry the PR does not affect.
         assert_eq!((o.status, o.message.args["files"].clone()), (Status::Pass, json!(3)), "{o:?}");
         let o =
             outcome(&with_blob(green_on_the_older_commit(), 'b', "benchmarks/single_node/new_helper.sh", Some("9")));
+        assert_eq!(o.status, Status::Pass, "a script nothing the config runs reaches: {o:?}");
+        let o = outcome(&with_blob(green_on_the_older_commit(), 'a', "benchmarks/benchmark_lib.sh", None));
         assert_eq!(
             key_and_file(&o),
-            (Status::Fail, "head_changed", "benchmarks/single_node/new_helper.sh", "added"),
-            "a shared single-node script on the path"
+            (Status::Fail, "head_changed", "benchmarks/benchmark_lib.sh", "added"),
+            "the library the script sources"
         );
     }
 
@@ -814,18 +739,9 @@ mod tests {
             e
         };
         let e = affected_multinode(green_on_the_older_commit());
-        let o = outcome(&e);
-        assert_eq!(
-            key_and_file(&o),
-            (Status::Fail, "head_changed", "benchmarks/multi_node/srt_slurm_launch.sh", "changed")
-        );
-        let e = affected_multinode(with_blob(
-            green_on_the_older_commit(),
-            'b',
-            "benchmarks/multi_node/srt_slurm_launch.sh",
-            Some("old"),
-        ));
         assert_eq!(outcome(&e).status, Status::Pass, "{:?}", outcome(&e));
+        let e = with_blob(e, 'b', "benchmarks/multi_node/srt_slurm_launch.sh", Some("old"));
+        assert_eq!(outcome(&e).status, Status::Pass, "a script the recipe does not reach: {:?}", outcome(&e));
         let e = with_blob(e, 'b', RECIPE, Some("5d1c"));
         assert_eq!(key_and_file(&outcome(&e)), (Status::Fail, "head_changed", RECIPE, "changed"));
         let e = with_blob(with_blob(e, 'b', RECIPE, None), 'a', RECIPE, None);
@@ -856,6 +772,10 @@ mod tests {
         for sha in ['a', 'b'] {
             e = with_blob(e, sha, SCRIPT, None);
         }
+        let o = outcome(&e);
+        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains(SCRIPT)), "{o:?}");
+        let mut e = green_on_the_older_commit();
+        e.head.remove(SCRIPT);
         let o = outcome(&e);
         assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("no launcher script")), "{o:?}");
         let mut e = green_on_the_older_commit();

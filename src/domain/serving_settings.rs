@@ -315,11 +315,32 @@ impl Scope {
 
     /// Every expansion of `text`; an unknown variable stays as written.
     fn expand(&self, text: &str, depth: usize) -> BTreeSet<String> {
+        self.expand_in(text, depth, &[])
+    }
+
+    /// `expanding`: the variables whose values are being expanded. A value that names its own
+    /// variable reads the value from before the assignment: a job input's stays symbolic
+    /// (`TP="${PREFILL_TP:-${TP:-1}}"` is `$TP`), another's default applies (`MEM="${MEM:-0.83}"`).
+    fn expand_in(&self, text: &str, depth: usize, expanding: &[&str]) -> BTreeSet<String> {
         let Some(start) = text.find('$') else { return [text.to_owned()].into() };
         let (head, rest) = text.split_at(start);
         let rest = &rest[1..];
         let (name, default, tail) = if let Some(inner) = rest.strip_prefix('{') {
-            let Some(end) = inner.find('}') else { return [text.to_owned()].into() };
+            // The `}` that closes this `${`, nested `${…}` in a default included.
+            let mut depth = 0usize;
+            let close = inner.char_indices().find(|&(i, c)| match c {
+                '{' if inner[..i].ends_with('$') => {
+                    depth += 1;
+                    false
+                }
+                '}' if depth == 0 => true,
+                '}' => {
+                    depth -= 1;
+                    false
+                }
+                _ => false,
+            });
+            let Some((end, _)) = close else { return [text.to_owned()].into() };
             let body = &inner[..end];
             let (name, default) = match body.split_once(":-").or_else(|| body.split_once('-')) {
                 Some((n, d)) => (n, Some(d)),
@@ -331,15 +352,22 @@ impl Scope {
             (&rest[..end], None, &rest[end..])
         };
         let literal = &text[start..text.len() - tail.len()];
-        let values: BTreeSet<String> =
+        let inner: Vec<&str> = expanding.iter().copied().chain([name]).collect();
+        let job_input = crate::domain::launch::WORKFLOW_ENV.contains(&name);
+        let values: BTreeSet<String> = if expanding.contains(&name) && (job_input || default.is_none()) {
+            [format!("${name}")].into()
+        } else if expanding.contains(&name) {
+            self.expand_in(default.unwrap_or_default(), depth + 1, expanding)
+        } else {
             match self.vars.get(name).filter(|_| depth < MAX_SOURCE_DEPTH && is_var_name(name)) {
-                Some(values) => values.iter().flat_map(|v| self.expand(v, depth + 1)).collect(),
+                Some(values) => values.iter().flat_map(|v| self.expand_in(v, depth + 1, &inner)).collect(),
                 None => match default {
-                    Some(d) => self.expand(d, depth + 1),
+                    Some(d) => self.expand_in(d, depth + 1, expanding),
                     None => [literal.to_owned()].into(),
                 },
-            };
-        let tails = self.expand(tail, depth);
+            }
+        };
+        let tails = self.expand_in(tail, depth, expanding);
         let mut out = BTreeSet::new();
         for v in &values {
             for t in &tails {
@@ -639,6 +667,17 @@ mod tests {
         assert_eq!(s.settings["ROCM_QUICK_REDUCE_QUANTIZATION"].at, "amd_utils/server_sglang.sh");
         assert_eq!(s.settings["--mem-fraction-static"].at, "bench/x.sh:10");
         assert!(!s.settings.contains_key("MEM"), "plain variables are not env settings");
+    }
+
+    #[test]
+    fn a_nested_default_expands_whole() {
+        // benchmark_lib.sh: `export TP="${PREFILL_TP:-${PREFILL_TP_SIZE:-${TP:-1}}}"`.
+        let lib = "export TP=\"${PREFILL_TP:-${PREFILL_TP_SIZE:-${TP:-1}}}\"\n";
+        let resolve = |_: &str, _: &str| Some(("lib.sh".to_owned(), lib.to_owned()));
+        let s =
+            from_script("source lib.sh\nvllm serve $MODEL --tensor-parallel-size=\"$TP\"\n", "v.sh", &resolve).unwrap();
+        let tp = values(&s, "--tensor-parallel-size");
+        assert_eq!(tp, ["$TP"], "the job's TP, from before the assignment that names it");
     }
 
     #[test]

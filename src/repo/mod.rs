@@ -179,6 +179,11 @@ impl MemTree {
         self
     }
 
+    /// Takes a file out of the tree.
+    pub fn remove(&mut self, path: &str) -> Option<Vec<u8>> {
+        self.files.remove(path)
+    }
+
     /// The bytes of a file, borrowed.
     pub fn get(&self, path: &str) -> Option<&[u8]> {
         self.files.get(path).map(Vec::as_slice)

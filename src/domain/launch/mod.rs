@@ -35,7 +35,7 @@ use crate::yaml::{self, Node, Value};
 
 /// The workflow environment names a job binds (unset ones read as empty in a launcher):
 /// `benchmark-tmpl.yml` and `benchmark-multinode-tmpl.yml` `env:` blocks.
-const WORKFLOW_ENV: &[&str] = &[
+pub(crate) const WORKFLOW_ENV: &[&str] = &[
     "RANDOM_RANGE_RATIO",
     "HF_TOKEN",
     "HF_HUB_CACHE",
@@ -535,9 +535,7 @@ impl<'t> LaunchTree<'t> {
         let copied = run.and_then(|run| {
             let mut copies: Vec<&runner::Copy> = run.copies.iter().collect();
             copies.sort_by_key(|c| !c.sure);
-            copies
-                .into_iter()
-                .find_map(|c| rel.strip_prefix(&format!("{}/", c.to)).map(|rest| format!("{}/{rest}", c.from)))
+            copies.into_iter().find_map(|c| c.source_of(&rel))
         });
         let (path, external) = match (copied, run) {
             (Some(path), _) => (path, None),

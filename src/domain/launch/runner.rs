@@ -33,15 +33,28 @@ pub struct Checkout {
     pub sure: bool,
 }
 
-/// A repository folder copied over a folder of the checkout, as the recipes `srtctl` reads.
+/// A repository folder or file copied over the checkout, as the recipes `srtctl` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copy {
-    /// Repository path of the source folder.
+    /// Repository path of the source.
     pub from: String,
-    /// Checkout-relative destination (`recipes/vllm/kimi-k3/agentic`).
+    /// Checkout-relative destination (`recipes/vllm/kimi-k3/agentic`, or a file's path).
     pub to: String,
+    /// A folder's contents (`cp -rT`), else one file.
+    pub folder: bool,
     pub at: String,
     pub sure: bool,
+}
+
+impl Copy {
+    /// The repository file a checkout path `rel` is, if this copy wrote it.
+    pub fn source_of(&self, rel: &str) -> Option<String> {
+        if self.folder {
+            rel.strip_prefix(&format!("{}/", self.to)).map(|rest| format!("{}/{rest}", self.from))
+        } else {
+            (rel == self.to).then(|| self.from.clone())
+        }
+    }
 }
 
 impl RunnerRun {
@@ -307,7 +320,7 @@ fn statement_step(
         }
     }
     if is_command {
-        scan_checkout(&words[i + assigns..], at, act, env, root, run);
+        scan_checkout(&words[i + assigns..], at, act, env, (root, exists), run);
     }
     if run.srtctl.is_none() && runs_srtctl(&words) {
         run.srtctl = Some(at.to_owned());
@@ -315,9 +328,17 @@ fn statement_step(
     scan_runs(st, at, act, env, root, run);
 }
 
-/// `git clone [-b REF] URL [DIR]`, `git checkout REF`, `cp -rT SRC DST` and `srtctl apply`: how
-/// a multi-node launcher prepares the srt-slurm checkout whose recipe the job runs.
-fn scan_checkout(words: &[String], at: &str, act: Tri, env: &Env, root: &str, run: &mut RunnerRun) {
+/// `git clone [-b REF] URL [DIR]`, `git checkout REF` and `cp -rT SRC DST` / `cp FILE DST[/]`
+/// from the workspace: how a multi-node launcher prepares the srt-slurm checkout whose recipe the
+/// job runs.
+fn scan_checkout(
+    words: &[String],
+    at: &str,
+    act: Tri,
+    env: &Env,
+    (root, exists): (&str, &dyn Fn(&str) -> Tri),
+    run: &mut RunnerRun,
+) {
     let sure = act == Tri::Yes;
     let expand = |w: &str| env.expand(w, at);
     match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
@@ -347,15 +368,25 @@ fn scan_checkout(words: &[String], at: &str, act: Tri, env: &Env, root: &str, ru
             (Err(u), Some(_)) => run.unresolved.push(u),
             _ => {}
         },
-        ["cp", flags, from, to] if flags.starts_with('-') && flags.contains('T') => match (expand(from), expand(to)) {
-            (Ok(from), Ok(to)) => {
-                if let Some(from) = repo_path(&from, root).filter(|_| from.starts_with("./")) {
-                    let to = normalize_path(to.trim_start_matches("./"));
-                    run.copies.push(Copy { from, to, at: at.to_owned(), sure });
+        ["cp", args @ ..] => {
+            let flags: String = args.iter().filter(|a| a.starts_with('-')).map(|a| a.trim_start_matches('-')).collect();
+            let paths: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+            let [from, to] = paths.as_slice() else { return };
+            match (expand(from), expand(to)) {
+                (Ok(from), Ok(to)) => {
+                    let Some(source) = repo_path(&from, root).filter(|_| from.starts_with("./")) else { return };
+                    let folder = flags.contains('T');
+                    let name = source.rsplit('/').next().unwrap_or(&source).to_owned();
+                    let to = match (folder, to.ends_with('/')) {
+                        (false, _) if exists(&from) != Tri::Yes => return, // a folder copied without -T: ambiguous
+                        (false, true) => format!("{}/{name}", normalize_path(to.trim_start_matches("./"))),
+                        _ => normalize_path(to.trim_start_matches("./")),
+                    };
+                    run.copies.push(Copy { from: source, to, folder, at: at.to_owned(), sure });
                 }
+                (Err(u), _) | (_, Err(u)) => run.unresolved.push(u),
             }
-            (Err(u), _) | (_, Err(u)) => run.unresolved.push(u),
-        },
+        }
         _ => {}
     }
 }
@@ -515,5 +546,40 @@ mod tests {
         assert!(r.scripts.is_empty(), "{r:?}");
         let whys: Vec<(&str, &str)> = r.unresolved.iter().map(|u| (u.why, u.at.as_str())).collect();
         assert_eq!(whys, [("command_substitution", "r.sh:1"), ("loop", "r.sh:4")]);
+    }
+
+    #[test]
+    fn copies_over_the_checkout_are_read_in_each_form_cp_writes() {
+        let text = "git clone https://github.com/NVIDIA/srt-slurm.git s\ncd s\n\
+cp -rT \"$GITHUB_WORKSPACE/benchmarks/r/sglang/a\" recipes/sglang/renamed || exit 1\n\
+cp \"$GITHUB_WORKSPACE/benchmarks/r/vllm/one.yaml\" recipes/vllm/\n\
+LOCAL=\"$GITHUB_WORKSPACE/benchmarks/r/${CONFIG_FILE#recipes/}\"\n\
+if [[ -f \"$LOCAL\" ]]; then\n  cp \"$LOCAL\" \"$CONFIG_FILE\"\nfi\n\
+cp -r \"$GITHUB_WORKSPACE/benchmarks/r/trtllm\" recipes/\n";
+        let tree = MemTree::new()
+            .with("benchmarks/r/vllm/one.yaml", "a")
+            .with("benchmarks/r/trt/x.yaml", "b")
+            .with("benchmarks/r/trtllm/y.yaml", "c");
+        let mut e = env("dynamo-trt", "none");
+        e.bind("CONFIG_FILE", "recipes/trt/x.yaml");
+        let run = evaluate(&tree, "runners/l.sh", text, &mut e, "");
+        let copies: Vec<(&str, &str, bool)> =
+            run.copies.iter().map(|c| (c.from.as_str(), c.to.as_str(), c.folder)).collect();
+        assert_eq!(
+            copies,
+            [
+                ("benchmarks/r/sglang/a", "recipes/sglang/renamed", true),
+                ("benchmarks/r/vllm/one.yaml", "recipes/vllm/one.yaml", false),
+                ("benchmarks/r/trt/x.yaml", "recipes/trt/x.yaml", false),
+            ],
+            "a folder copied without -T lands in or as its destination: not read"
+        );
+        assert_eq!(
+            run.copies[0].source_of("recipes/sglang/renamed/b/c.yaml").as_deref(),
+            Some("benchmarks/r/sglang/a/b/c.yaml")
+        );
+        assert_eq!(run.copies[1].source_of("recipes/vllm/one.yaml").as_deref(), Some("benchmarks/r/vllm/one.yaml"));
+        assert_eq!(run.copies[1].source_of("recipes/vllm/two.yaml"), None);
+        assert_eq!(run.checkout().map(|c| c.repo.as_str()), Some("NVIDIA/srt-slurm"));
     }
 }
