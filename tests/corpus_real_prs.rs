@@ -37,6 +37,7 @@ use sweepgate::evidence::{
 };
 use sweepgate::matrix::{MatrixOutput, Row};
 use sweepgate::repo::{GitTree, Layout, Logical, MemTree, Tree};
+use sweepgate::results::shapes;
 
 /// Every check is judged: a FAIL on a merged PR is a false rejection unless written down as an
 /// exception (the PR's fault) or an open sweepgate defect.
@@ -539,49 +540,11 @@ fn job_name(row: &Row) -> String {
     )
 }
 
-/// `RESULT_FILENAME` as the templates build it: `benchmark-tmpl.yml` (single-node, one conc) or
-/// `benchmark-multinode-tmpl.yml` (prefill/decode workers, the conc list joined by `x`); the
-/// runner's machine name ends it.
+/// `RESULT_FILENAME` as the templates build it (`results::shapes::result_filename`, the one
+/// place the workflows' pattern lives); the runner's machine name ends it.
 fn result_filename(row: &Row, concs: &[i64]) -> String {
-    let or1 = |v: String| if v.is_empty() || v == "null" { "1".to_owned() } else { v };
-    let worker =
-        |role: &str, key: &str| or1(row.get(role).and_then(|w| w.get(key)).map(Value::to_string).unwrap_or_default());
     let machine = format!("{}_0", text(row, "runner").trim_start_matches("cluster:"));
-    let (exp, precision, framework) = (text(row, "exp-name"), text(row, "precision"), text(row, "framework"));
-    let flag = |v: String| if v.is_empty() || v == "null" { "false".to_owned() } else { v };
-    let tail = format!("disagg-{}_spec-{}", flag(text(row, "disagg")), text(row, "spec-decoding"));
-    let conc: Vec<String> = concs.iter().map(i64::to_string).collect();
-    if row.get("prefill").is_some() {
-        let role = |r: &str| {
-            format!(
-                "{r}-tp{}-pp{}-dcp{}-pcp{}-ep{}-dp{}-nw{}",
-                worker(r, "tp"),
-                worker(r, "pp"),
-                worker(r, "dcp-size"),
-                worker(r, "pcp-size"),
-                worker(r, "ep"),
-                flag(row.get(r).and_then(|w| w.get("dp-attn")).map(Value::to_string).unwrap_or_default()),
-                worker(r, "num-worker")
-            )
-        };
-        format!(
-            "{exp}_{precision}_{framework}_{}_{}_{tail}_conc{}_{machine}",
-            role("prefill"),
-            role("decode"),
-            conc.join("x")
-        )
-    } else {
-        format!(
-            "{exp}_{precision}_{framework}_tp{}-pp{}-dcp{}-pcp{}-ep{}-dpa{}_{tail}_conc{}_{machine}",
-            or1(text(row, "tp")),
-            or1(text(row, "pp")),
-            or1(text(row, "dcp-size")),
-            or1(text(row, "pcp-size")),
-            or1(text(row, "ep")),
-            flag(text(row, "dp-attn")),
-            conc.join("x")
-        )
-    }
+    shapes::result_filename(row, concs, &machine)
 }
 
 /// The eval artifact of one eval row as the templates upload it (`eval_${EXP_NAME}_${RF}`
@@ -696,9 +659,11 @@ fn sweep(evidence: &mut Evidence, run_id: u64) {
                     continue;
                 }
                 let task = if family.contains("agentic") { "swebench_lite" } else { "gsm8k" };
+                // A multi-node eval job evaluates `eval-conc`, else the largest of its conc list
+                // (benchmark-multinode-tmpl.yml:141-142, 493-495).
                 let eval_concs = match row.get("eval-conc").and_then(Value::as_i64) {
                     Some(conc) => vec![conc],
-                    None if row.get("prefill").is_some() => concs(row).into_iter().take(1).collect(),
+                    None if row.get("prefill").is_some() => concs(row).into_iter().max().into_iter().collect(),
                     None => concs(row),
                 };
                 for conc in eval_concs {

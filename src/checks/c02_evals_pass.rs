@@ -6,7 +6,7 @@
 //! conditional kernel path the launch enables (`checks/02-kernel-paths.toml`) is proven served
 //! by a line of the eval server logs. Every problem is reported, not only the first.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -25,6 +25,7 @@ use crate::results::eval::{
     validate_batch_manifest, Consistency, EvalRow, LmEvalResults, MetaEnv, Threshold, FALLBACK_MIN_SCORE,
 };
 use crate::results::eval_logs::{self, KernelPath, MAX_SCAN_BYTES};
+use crate::results::shapes;
 
 const KERNEL_PATHS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/02-kernel-paths.toml"));
 /// Problems that say "could not be verified" rather than "is wrong" (the header orders them last).
@@ -220,17 +221,28 @@ fn same_image(config: &str, eval: &str) -> bool {
     a == b && (da.is_none() || db.is_none() || da == db)
 }
 
+/// The result filenames (up to the runner's name, `shapes::result_filename_heads`) of the rows
+/// each affected config generates at the head: a result belongs to the config whose rows name it
+/// (issue 28 item 2).
+fn result_heads(ev: &Evidence, configs: &[AffectedConfig]) -> BTreeMap<String, Vec<String>> {
+    let generated = generated::rows_by_config(&ev.head, configs).unwrap_or_default();
+    let heads = |rows: Vec<Row>| rows.iter().flat_map(shapes::result_filename_heads).collect();
+    generated.into_iter().map(|(key, rows)| (key, heads(rows.unwrap_or_default()))).collect()
+}
+
 /// The images the evals of `config` ran on, each with where it was read (`{job, line}` or
 /// `{artifact}`): the eval job logs that name the config, then the same run's `bmk_*`
-/// aggregates whose identity (model, SKU, engine, precision and speculative decoding) is this
-/// config's and no other affected config's (the eval artifacts carry no image, spec 40 §1.2).
-/// An aggregate that several affected configs could have written is returned in the second
-/// list: ambiguous evidence, never another config's image.
+/// aggregates whose identity (model, SKU, engine, precision) is this config's and whose result
+/// filename one of its rows generates (`heads`); where no config's rows name the file, identity
+/// and speculative decoding decide, and only when they single this config out (the eval
+/// artifacts carry no image, spec 40 §1.2). An aggregate that several affected configs could
+/// have written is returned in the second list: ambiguous evidence, never another config's image.
 fn eval_images(
     ev: &Evidence,
     run_id: u64,
     config: &AffectedConfig,
     configs: &[AffectedConfig],
+    heads: &BTreeMap<String, Vec<String>>,
 ) -> (Vec<(String, Value)>, Vec<String>) {
     let mut found = Vec::new();
     let mut ambiguous = Vec::new();
@@ -263,7 +275,14 @@ fn eval_images(
         let (Some(image), true) = (agg.get("image").and_then(Value::as_str), same(config)) else { continue };
         let artifact = path.strip_prefix(&format!("{run_id}/")).unwrap_or(path);
         let artifact = artifact.split('/').next().unwrap_or(artifact).to_owned();
+        let rf = shapes::artifact_kind(&artifact).map_or("", |(_, rf)| rf);
+        let names =
+            |c: &AffectedConfig| heads.get(&c.key).is_some_and(|h| h.iter().any(|h| rf.starts_with(h.as_str())));
         let mut owners: Vec<&AffectedConfig> = configs.iter().filter(|c| same(c)).collect();
+        // The result filename decides where a config's rows name it.
+        if owners.iter().any(|c| names(c)) {
+            owners.retain(|c| names(c));
+        }
         if owners.len() > 1 {
             owners.retain(|c| c.spec_decoding.iter().any(|s| s.eq_ignore_ascii_case(&spec)));
         }
@@ -628,6 +647,7 @@ pub fn check(cx: &Context) -> Outcome {
     // The image the evals ran on, per affected config that has an eval set.
     let mut images = BTreeSet::new();
     let mut not_evaluated = Vec::new();
+    let heads = result_heads(ev, &configs);
     for config in &configs {
         let evaluated = sets.iter().filter_map(|s| s.meta.as_ref()).any(|(m, _)| {
             m.infmax_model_prefix.eq_ignore_ascii_case(&config.model_prefix)
@@ -640,7 +660,7 @@ pub fn check(cx: &Context) -> Outcome {
             not_evaluated.push(config.key.clone());
             continue;
         }
-        let (seen, ambiguous) = eval_images(ev, run.run_id, config, &configs);
+        let (seen, ambiguous) = eval_images(ev, run.run_id, config, &configs, &heads);
         if seen.is_empty() {
             problems.push(json!({"kind": "image_unknown", "config": config.key, "config_image": config.image, "ambiguous": ambiguous}));
         }
@@ -1095,6 +1115,62 @@ mod tests {
         assert!(en.contains("bmk_q_c64 could belong to several of the PR's configs"), "{en}");
         assert!(same_image("lmsysorg/sglang:v1@sha256:aa", "docker.io/lmsysorg/sglang:v1"));
         assert!(!same_image("lmsysorg/sglang:v1@sha256:aa", "lmsysorg/sglang:v1@sha256:bb"));
+    }
+
+    /// Issue 28 item 2: two configs of one model, SKU and engine on two images in one run. Each
+    /// aggregate belongs to the config whose rows generate its result filename
+    /// (benchmark-tmpl.yml:278), so each config's image is read from its own results and neither
+    /// is blamed on the other; swapped images are each a mismatch.
+    #[test]
+    fn aggregates_are_attributed_by_their_result_filename() {
+        let two = |image_of_tp8: &str, image_of_tp4: &str| {
+            let mut e = with_config(None);
+            let second = MASTER
+                .replace("qwen3.5-fp8-h200-sglang:", "qwen3.5-fp8-h200-sglang-b:")
+                .replace("v0.5.9-cu130", "v0.6.0")
+                .replace("tp: 8", "tp: 4");
+            e.head.insert("configs/amd-master.yaml", format!("{MASTER}{second}"));
+            e.head.insert("configs/runners.yaml", "labels:\n  h200: [h200-nb_1]\n");
+            e.head.insert("configs/nvidia-master.yaml", "{}\n");
+            for file in e.files.iter_mut().filter(|f| f.filename == "configs/amd-master.yaml") {
+                file.patch = Some(
+                    "@@ -1,0 +1,1 @@\n+qwen3.5-fp8-h200-sglang:\n@@ -15,0 +15,1 @@\n+qwen3.5-fp8-h200-sglang-b:\n"
+                        .into(),
+                );
+            }
+            let rf = |tp: u8| {
+                format!(
+                    "qwen3.5_8k1k_fp8_sglang_tp{tp}-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc64_h200-nb_1"
+                )
+            };
+            for (tp, image) in [(8, image_of_tp8), (4, image_of_tp4)] {
+                e.artifacts.insert(
+                    format!("{RUN}/bmk_{}/agg_{}.json", rf(tp), rf(tp)),
+                    format!(r#"{{"hw": "h200", "image": "{image}", "infmax_model_prefix": "qwen3.5", "framework": "sglang", "precision": "fp8"}}"#),
+                );
+            }
+            let o = outcome(&e);
+            let problems = o.message.args.get("problems").and_then(Value::as_array).cloned().unwrap_or_default();
+            let images: Vec<(String, String)> = problems
+                .iter()
+                .filter(|p| p["kind"].as_str().is_some_and(|k| k.starts_with("image_")))
+                .map(|p| {
+                    (
+                        p["kind"].as_str().unwrap_or_default().to_owned(),
+                        p["config"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect();
+            images
+        };
+        assert_eq!(two("lmsysorg/sglang:v0.5.9-cu130", "lmsysorg/sglang:v0.6.0"), []);
+        assert_eq!(
+            two("lmsysorg/sglang:v0.6.0", "lmsysorg/sglang:v0.5.9-cu130"),
+            [
+                ("image_mismatch".to_owned(), "qwen3.5-fp8-h200-sglang".to_owned()),
+                ("image_mismatch".to_owned(), "qwen3.5-fp8-h200-sglang-b".to_owned())
+            ]
+        );
     }
 
     #[test]
