@@ -560,13 +560,25 @@ fn eval_artifact(row: &Row, conc: i64, task: &str) -> (String, String, String) {
     } else {
         format!("eval_{}_{}", text(row, "exp-name"), result_filename(row, &[conc]))
     };
-    let meta = serde_json::json!({
+    // `bridge_disagg_eval_metadata` and `_write_lm_eval_meta_json` (benchmark_lib.sh:1150-1250):
+    // `tp`/`ep` are the prefill workers' on a multi-node job, `decode_*` the decode workers'
+    // (a single-node job's are its own).
+    let role = |r: &str, key: &str| {
+        row.get(r).and_then(|w| w.get(key)).map(Value::to_string).unwrap_or_else(|| text(row, key))
+    };
+    let mut meta = serde_json::json!({
         "is_multinode": multinode, "framework": text(row, "framework"), "precision": text(row, "precision"),
         "spec_decoding": text(row, "spec-decoding"), "recipe_fingerprint": "", "tp": int(pick("tp")), "pp": 1,
         "dcp_size": 1, "pcp_size": 1, "conc": conc, "ep": int(pick("ep")), "dp_attention": pick("dp-attn") == "true",
         "model": text(row, "model"), "infmax_model_prefix": text(row, "model-prefix"), "hw": text(row, "runner"),
         "isl": text(row, "isl"), "osl": text(row, "osl"),
     });
+    for r in ["prefill", "decode"] {
+        meta[format!("{r}_tp")] = int(role(r, "tp")).into();
+        meta[format!("{r}_ep")] = int(role(r, "ep")).into();
+        meta[format!("{r}_dp_attention")] = (role(r, "dp-attn") == "true").into();
+        meta[format!("{r}_num_workers")] = int(role(r, "num-worker")).into();
+    }
     let (score, filter, n) = if task == "gsm8k" { (0.97, "strict-match", 1319) } else { (0.62, "resolved", 300) };
     let results = serde_json::json!({
         "lm_eval_version": "0.4.9", "model_name": text(row, "model"),

@@ -316,7 +316,12 @@ struct ExpectedEval {
 }
 
 impl ExpectedEval {
-    fn from_row(row: &Row, fixed_single_node: bool, configs: &[AffectedConfig]) -> Option<ExpectedEval> {
+    fn from_row(
+        row: &Row,
+        fixed_single_node: bool,
+        configs: &[AffectedConfig],
+        heads: &BTreeMap<String, Vec<String>>,
+    ) -> Option<ExpectedEval> {
         let text = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let decode_tp = row.get("decode").and_then(|d| d.get("tp")).and_then(Value::as_i64);
         let multinode = row.contains_key("prefill");
@@ -344,6 +349,14 @@ impl ExpectedEval {
                     && affected::sku(&c.runner) == affected::sku(&runner)
             })
             .collect();
+        if own.len() > 1 {
+            // The config whose generated rows have this row's result filename (CE11).
+            let named = shapes::result_filename_heads(row);
+            let names = |c: &AffectedConfig| heads.get(&c.key).is_some_and(|h| named.iter().any(|n| h.contains(n)));
+            if own.iter().any(|c| names(c)) {
+                own.retain(|c| names(c));
+            }
+        }
         if own.len() > 1 {
             let image = text("image");
             own.retain(|c| c.image == image && c.spec_decoding.contains(&spec_decoding));
@@ -400,7 +413,11 @@ impl ExpectedEval {
 /// the PR appends (spec 20 §6 step 7, spec 40 §1.5), with the PR's eval labels. No appended
 /// entry: none owed here (Check 1 decides whether a sweep was due). `Err`: the processor cannot
 /// say, so a missing eval cannot be ruled out.
-fn expected_evals(ev: &Evidence, configs: &[AffectedConfig]) -> Result<Vec<ExpectedEval>, String> {
+fn expected_evals(
+    ev: &Evidence,
+    configs: &[AffectedConfig],
+    heads: &BTreeMap<String, Vec<String>>,
+) -> Result<Vec<ExpectedEval>, String> {
     let Some(changelog) = generated::pr_changelog(ev)? else { return Ok(Vec::new()) };
     // Append-only entries run no evals (spec 20 §6 step 7), whatever Check 12 finds in them.
     let unlabelled = ProcessOptions { all_evals: false, evals_only: false, ..changelog.options };
@@ -412,12 +429,20 @@ fn expected_evals(ev: &Evidence, configs: &[AffectedConfig]) -> Result<Vec<Expec
     let output = changelog.process(ev).map_err(|e| e.to_string())?;
     let fixed = output.evals.iter().map(|r| (r, true));
     let others = output.agentic_evals.iter().chain(&output.multinode_evals).chain(&output.multinode_agentic_evals);
-    Ok(fixed.chain(others.map(|r| (r, false))).filter_map(|(r, f)| ExpectedEval::from_row(r, f, configs)).collect())
+    Ok(fixed
+        .chain(others.map(|r| (r, false)))
+        .filter_map(|(r, f)| ExpectedEval::from_row(r, f, configs, heads))
+        .collect())
 }
 
 /// A problem for every owed eval point that no eval row of the run covers (spec 40 §1.8 step 3).
-fn missing_evals(ev: &Evidence, configs: &[AffectedConfig], rows: &[Scored]) -> Vec<Value> {
-    let expected = match expected_evals(ev, configs) {
+fn missing_evals(
+    ev: &Evidence,
+    configs: &[AffectedConfig],
+    heads: &BTreeMap<String, Vec<String>>,
+    rows: &[Scored],
+) -> Vec<Value> {
+    let expected = match expected_evals(ev, configs, heads) {
         Ok(expected) => expected,
         Err(reason) => return vec![json!({"kind": "evals_expected_unknown", "reason": reason})],
     };
@@ -689,7 +714,7 @@ pub fn check(cx: &Context) -> Outcome {
                 .push(json!({"kind": "cohort_unreadable", "run": id, "reason": outcome.message.args.get("reason")})),
         }
     }
-    problems.extend(missing_evals(ev, &configs, &rows));
+    problems.extend(missing_evals(ev, &configs, &heads, &rows));
     let mut compared = BTreeSet::new();
     for row in rows.iter().filter(|r| score_of(r).is_none()) {
         problems.push(json!({"kind": "no_score", "artifact": row.artifact, "task": row.row.scores.task}));
