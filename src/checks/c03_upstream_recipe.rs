@@ -1215,6 +1215,38 @@ mod tests {
         assert_eq!(kinds(&run(&single, MASTER)), ["no_link"], "single-node configs are judged in both eras");
     }
 
+    /// Every problem kind of `not_documented` renders in both languages, with both link kinds,
+    /// both setting kinds and each optional part of an uncovered row (issue 28, done when).
+    #[test]
+    fn every_problem_kind_renders_in_both_languages() {
+        let links = json!([{"kind": "pull", "short": "sglang#1", "merged_at": "2026-08-01T00:00:00Z", "files": "a.mdx"},
+            {"kind": "page", "short": "recipes.vllm.ai/x", "merged_at": "", "files": ""}]);
+        let setting = |kind: &str, missing_at: &str, partial: bool, stated: &str| {
+            json!({"name": "--x", "kind": kind, "values": "1/2", "missing": "2", "partial": partial,
+                "missing_at": missing_at, "concurrencies": "c8", "stated": stated, "at": "r.yaml:3"})
+        };
+        let uncovered = |documentation: &str, variant: serde_json::Value, role: &str| {
+            json!({"kind": "uncovered", "config": "c", "documentation": documentation, "source": "r.yaml", "role": role,
+                "variant": variant, "concurrencies": "c8–c16", "links": links,
+                "settings": [setting("flag", "c8", false, "1"), setting("env", "", true, ""), setting("flag", "", false, "")]})
+        };
+        let problems = [
+            json!({"kind": "no_link", "engine": "SGLang", "configs": ["c"], "expected": "https://github.com/sgl-project/sglang"}),
+            json!({"kind": "not_merged", "url": "u", "state": "open"}),
+            json!({"kind": "unverifiable", "url": "u", "reason": "r"}),
+            json!({"kind": "content_unavailable", "url": "u", "reason": "r"}),
+            json!({"kind": "not_tied", "config": "c", "links": ["u"], "model": "m"}),
+            json!({"kind": "settings_unknown", "config": "c", "reason": "r"}),
+            uncovered("cookbook", json!("TP4"), "frontend"),
+            uncovered("recipe", json!("TP4"), "decode"),
+            uncovered("recipe", serde_json::Value::Null, "prefill"),
+            json!({"kind": "wrong_place", "url": "u", "expected": "docs/cookbook/"}),
+        ];
+        let examples: Vec<Outcome> =
+            problems.into_iter().map(|p| Outcome::fail("not_documented").arg("problems", vec![p])).collect();
+        crate::checks::tests_support::assert_every_kind_renders(3, "not_documented", &examples);
+    }
+
     #[test]
     fn vendor_frameworks_are_out_of_scope() {
         let mut e = pr("");

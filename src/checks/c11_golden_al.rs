@@ -941,6 +941,30 @@ mod tests {
         assert_eq!(o.message.args["findings"][0]["draft"], 2);
     }
 
+    /// Every finding kind of `off_golden` renders in both languages (issue 28, done when).
+    #[test]
+    fn every_finding_kind_renders_in_both_languages() {
+        let f = |kind: &str, extra: serde_json::Value| {
+            let finding = with_fields(json!({"file": "x.sh", "line": 3, "kind": kind}), extra);
+            Outcome::fail("off_golden").arg("findings", vec![finding])
+        };
+        let mut examples = vec![
+            f("not_simulated", json!({})),
+            f(
+                "mismatch",
+                json!({"al": 2.9, "golden": 2.86, "golden_file": "g.yaml", "mode": "thinking_on", "draft": 3}),
+            ),
+            f("no_draft_length", json!({})),
+            f("no_curve", json!({"prefix": "dsv4", "method": "mtp", "mode": "thinking_on", "draft": 3})),
+            f("unknown_model", json!({})),
+            f("non_agentic", json!({})),
+        ];
+        for why in ["missing", "not_text", "too_deep", "external_recipe", "not_a_launcher"] {
+            examples.push(f("unreachable", json!({"reference": "s.sh", "via": "bash", "why": why})));
+        }
+        crate::checks::tests_support::assert_every_kind_renders(11, "off_golden", &examples);
+    }
+
     const AMD_MASTER: &str = "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp:\n  image: lmsysorg/sglang-rocm:v0.5.15\n  model: deepseek-ai/DeepSeek-V4-Pro\n  model-prefix: dsv4\n  runner: cluster:mi355x-amds\n  precision: fp4\n  framework: sglang-disagg\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: \"mtp\"\n        decode:\n          additional-settings:\n          - \"DECODE_NODES=1\"\n          - \"DECODE_MTP_SIZE=3\"\n";
     const AMD_LAUNCHER: &str = "benchmarks/multi_node/agentic/dsv4_fp4_mi355x_sglang-disagg.sh";
 
