@@ -230,6 +230,17 @@ fn result_heads(ev: &Evidence, configs: &[AffectedConfig]) -> BTreeMap<String, V
     generated.into_iter().map(|(key, rows)| (key, heads(rows.unwrap_or_default()))).collect()
 }
 
+/// Whether `text` names config `key` as a whole word: `dsr1-fp4-b200-sglang-tp4` does not name
+/// `dsr1-fp4-b200-sglang` (a key is letters, digits and `.`, `_`, `-`).
+fn names_key(text: &str, key: &str) -> bool {
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    !key.is_empty()
+        && text.match_indices(key).any(|(at, _)| {
+            !text[..at].chars().next_back().is_some_and(part)
+                && !text[at + key.len()..].chars().next().is_some_and(part)
+        })
+}
+
 /// The images the evals of `config` ran on, each with where it was read (`{job, line}` or
 /// `{artifact}`): the eval job logs that name the config, then the same run's `bmk_*`
 /// aggregates whose identity (model, SKU, engine, precision) is this config's and whose result
@@ -248,7 +259,7 @@ fn eval_images(
     let mut ambiguous = Vec::new();
     for (id, name, log) in job_logs(ev, run_id) {
         let mut budget = MAX_SCAN_BYTES;
-        let text_names_config = name.contains(&config.key) || String::from_utf8_lossy(log).contains(&config.key);
+        let text_names_config = names_key(name, &config.key) || names_key(&String::from_utf8_lossy(log), &config.key);
         if !text_names_config {
             continue;
         }
@@ -1196,6 +1207,16 @@ mod tests {
                 ("image_mismatch".to_owned(), "qwen3.5-fp8-h200-sglang-b".to_owned())
             ]
         );
+    }
+
+    /// A job log of config `k-tp4` does not name config `k` (its image was read for both).
+    #[test]
+    fn a_config_key_is_named_as_a_whole_word() {
+        assert!(names_key("eval / qwen3.5-fp8-h200-sglang tp8", "qwen3.5-fp8-h200-sglang"));
+        assert!(names_key("config-key: qwen3.5-fp8-h200-sglang\n", "qwen3.5-fp8-h200-sglang"));
+        assert!(!names_key("eval / qwen3.5-fp8-h200-sglang-tp4 tp4", "qwen3.5-fp8-h200-sglang"));
+        assert!(!names_key("config-key: xqwen3.5-fp8-h200-sglang", "qwen3.5-fp8-h200-sglang"));
+        assert!(!names_key("anything", ""));
     }
 
     #[test]
