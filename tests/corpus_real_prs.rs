@@ -38,6 +38,7 @@ use sweepgate::evidence::{
 };
 use sweepgate::matrix::{MatrixOutput, Row};
 use sweepgate::repo::{GitTree, Layout, Logical, MemTree, Tree};
+use sweepgate::results::shapes;
 
 /// Every check is judged: a FAIL on a merged PR is a false rejection unless written down as an
 /// exception (the PR's fault) or an open sweepgate defect.
@@ -547,49 +548,11 @@ fn job_name(row: &Row) -> String {
     )
 }
 
-/// `RESULT_FILENAME` as the templates build it: `benchmark-tmpl.yml` (single-node, one conc) or
-/// `benchmark-multinode-tmpl.yml` (prefill/decode workers, the conc list joined by `x`); the
-/// runner's machine name ends it.
+/// `RESULT_FILENAME` as the templates build it (`results::shapes::result_filename`, the one
+/// place the workflows' pattern lives); the runner's machine name ends it.
 fn result_filename(row: &Row, concs: &[i64]) -> String {
-    let or1 = |v: String| if v.is_empty() || v == "null" { "1".to_owned() } else { v };
-    let worker =
-        |role: &str, key: &str| or1(row.get(role).and_then(|w| w.get(key)).map(Value::to_string).unwrap_or_default());
     let machine = format!("{}_0", text(row, "runner").trim_start_matches("cluster:"));
-    let (exp, precision, framework) = (text(row, "exp-name"), text(row, "precision"), text(row, "framework"));
-    let flag = |v: String| if v.is_empty() || v == "null" { "false".to_owned() } else { v };
-    let tail = format!("disagg-{}_spec-{}", flag(text(row, "disagg")), text(row, "spec-decoding"));
-    let conc: Vec<String> = concs.iter().map(i64::to_string).collect();
-    if row.get("prefill").is_some() {
-        let role = |r: &str| {
-            format!(
-                "{r}-tp{}-pp{}-dcp{}-pcp{}-ep{}-dp{}-nw{}",
-                worker(r, "tp"),
-                worker(r, "pp"),
-                worker(r, "dcp-size"),
-                worker(r, "pcp-size"),
-                worker(r, "ep"),
-                flag(row.get(r).and_then(|w| w.get("dp-attn")).map(Value::to_string).unwrap_or_default()),
-                worker(r, "num-worker")
-            )
-        };
-        format!(
-            "{exp}_{precision}_{framework}_{}_{}_{tail}_conc{}_{machine}",
-            role("prefill"),
-            role("decode"),
-            conc.join("x")
-        )
-    } else {
-        format!(
-            "{exp}_{precision}_{framework}_tp{}-pp{}-dcp{}-pcp{}-ep{}-dpa{}_{tail}_conc{}_{machine}",
-            or1(text(row, "tp")),
-            or1(text(row, "pp")),
-            or1(text(row, "dcp-size")),
-            or1(text(row, "pcp-size")),
-            or1(text(row, "ep")),
-            flag(text(row, "dp-attn")),
-            conc.join("x")
-        )
-    }
+    shapes::result_filename(row, concs, &machine)
 }
 
 /// The eval artifact of one eval row as the templates upload it (`eval_${EXP_NAME}_${RF}`
@@ -605,13 +568,25 @@ fn eval_artifact(row: &Row, conc: i64, task: &str) -> (String, String, String) {
     } else {
         format!("eval_{}_{}", text(row, "exp-name"), result_filename(row, &[conc]))
     };
-    let meta = serde_json::json!({
+    // `bridge_disagg_eval_metadata` and `_write_lm_eval_meta_json` (benchmark_lib.sh:1150-1250):
+    // `tp`/`ep` are the prefill workers' on a multi-node job, `decode_*` the decode workers'
+    // (a single-node job's are its own).
+    let role = |r: &str, key: &str| {
+        row.get(r).and_then(|w| w.get(key)).map(Value::to_string).unwrap_or_else(|| text(row, key))
+    };
+    let mut meta = serde_json::json!({
         "is_multinode": multinode, "framework": text(row, "framework"), "precision": text(row, "precision"),
         "spec_decoding": text(row, "spec-decoding"), "recipe_fingerprint": "", "tp": int(pick("tp")), "pp": 1,
         "dcp_size": 1, "pcp_size": 1, "conc": conc, "ep": int(pick("ep")), "dp_attention": pick("dp-attn") == "true",
         "model": text(row, "model"), "infmax_model_prefix": text(row, "model-prefix"), "hw": text(row, "runner"),
         "isl": text(row, "isl"), "osl": text(row, "osl"),
     });
+    for r in ["prefill", "decode"] {
+        meta[format!("{r}_tp")] = int(role(r, "tp")).into();
+        meta[format!("{r}_ep")] = int(role(r, "ep")).into();
+        meta[format!("{r}_dp_attention")] = (role(r, "dp-attn") == "true").into();
+        meta[format!("{r}_num_workers")] = int(role(r, "num-worker")).into();
+    }
     let (score, filter, n) = if task == "gsm8k" { (0.97, "strict-match", 1319) } else { (0.62, "resolved", 300) };
     let results = serde_json::json!({
         "lm_eval_version": "0.4.9", "model_name": text(row, "model"),
@@ -704,9 +679,11 @@ fn sweep(evidence: &mut Evidence, run_id: u64) {
                     continue;
                 }
                 let task = if family.contains("agentic") { "swebench_lite" } else { "gsm8k" };
+                // A multi-node eval job evaluates `eval-conc`, else the largest of its conc list
+                // (benchmark-multinode-tmpl.yml:141-142, 493-495).
                 let eval_concs = match row.get("eval-conc").and_then(Value::as_i64) {
                     Some(conc) => vec![conc],
-                    None if row.get("prefill").is_some() => concs(row).into_iter().take(1).collect(),
+                    None if row.get("prefill").is_some() => concs(row).into_iter().max().into_iter().collect(),
                     None => concs(row),
                 };
                 for conc in eval_concs {

@@ -6,7 +6,7 @@
 //! conditional kernel path the launch enables (`checks/02-kernel-paths.toml`) is proven served
 //! by a line of the eval server logs. Every problem is reported, not only the first.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -25,6 +25,7 @@ use crate::results::eval::{
     validate_batch_manifest, Consistency, EvalRow, LmEvalResults, MetaEnv, Threshold, FALLBACK_MIN_SCORE,
 };
 use crate::results::eval_logs::{self, KernelPath, MAX_SCAN_BYTES};
+use crate::results::shapes;
 
 const KERNEL_PATHS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/02-kernel-paths.toml"));
 /// Problems that say "could not be verified" rather than "is wrong" (the header orders them last).
@@ -220,23 +221,45 @@ fn same_image(config: &str, eval: &str) -> bool {
     a == b && (da.is_none() || db.is_none() || da == db)
 }
 
+/// The result filenames (up to the runner's name, `shapes::result_filename_heads`) of the rows
+/// each affected config generates at the head: a result belongs to the config whose rows name it
+/// (issue 28 item 2).
+fn result_heads(ev: &Evidence, configs: &[AffectedConfig]) -> BTreeMap<String, Vec<String>> {
+    let generated = generated::rows_by_config(&ev.head, configs).unwrap_or_default();
+    let heads = |rows: Vec<Row>| rows.iter().flat_map(shapes::result_filename_heads).collect();
+    generated.into_iter().map(|(key, rows)| (key, heads(rows.unwrap_or_default()))).collect()
+}
+
+/// Whether `text` names config `key` as a whole word: `dsr1-fp4-b200-sglang-tp4` does not name
+/// `dsr1-fp4-b200-sglang` (a key is letters, digits and `.`, `_`, `-`).
+fn names_key(text: &str, key: &str) -> bool {
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    !key.is_empty()
+        && text.match_indices(key).any(|(at, _)| {
+            !text[..at].chars().next_back().is_some_and(part)
+                && !text[at + key.len()..].chars().next().is_some_and(part)
+        })
+}
+
 /// The images the evals of `config` ran on, each with where it was read (`{job, line}` or
 /// `{artifact}`): the eval job logs that name the config, then the same run's `bmk_*`
-/// aggregates whose identity (model, SKU, engine, precision and speculative decoding) is this
-/// config's and no other affected config's (the eval artifacts carry no image, spec 40 §1.2).
-/// An aggregate that several affected configs could have written is returned in the second
-/// list: ambiguous evidence, never another config's image.
+/// aggregates whose identity (model, SKU, engine, precision) is this config's and whose result
+/// filename one of its rows generates (`heads`); where no config's rows name the file, identity
+/// and speculative decoding decide, and only when they single this config out (the eval
+/// artifacts carry no image, spec 40 §1.2). An aggregate that several affected configs could
+/// have written is returned in the second list: ambiguous evidence, never another config's image.
 fn eval_images(
     ev: &Evidence,
     run_id: u64,
     config: &AffectedConfig,
     configs: &[AffectedConfig],
+    heads: &BTreeMap<String, Vec<String>>,
 ) -> (Vec<(String, Value)>, Vec<String>) {
     let mut found = Vec::new();
     let mut ambiguous = Vec::new();
     for (id, name, log) in job_logs(ev, run_id) {
         let mut budget = MAX_SCAN_BYTES;
-        let text_names_config = name.contains(&config.key) || String::from_utf8_lossy(log).contains(&config.key);
+        let text_names_config = names_key(name, &config.key) || names_key(&String::from_utf8_lossy(log), &config.key);
         if !text_names_config {
             continue;
         }
@@ -263,7 +286,14 @@ fn eval_images(
         let (Some(image), true) = (agg.get("image").and_then(Value::as_str), same(config)) else { continue };
         let artifact = path.strip_prefix(&format!("{run_id}/")).unwrap_or(path);
         let artifact = artifact.split('/').next().unwrap_or(artifact).to_owned();
+        let rf = shapes::artifact_kind(&artifact).map_or("", |(_, rf)| rf);
+        let names =
+            |c: &AffectedConfig| heads.get(&c.key).is_some_and(|h| h.iter().any(|h| rf.starts_with(h.as_str())));
         let mut owners: Vec<&AffectedConfig> = configs.iter().filter(|c| same(c)).collect();
+        // The result filename decides where a config's rows name it.
+        if owners.iter().any(|c| names(c)) {
+            owners.retain(|c| names(c));
+        }
         if owners.len() > 1 {
             owners.retain(|c| c.spec_decoding.iter().any(|s| s.eq_ignore_ascii_case(&spec)));
         }
@@ -297,7 +327,12 @@ struct ExpectedEval {
 }
 
 impl ExpectedEval {
-    fn from_row(row: &Row, fixed_single_node: bool, configs: &[AffectedConfig]) -> Option<ExpectedEval> {
+    fn from_row(
+        row: &Row,
+        fixed_single_node: bool,
+        configs: &[AffectedConfig],
+        heads: &BTreeMap<String, Vec<String>>,
+    ) -> Option<ExpectedEval> {
         let text = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let decode_tp = row.get("decode").and_then(|d| d.get("tp")).and_then(Value::as_i64);
         let multinode = row.contains_key("prefill");
@@ -325,6 +360,14 @@ impl ExpectedEval {
                     && affected::sku(&c.runner) == affected::sku(&runner)
             })
             .collect();
+        if own.len() > 1 {
+            // The config whose generated rows have this row's result filename (CE11).
+            let named = shapes::result_filename_heads(row);
+            let names = |c: &AffectedConfig| heads.get(&c.key).is_some_and(|h| named.iter().any(|n| h.contains(n)));
+            if own.iter().any(|c| names(c)) {
+                own.retain(|c| names(c));
+            }
+        }
         if own.len() > 1 {
             let image = text("image");
             own.retain(|c| c.image == image && c.spec_decoding.contains(&spec_decoding));
@@ -381,7 +424,11 @@ impl ExpectedEval {
 /// the PR appends (spec 20 §6 step 7, spec 40 §1.5), with the PR's eval labels. No appended
 /// entry: none owed here (Check 1 decides whether a sweep was due). `Err`: the processor cannot
 /// say, so a missing eval cannot be ruled out.
-fn expected_evals(ev: &Evidence, configs: &[AffectedConfig]) -> Result<Vec<ExpectedEval>, String> {
+fn expected_evals(
+    ev: &Evidence,
+    configs: &[AffectedConfig],
+    heads: &BTreeMap<String, Vec<String>>,
+) -> Result<Vec<ExpectedEval>, String> {
     let Some(changelog) = generated::pr_changelog(ev)? else { return Ok(Vec::new()) };
     // Append-only entries run no evals (spec 20 §6 step 7), whatever Check 12 finds in them.
     let unlabelled = ProcessOptions { all_evals: false, evals_only: false, ..changelog.options };
@@ -393,12 +440,20 @@ fn expected_evals(ev: &Evidence, configs: &[AffectedConfig]) -> Result<Vec<Expec
     let output = changelog.process(ev).map_err(|e| e.to_string())?;
     let fixed = output.evals.iter().map(|r| (r, true));
     let others = output.agentic_evals.iter().chain(&output.multinode_evals).chain(&output.multinode_agentic_evals);
-    Ok(fixed.chain(others.map(|r| (r, false))).filter_map(|(r, f)| ExpectedEval::from_row(r, f, configs)).collect())
+    Ok(fixed
+        .chain(others.map(|r| (r, false)))
+        .filter_map(|(r, f)| ExpectedEval::from_row(r, f, configs, heads))
+        .collect())
 }
 
 /// A problem for every owed eval point that no eval row of the run covers (spec 40 §1.8 step 3).
-fn missing_evals(ev: &Evidence, configs: &[AffectedConfig], rows: &[Scored]) -> Vec<Value> {
-    let expected = match expected_evals(ev, configs) {
+fn missing_evals(
+    ev: &Evidence,
+    configs: &[AffectedConfig],
+    heads: &BTreeMap<String, Vec<String>>,
+    rows: &[Scored],
+) -> Vec<Value> {
+    let expected = match expected_evals(ev, configs, heads) {
         Ok(expected) => expected,
         Err(reason) => return vec![json!({"kind": "evals_expected_unknown", "reason": reason})],
     };
@@ -628,6 +683,7 @@ pub fn check(cx: &Context) -> Outcome {
     // The image the evals ran on, per affected config that has an eval set.
     let mut images = BTreeSet::new();
     let mut not_evaluated = Vec::new();
+    let heads = result_heads(ev, &configs);
     for config in &configs {
         let evaluated = sets.iter().filter_map(|s| s.meta.as_ref()).any(|(m, _)| {
             m.infmax_model_prefix.eq_ignore_ascii_case(&config.model_prefix)
@@ -640,7 +696,7 @@ pub fn check(cx: &Context) -> Outcome {
             not_evaluated.push(config.key.clone());
             continue;
         }
-        let (seen, ambiguous) = eval_images(ev, run.run_id, config, &configs);
+        let (seen, ambiguous) = eval_images(ev, run.run_id, config, &configs, &heads);
         if seen.is_empty() {
             problems.push(json!({"kind": "image_unknown", "config": config.key, "config_image": config.image, "ambiguous": ambiguous}));
         }
@@ -669,7 +725,7 @@ pub fn check(cx: &Context) -> Outcome {
                 .push(json!({"kind": "cohort_unreadable", "run": id, "reason": outcome.message.args.get("reason")})),
         }
     }
-    problems.extend(missing_evals(ev, &configs, &rows));
+    problems.extend(missing_evals(ev, &configs, &heads, &rows));
     let mut compared = BTreeSet::new();
     for row in rows.iter().filter(|r| score_of(r).is_none()) {
         problems.push(json!({"kind": "no_score", "artifact": row.artifact, "task": row.row.scores.task}));
@@ -1095,6 +1151,72 @@ mod tests {
         assert!(en.contains("bmk_q_c64 could belong to several of the PR's configs"), "{en}");
         assert!(same_image("lmsysorg/sglang:v1@sha256:aa", "docker.io/lmsysorg/sglang:v1"));
         assert!(!same_image("lmsysorg/sglang:v1@sha256:aa", "lmsysorg/sglang:v1@sha256:bb"));
+    }
+
+    /// Issue 28 item 2: two configs of one model, SKU and engine on two images in one run. Each
+    /// aggregate belongs to the config whose rows generate its result filename
+    /// (benchmark-tmpl.yml:278), so each config's image is read from its own results and neither
+    /// is blamed on the other; swapped images are each a mismatch.
+    #[test]
+    fn aggregates_are_attributed_by_their_result_filename() {
+        let two = |image_of_tp8: &str, image_of_tp4: &str| {
+            let mut e = with_config(None);
+            let second = MASTER
+                .replace("qwen3.5-fp8-h200-sglang:", "qwen3.5-fp8-h200-sglang-b:")
+                .replace("v0.5.9-cu130", "v0.6.0")
+                .replace("tp: 8", "tp: 4");
+            e.head.insert("configs/amd-master.yaml", format!("{MASTER}{second}"));
+            e.head.insert("configs/runners.yaml", "labels:\n  h200: [h200-nb_1]\n");
+            e.head.insert("configs/nvidia-master.yaml", "{}\n");
+            for file in e.files.iter_mut().filter(|f| f.filename == "configs/amd-master.yaml") {
+                file.patch = Some(
+                    "@@ -1,0 +1,1 @@\n+qwen3.5-fp8-h200-sglang:\n@@ -15,0 +15,1 @@\n+qwen3.5-fp8-h200-sglang-b:\n"
+                        .into(),
+                );
+            }
+            let rf = |tp: u8| {
+                format!(
+                    "qwen3.5_8k1k_fp8_sglang_tp{tp}-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc64_h200-nb_1"
+                )
+            };
+            for (tp, image) in [(8, image_of_tp8), (4, image_of_tp4)] {
+                e.artifacts.insert(
+                    format!("{RUN}/bmk_{}/agg_{}.json", rf(tp), rf(tp)),
+                    format!(r#"{{"hw": "h200", "image": "{image}", "infmax_model_prefix": "qwen3.5", "framework": "sglang", "precision": "fp8"}}"#),
+                );
+            }
+            let o = outcome(&e);
+            let problems = o.message.args.get("problems").and_then(Value::as_array).cloned().unwrap_or_default();
+            let images: Vec<(String, String)> = problems
+                .iter()
+                .filter(|p| p["kind"].as_str().is_some_and(|k| k.starts_with("image_")))
+                .map(|p| {
+                    (
+                        p["kind"].as_str().unwrap_or_default().to_owned(),
+                        p["config"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect();
+            images
+        };
+        assert_eq!(two("lmsysorg/sglang:v0.5.9-cu130", "lmsysorg/sglang:v0.6.0"), []);
+        assert_eq!(
+            two("lmsysorg/sglang:v0.6.0", "lmsysorg/sglang:v0.5.9-cu130"),
+            [
+                ("image_mismatch".to_owned(), "qwen3.5-fp8-h200-sglang".to_owned()),
+                ("image_mismatch".to_owned(), "qwen3.5-fp8-h200-sglang-b".to_owned())
+            ]
+        );
+    }
+
+    /// A job log of config `k-tp4` does not name config `k` (its image was read for both).
+    #[test]
+    fn a_config_key_is_named_as_a_whole_word() {
+        assert!(names_key("eval / qwen3.5-fp8-h200-sglang tp8", "qwen3.5-fp8-h200-sglang"));
+        assert!(names_key("config-key: qwen3.5-fp8-h200-sglang\n", "qwen3.5-fp8-h200-sglang"));
+        assert!(!names_key("eval / qwen3.5-fp8-h200-sglang-tp4 tp4", "qwen3.5-fp8-h200-sglang"));
+        assert!(!names_key("config-key: xqwen3.5-fp8-h200-sglang", "qwen3.5-fp8-h200-sglang"));
+        assert!(!names_key("anything", ""));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use serde_json::{json, Value as Json};
 use super::affected::{affected_configs, AffectedConfig};
 use super::reach::affected_reach;
 use super::{Context, Outcome};
+use crate::domain::checklist_template::Topic;
 use crate::domain::launch;
 use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
 use crate::domain::serving_settings::{self, RoleSettings, Setting};
@@ -654,16 +655,49 @@ fn file_names(content: &UpstreamContent) -> String {
     content.files.keys().map(|p| p.rsplit('/').next().unwrap_or(p)).collect::<Vec<_>>().join(", ")
 }
 
+/// The recipe-coverage item (T15) of the checklist template in force at the PR's base, when it
+/// asks for single-node recipes only (issue 28 item 6): upstream's template up to the Aug-2026
+/// prompt reads "Verified that every single-node vLLM/SGLang recipe in this PR is documented"
+/// (`docs/PR_REVIEW_CHECKLIST.md:28` at `2719ad8c`, since #2210; "the single-node recipes are
+/// similar" from #1886), and the prompt of that era makes
+/// multi-node/disagg/Dynamo submissions N/A (spec 30 §6 Check 3 Applicability, Aug-2026/V15a).
+/// From V15b the item asks for every production serving configuration, Dynamo included. An
+/// unreadable template or one without the item keeps the newest scope (fail closed).
+fn single_node_item(cx: &Context) -> Option<(String, u32)> {
+    let (path, template) = cx.template().as_ref().ok()?;
+    let item = template.items.iter().find(|i| i.topic == Some(Topic::T15))?;
+    item.normalized.contains("single-node").then(|| (path.clone(), item.line))
+}
+
+/// A configuration the single-node era leaves out: multi-node, disaggregated or Dynamo
+/// (spec 30 §6 Check 3 Applicability, Aug-2026: `multinode: true`, `dynamo-*`, `*-disagg`).
+fn multi_node_or_disagg(c: &AffectedConfig) -> bool {
+    c.multinode || c.framework.starts_with("dynamo-") || c.framework.ends_with("-disagg")
+}
+
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let configs = match affected_configs(cx) {
         Ok(c) => c,
         Err(reason) => return Outcome::unreadable("the master configs", reason),
     };
+    let era = single_node_item(cx);
+    let in_scope = |c: &&AffectedConfig| era.is_none() || !multi_node_or_disagg(c);
     let mut by_engine: BTreeMap<Engine, Vec<&AffectedConfig>> = BTreeMap::new();
-    for c in &configs {
+    for c in configs.iter().filter(in_scope) {
         if let Some(engine) = Engine::of_framework(&c.framework) {
             by_engine.entry(engine).or_default().push(c);
+        }
+    }
+    if let (true, Some((template, line))) = (by_engine.is_empty(), &era) {
+        let served = configs.iter().filter(|c| Engine::of_framework(&c.framework).is_some());
+        let keys: Vec<&str> = served.map(|c| c.key.as_str()).collect();
+        if !keys.is_empty() {
+            return Outcome::na("single_node_era")
+                .arg("configs", keys)
+                .arg("template", template.as_str())
+                .arg("line", *line)
+                .evidence(format!("{template}:{line}"));
         }
     }
     if by_engine.is_empty() {
@@ -1148,6 +1182,69 @@ mod tests {
             SRT_RECIPE.replace("CONC: '40'", "CONC: '44'"),
         );
         assert_eq!(kinds(&check(&Context::new(&e))), ["settings_unknown"], "a point without a variant");
+    }
+
+    /// Issue 28 item 6: the multi-node scope follows the checklist in force at the base. Under
+    /// upstream's template up to Aug 2026 ("every single-node vLLM/SGLang recipe", its
+    /// `docs/PR_REVIEW_CHECKLIST.md:28`) a multi-node/disagg/Dynamo submission is N/A naming the
+    /// item; under the production-serving wording (V15b) it is judged; single-node configs are
+    /// judged in both eras.
+    #[test]
+    fn the_multi_node_scope_follows_the_template_in_force() {
+        let template = include_str!("../../fixtures/bundles/green-sweep/base/docs/PR_REVIEW_CHECKLIST.md");
+        let current =
+            "Every affected vLLM/SGLang production serving configuration, Dynamo deployments included, is documented";
+        assert!(template.contains(current));
+        let single =
+            template.replace(current, "Verified that every single-node vLLM/SGLang recipe in this PR is documented");
+        let disagg = MASTER
+            .replace("framework: sglang", "framework: sglang-disagg")
+            .replace("multinode: false", "multinode: true");
+        let run = |template: &str, master: &str| {
+            let mut e = pr("");
+            e.base.insert("docs/PR_REVIEW_CHECKLIST.md", template);
+            e.head.insert("configs/amd-master.yaml", master);
+            check(&Context::new(&e))
+        };
+        let o = run(&single, &disagg);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::NotApplicable, "single_node_era"), "{o:?}");
+        assert_eq!(o.evidence, ["docs/PR_REVIEW_CHECKLIST.md:23"]);
+        let [en, zh] = crate::checks::tests_support::assert_renders(3, &o);
+        assert!(en.contains("asks for single-node vLLM/SGLang recipes only") && zh.contains("单机"), "{en}");
+        assert_eq!(kinds(&run(template, &disagg)), ["no_link"], "V15b judges multi-node configs");
+        assert_eq!(kinds(&run(&single, MASTER)), ["no_link"], "single-node configs are judged in both eras");
+    }
+
+    /// Every problem kind of `not_documented` renders in both languages, with both link kinds,
+    /// both setting kinds and each optional part of an uncovered row (issue 28, done when).
+    #[test]
+    fn every_problem_kind_renders_in_both_languages() {
+        let links = json!([{"kind": "pull", "short": "sglang#1", "merged_at": "2026-08-01T00:00:00Z", "files": "a.mdx"},
+            {"kind": "page", "short": "recipes.vllm.ai/x", "merged_at": "", "files": ""}]);
+        let setting = |kind: &str, missing_at: &str, partial: bool, stated: &str| {
+            json!({"name": "--x", "kind": kind, "values": "1/2", "missing": "2", "partial": partial,
+                "missing_at": missing_at, "concurrencies": "c8", "stated": stated, "at": "r.yaml:3"})
+        };
+        let uncovered = |documentation: &str, variant: serde_json::Value, role: &str| {
+            json!({"kind": "uncovered", "config": "c", "documentation": documentation, "source": "r.yaml", "role": role,
+                "variant": variant, "concurrencies": "c8–c16", "links": links,
+                "settings": [setting("flag", "c8", false, "1"), setting("env", "", true, ""), setting("flag", "", false, "")]})
+        };
+        let problems = [
+            json!({"kind": "no_link", "engine": "SGLang", "configs": ["c"], "expected": "https://github.com/sgl-project/sglang"}),
+            json!({"kind": "not_merged", "url": "u", "state": "open"}),
+            json!({"kind": "unverifiable", "url": "u", "reason": "r"}),
+            json!({"kind": "content_unavailable", "url": "u", "reason": "r"}),
+            json!({"kind": "not_tied", "config": "c", "links": ["u"], "model": "m"}),
+            json!({"kind": "settings_unknown", "config": "c", "reason": "r"}),
+            uncovered("cookbook", json!("TP4"), "frontend"),
+            uncovered("recipe", json!("TP4"), "decode"),
+            uncovered("recipe", serde_json::Value::Null, "prefill"),
+            json!({"kind": "wrong_place", "url": "u", "expected": "docs/cookbook/"}),
+        ];
+        let examples: Vec<Outcome> =
+            problems.into_iter().map(|p| Outcome::fail("not_documented").arg("problems", vec![p])).collect();
+        crate::checks::tests_support::assert_every_kind_renders(3, "not_documented", &examples);
     }
 
     #[test]

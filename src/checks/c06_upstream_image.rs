@@ -349,6 +349,26 @@ mod tests {
 
     const MODELS: &str = "# Models\n\n## AgentX Guidelines\n\n### Engine submission policy\n\n| Model | Primary native/upstream engines | Agreed draft model(s) (PoR) | Proposed draft model(s) pending partner alignment | Additional engines |\n|---|---|---|---|---|\n| Qwen3.5 (`qwen3.5`) | native/upstream vLLM engine | native MTP | None | others |\n| DeepSeek-V4 (`dsv4`) | native/upstream vLLM engine and native/upstream SGLang engine | native MTP | None | others |\n\n## Scenarios\n\n| Scenario | ISL/OSL | Status |\n|---|---|---|\n| Single-turn 8k1k | 8192/1024 | Active |\n\n## Model support matrix\n\n| Model architecture class | Prefix | Date added | Active scenarios | Deprecated scenarios |\n|---|---|---|---|---|\n| Qwen 3.5 | `qwen3.5` | 2026-03-01 | Single-turn 8k1k | — |\n| Muse Spark | `musespark` | 2026-10-15 | Single-turn 8k1k | — |\n| Qwen 3.8 | `qwen3.8` | TBD | Single-turn 8k1k | — |\n";
 
+    /// Every kind of `upstream` and `not_upstream` renders in both languages (issue 28, done
+    /// when); `ordering` is a passing config and a finding (an open-source entry missing).
+    #[test]
+    fn every_kind_renders_in_both_languages() {
+        let all = json!({"key": "c", "file": "configs/nvidia-master.yaml", "line": 3, "image": "i:1", "prefix": "dsr1",
+            "added": "2026-08-01", "framework": "trt", "sibling": "dsr1-fp4-b200-sglang", "sku": "b200", "expected": "lmsysorg",
+            "engines": "SGLang", "policy": "MODELS.md:9", "words": "rc", "where": "MODELS.md:4"});
+        let with_kind = |kind: &str| with_fields(all.clone(), json!({"kind": kind}));
+        let passing: Vec<Outcome> = ["image", "enablement", "ordering", "exception", "new_hardware"]
+            .map(|k| Outcome::pass("upstream").arg("configs", vec![with_kind(k)]))
+            .into();
+        crate::checks::tests_support::assert_every_kind_renders(6, "upstream", &passing);
+        let mut failing: Vec<Outcome> = ["vendor_image", "same_pr", "primary_engine", "not_main_branch", "ordering"]
+            .map(|k| Outcome::fail("not_upstream").arg("findings", vec![with_kind(k)]))
+            .into();
+        let no_engines = with_fields(with_kind("ordering"), json!({"engines": ""}));
+        failing.push(Outcome::fail("not_upstream").arg("findings", vec![no_engines]));
+        crate::checks::tests_support::assert_every_kind_renders(6, "not_upstream", &failing);
+    }
+
     #[test]
     fn upstream_images_pass_and_vendor_forks_fail_on_established_skus() {
         assert_eq!(

@@ -149,6 +149,18 @@ mod tests {
         (o.status, kinds)
     }
 
+    /// Every finding kind of `deprecated` renders in both languages (issue 28, done when).
+    #[test]
+    fn every_finding_kind_renders_in_both_languages() {
+        let f = |kind: &str| {
+            let finding = json!({"key": "c", "prefix": "dsr1", "kind": kind, "scenario": "8k1k", "what": "fp8",
+                "last_day": "2026-09-01", "where": "MODELS.md:4"});
+            Outcome::fail("deprecated").arg("findings", vec![finding]).arg("date", "2026-10-01")
+        };
+        let examples: Vec<Outcome> = ["retired", "scenario", "matrix", "notice", "unlisted"].map(f).into();
+        crate::checks::tests_support::assert_every_kind_renders(7, "deprecated", &examples);
+    }
+
     #[test]
     fn an_active_model_and_scenario_passes() {
         assert_eq!(kinds(&pr(&config("dsr1-fp4-b200-sglang", "dsr1", "fp4", 8192), (2026, 11, 29))).0, Status::Pass);

@@ -415,6 +415,23 @@ mod tests {
     use crate::checks::Status;
     use crate::evidence::{Evidence, Fact};
 
+    /// Both finding kinds of `hacks` render in both languages, with each reason an override is
+    /// not native (issue 28, done when).
+    #[test]
+    fn every_finding_kind_renders_in_both_languages() {
+        let why = |problem: &str| json!({"problem": problem, "key": "k", "value": "1", "model": "m", "shipped": "2"});
+        let reasons: Vec<serde_json::Value> =
+            ["unparsed", "differs", "absent", "no_config", "unreadable_config", "no_model"].map(why).into();
+        let finding = |kind: &str, why: Vec<serde_json::Value>| json!({"file": "b.sh", "line": 3, "flag": "--hf-overrides", "kind": kind, "why": why});
+        let examples: Vec<Outcome> =
+            [finding("override", reasons), finding("override", vec![]), finding("model_file_edit", vec![])]
+                .map(|f| {
+                    Outcome::fail("hacks").arg("findings", vec![f]).arg("all_reduce", Vec::<serde_json::Value>::new())
+                })
+                .into();
+        crate::checks::tests_support::assert_every_kind_renders(8, "hacks", &examples);
+    }
+
     #[test]
     fn hf_overrides_in_an_added_script_line_fails_with_file_and_line() {
         let e = with_change(

@@ -202,6 +202,17 @@ mod tests {
 
     const MTP_SCRIPT: &str = "#!/usr/bin/env bash\npython3 -m sglang.launch_server --speculative-algorithm EAGLE &\n\nrun_benchmark_serving \\\n    --model \"$MODEL\" \\\n    --backend vllm\n";
 
+    /// Every finding kind of `raw_completions` renders in both languages (issue 28, done when).
+    #[test]
+    fn every_finding_kind_renders_in_both_languages() {
+        let examples: Vec<Outcome> = ["unreachable", "script", "recipe_false", "recipe_missing"]
+            .map(|kind| {
+                Outcome::fail("raw_completions").arg("findings", vec![json!({"file": "x.sh", "line": 3, "kind": kind})])
+            })
+            .into();
+        crate::checks::tests_support::assert_every_kind_renders(9, "raw_completions", &examples);
+    }
+
     #[test]
     fn mtp_script_without_chat_template_fails_at_the_client_line() {
         let e = with_added_file(evidence(), "benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh", MTP_SCRIPT);

@@ -657,6 +657,39 @@ mod tests {
         (o.status, problem)
     }
 
+    /// Every patch kind of `patched` renders in both languages, with and without `via` and
+    /// `target`, under each waiver problem (issue 28, done when).
+    #[test]
+    fn every_patch_kind_renders_in_both_languages() {
+        let patch = |kind: &str, extra: serde_json::Value| {
+            crate::checks::with_fields(json!({"file": "b.sh", "line": 4, "kind": kind}), extra)
+        };
+        let patches = [
+            patch("patch_file", json!({})),
+            patch("apply", json!({"via": "runners/launch_b200.sh"})),
+            patch("source_edit", json!({})),
+            patch("monkey_patch", json!({})),
+            patch("reached_patch", json!({"via": "b.sh"})),
+            patch("unresolved_write", json!({"target": "$X/site-packages/vllm"})),
+            patch("wheel", json!({"target": "vllm==0.9"})),
+            patch("wheel", json!({})),
+        ];
+        let problems = ["no_waiver", "waiver_invalid", "not_covered", "reached_not_waived", "not_linked"];
+        let examples: Vec<Outcome> = patches
+            .iter()
+            .zip(problems.iter().cycle())
+            .map(|(p, problem)| {
+                Outcome::fail("patched")
+                    .arg("patches", vec![p.clone()])
+                    .arg("problem", *problem)
+                    .arg("waiver", "docs/waiver/7.md")
+                    .arg("expected", "docs/waiver/7.md")
+                    .arg("detail", "b.sh")
+            })
+            .collect();
+        crate::checks::tests_support::assert_every_kind_renders(10, "patched", &examples);
+    }
+
     #[test]
     fn an_inline_sed_into_engine_sources_without_waiver_fails() {
         assert_eq!(status(&patched()), (Status::Fail, "no_waiver".into()));

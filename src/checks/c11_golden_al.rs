@@ -12,6 +12,8 @@ use super::reach::{self, LaunchPath, ReachKind};
 use super::scan::{self, Role};
 use super::{with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
+use crate::domain::launch::runner::{self, Assignment};
+use crate::domain::launch::shell::Env;
 use crate::repo::{Layout, Logical};
 
 const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
@@ -93,20 +95,23 @@ fn var_name(token: &str) -> &str {
     token.trim_start_matches('{').trim_end_matches('}')
 }
 
-/// Every numeric assignment of shell variable `var`, with its line: a script that sets the AL
-/// per branch (`if [ "$CONC" -le 8 ]; then NUM_SPEC_TOKENS=7; SYNTHETIC_ACCEPT_LEN=3.84; …`)
-/// is judged branch by branch.
-fn assignments_of(text: &str, var: &str) -> Vec<(u32, f64)> {
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, raw)| {
-            let code = case_arm(scan::code_part(raw).trim()).1;
-            let code = code.strip_prefix("export ").unwrap_or(code).trim_start();
-            let value = code.strip_prefix(var)?.strip_prefix('=')?;
-            let value = value.split(|c: char| c == ';' || c.is_whitespace()).next()?.trim_matches(['"', '\'']);
-            Some((i as u32 + 1, value.parse().ok()?))
-        })
-        .collect()
+/// The numeric values the launch model's evaluation of a file assigns to `var`
+/// (`runner::evaluate`): a script that sets the AL per branch (`if [ "$CONC" -le 8 ]; then
+/// NUM_SPEC_TOKENS=7; SYNTHETIC_ACCEPT_LEN=3.84; …`) is judged branch by branch.
+fn numbers_of<'a>(assigned: &'a [Assignment], var: &str) -> Vec<(&'a Assignment, f64)> {
+    assigned.iter().filter(|a| a.name == var).filter_map(|a| Some((a, a.value.as_ref().ok()?.parse().ok()?))).collect()
+}
+
+/// The draft length assigned with an acceptance length: in the same branch of an `if`/`case`
+/// (the nearest before it, else the first after it: `AL=…; N=…` pairs as `N=…; AL=…` does), else
+/// the last one before it in a block that encloses it. A draft length of a sibling branch never
+/// pairs.
+fn paired_draft(al: &Assignment, drafts: &[(&Assignment, f64)]) -> Option<u32> {
+    let same = || drafts.iter().filter(|(d, _)| d.branch == al.branch);
+    let before = |(d, _): &&(&Assignment, f64)| d.line < al.line;
+    let same = same().rfind(before).or_else(|| same().find(|(d, _)| d.line > al.line));
+    let enclosing = || drafts.iter().filter(before).rfind(|(d, _)| al.branch.starts_with(&d.branch));
+    same.or_else(enclosing).map(|(_, v)| *v as u32)
 }
 
 /// A `case` arm's pattern and the command after it (`*DeepSeek-V4*:3) AL=2.49 ;;`); a line that
@@ -277,23 +282,27 @@ fn drafting(path: &str, text: &str) -> Option<Drafting> {
     (!methods.is_empty()).then_some(Drafting { draft, methods, code })
 }
 
-/// The committed curve of this model and drafting: per method (most specific first), the file
-/// whose variant the config runs — its `speculative-config:` header settings (other than the
-/// rejection method synthetic acceptance replaces) all set by the config, or its variant named
-/// by the draft checkpoint (`…_eagle3_gqa` ← `…-EAGLE3-GQA`) — else the plain file, unless its
-/// header names another draft checkpoint.
-fn golden_file<'g>(golden: &'g GoldenAlSet, prefix: &str, d: &Drafting) -> Option<&'g GoldenAlFile> {
-    let runs_variant = |f: &GoldenAlFile, variant: &str| match &f.header.speculative_config {
-        Some(settings) => settings
-            .split('|')
-            .filter_map(|kv| kv.split_once('='))
-            .filter(|(k, _)| k.trim() != "rejection_sample_method")
-            .all(|(k, v)| {
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
-                d.code.lines().any(|l| l.find(&k).is_some_and(|at| l[at + k.len()..].contains(&v)))
-            }),
+/// The committed curves a config's AL may come from, for this model and drafting: per method
+/// (most specific first), the file whose variant the config runs — its `speculative-config:`
+/// header settings (other than the rejection method synthetic acceptance replaces) all set by the
+/// config, or its variant named by the draft checkpoint (`…_eagle3_gqa` ← `…-EAGLE3-GQA`) — else
+/// the plain file (unless its header names another draft checkpoint) and every variant whose
+/// settings the launch does not mention: where the launch does not say how it samples, each
+/// curve measured for the draft is a candidate (issue 22).
+fn golden_files<'g>(golden: &'g GoldenAlSet, prefix: &str, d: &Drafting) -> Vec<&'g GoldenAlFile> {
+    let settings = |f: &GoldenAlFile| -> Option<Vec<(String, String)>> {
+        let header = f.header.speculative_config.as_deref()?;
+        let pairs = header.split('|').filter_map(|kv| kv.split_once('='));
+        let pairs = pairs.map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase()));
+        Some(pairs.filter(|(k, _)| k != "rejection_sample_method").collect())
+    };
+    let sets =
+        |(k, v): &(String, String)| d.code.lines().any(|l| l.find(k).is_some_and(|at| l[at + k.len()..].contains(v)));
+    let runs_variant = |f: &GoldenAlFile, variant: &str| match settings(f) {
+        Some(pairs) => pairs.iter().all(sets),
         None => d.draft.as_deref().is_some_and(|draft| draft.contains(&variant.replace('_', "-"))),
     };
+    let unsaid = |f: &GoldenAlFile| settings(f).is_some_and(|pairs| pairs.iter().all(|(k, _)| !d.code.contains(k)));
     let other_draft = |f: &GoldenAlFile| {
         let named = f.header.measured_on.as_deref().and_then(|m| m.split("draft:").nth(1));
         match (named, &d.draft) {
@@ -304,7 +313,7 @@ fn golden_file<'g>(golden: &'g GoldenAlSet, prefix: &str, d: &Drafting) -> Optio
             _ => false,
         }
     };
-    d.methods.iter().find_map(|method| {
+    for method in &d.methods {
         let named: Vec<(&GoldenAlFile, Option<String>)> = golden
             .files
             .iter()
@@ -312,10 +321,17 @@ fn golden_file<'g>(golden: &'g GoldenAlSet, prefix: &str, d: &Drafting) -> Optio
             .filter(|(_, n)| n.model_prefix.eq_ignore_ascii_case(prefix) && n.method == *method)
             .map(|(f, n)| (f, n.variant))
             .collect();
-        let variant = named.iter().find(|(f, v)| v.as_deref().is_some_and(|v| runs_variant(f, v)));
-        let plain = named.iter().find(|(f, v)| v.is_none() && !other_draft(f));
-        variant.or(plain).map(|(f, _)| *f)
-    })
+        if let Some((f, _)) = named.iter().find(|(f, v)| v.as_deref().is_some_and(|v| runs_variant(f, v))) {
+            return vec![*f];
+        }
+        let plain = named.iter().filter(|(f, v)| v.is_none() && !other_draft(f));
+        let candidates: Vec<&GoldenAlFile> =
+            plain.chain(named.iter().filter(|(f, v)| v.is_some() && unsaid(f))).map(|(f, _)| *f).collect();
+        if !candidates.is_empty() {
+            return candidates;
+        }
+    }
+    vec![]
 }
 
 /// Frameworks whose srt-slurm launcher writes synthetic acceptance into the recipe when the
@@ -386,11 +402,18 @@ struct Pinned {
 }
 
 /// The acceptance lengths a file pins, each with its draft length: one per decode role, or, for
-/// a value set per shell branch, each assignment with the draft length assigned last before it
-/// (or the draft length its `case` arm is keyed by, for the arms `runs` says the config runs).
-fn pinned_in_file(path: &str, text: &str, knob: &Knob, runs: &dyn Fn(&str, u32) -> bool) -> Vec<Pinned> {
+/// a value set per shell branch, each assignment with the draft length of its branch (see
+/// [`paired_draft`]; or the draft length its `case` arm is keyed by, for the arms `runs` says the
+/// config runs). `assigned` is the launch model's evaluation of the file.
+fn pinned_in_file(
+    path: &str,
+    text: &str,
+    knob: &Knob,
+    assigned: &[Assignment],
+    runs: &dyn Fn(&str, u32) -> bool,
+) -> Vec<Pinned> {
     let drafts = draft_lengths(text);
-    let branch_values = knob.var.as_deref().map(|v| assignments_of(text, v)).filter(|a| a.len() > 1);
+    let branch_values = knob.var.as_deref().map(|v| numbers_of(assigned, v)).filter(|a| a.len() > 1);
     let Some(values) = branch_values else {
         let at = |draft| Pinned { file: path.to_owned(), line: knob.line, al: Some(knob.al), draft };
         return if drafts.is_empty() { vec![at(None)] } else { drafts.iter().map(|(d, _)| at(Some(*d))).collect() };
@@ -398,10 +421,11 @@ fn pinned_in_file(path: &str, text: &str, knob: &Knob, runs: &dyn Fn(&str, u32) 
     // The knob read the file's last assignment; the bonus token (TRT-LLM) is the difference.
     let bonus = knob.al - values.last().map_or(knob.al, |(_, v)| *v);
     let draft_var = drafts.first().and_then(|(_, var)| var.clone());
-    let draft_values = draft_var.map(|v| assignments_of(text, &v)).unwrap_or_default();
+    let draft_values = draft_var.map(|v| numbers_of(assigned, &v)).unwrap_or_default();
     values
         .into_iter()
-        .filter_map(|(line, al)| {
+        .filter_map(|(a, al)| {
+            let line = a.line;
             if let Some((var, draft)) = case_arm_draft(text, line) {
                 return runs(&var, draft).then(|| Pinned {
                     file: path.to_owned(),
@@ -410,8 +434,7 @@ fn pinned_in_file(path: &str, text: &str, knob: &Knob, runs: &dyn Fn(&str, u32) 
                     draft: Some(draft),
                 });
             }
-            let before = draft_values.iter().filter(|(l, _)| *l < line).max_by_key(|(l, _)| *l);
-            let draft = before.map(|(_, d)| *d as u32).or_else(|| drafts.first().map(|(d, _)| *d));
+            let draft = paired_draft(a, &draft_values).or_else(|| drafts.first().map(|(d, _)| *d));
             Some(Pinned { file: path.to_owned(), line, al: Some(al + bonus), draft })
         })
         .collect()
@@ -522,7 +545,10 @@ pub fn check(cx: &Context) -> Outcome {
         };
         let injected: Vec<&RecipeRow> = rows.iter().filter(|r| r.owner.agentic && injects(r)).collect();
         let mut pinned = match &knob {
-            Some(k) => pinned_in_file(&knob_file, knob_text, k, &runs),
+            Some(k) => {
+                let assigned = runner::evaluate(&ev.head, &knob_file, knob_text, &mut Env::new(&[]), "").assignments;
+                pinned_in_file(&knob_file, knob_text, k, &assigned, &runs)
+            }
             None if !injected.is_empty() => pinned_by_rows(&injected, text),
             None => {
                 match launch_path.unavailable.first() {
@@ -545,32 +571,39 @@ pub fn check(cx: &Context) -> Outcome {
             continue;
         };
         let mode = thinking(text);
-        let curve = golden_file(&golden, &prefix, &drafting);
+        let curves = golden_files(&golden, &prefix, &drafting);
         for p in pinned {
             let Some(draft) = p.draft else {
                 findings.push(finding(&p.file, p.line, "no_draft_length", json!({})));
                 continue;
             };
-            let value = curve.and_then(|g| g.lookup(None, mode, draft).map(|v| (g, v)));
-            match (value, p.al) {
-                (Some((g, golden)), Some(al)) if round2(golden) == round2(al) => matches.push(json!({
+            let values: Vec<(&GoldenAlFile, f64)> =
+                curves.iter().filter_map(|g| g.lookup(None, mode, draft).map(|v| (*g, v))).collect();
+            let equal = p.al.and_then(|al| values.iter().find(|(_, golden)| round2(*golden) == round2(al)));
+            match (equal, values.first(), p.al) {
+                (Some((g, _)), _, Some(al)) => matches.push(json!({
                     "file": p.file, "al": al, "golden_file": g.file, "mode": mode.key(), "draft": draft,
                 })),
                 // The launcher injects the curve's own value (the row sets no length).
-                (Some((g, golden)), None) => matches.push(json!({
+                (_, Some((g, golden)), None) => matches.push(json!({
                     "file": p.file, "al": golden, "golden_file": g.file, "mode": mode.key(), "draft": draft,
                 })),
-                (Some((g, golden)), Some(al)) => findings.push(finding(
-                    &p.file,
-                    p.line,
-                    "mismatch",
-                    json!({"al": al, "golden": golden, "golden_file": g.file, "mode": mode.key(), "draft": draft}),
-                )),
-                (None, Some(al)) if detail.contains("al source") => matches.push(json!({
+                // Off every candidate curve: each is named with its value.
+                (None, Some(_), Some(al)) => {
+                    for (g, golden) in &values {
+                        findings.push(finding(
+                            &p.file,
+                            p.line,
+                            "mismatch",
+                            json!({"al": al, "golden": golden, "golden_file": g.file, "mode": mode.key(), "draft": draft}),
+                        ));
+                    }
+                }
+                (_, None, Some(al)) if detail.contains("al source") => matches.push(json!({
                     "file": p.file, "al": al, "golden_file": "the AL source stated in the additional detail section",
                     "mode": mode.key(), "draft": draft,
                 })),
-                (None, _) => findings.push(finding(
+                (_, None, _) => findings.push(finding(
                     &p.file,
                     p.line,
                     "no_curve",
@@ -591,8 +624,9 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     if !findings.is_empty() {
-        let refs: Vec<String> =
+        let mut refs: Vec<String> =
             findings.iter().map(|f| format!("{}:{}", f["file"].as_str().unwrap_or_default(), f["line"])).collect();
+        refs.dedup();
         let mut o = Outcome::fail("off_golden").arg("findings", findings);
         for r in refs {
             o = o.evidence(r);
@@ -829,7 +863,28 @@ mod tests {
             kinds(&kimi(&dspark("\\\"draft_sample_method\\\": \\\"probabilistic\\\", "))),
             (Status::Pass, vec![])
         );
-        assert_eq!(kinds(&kimi(&dspark(""))).1, ["mismatch"], "greedy drafting reads the plain DSpark curve");
+        assert_eq!(
+            kinds(&kimi(&dspark("\\\"draft_sample_method\\\": \\\"greedy\\\", "))).1,
+            ["mismatch"],
+            "greedy drafting reads the plain DSpark curve"
+        );
+        // Issue 22: a launch that does not say how it samples may take either curve of the
+        // draft; the match names the curve it equals, a value off both names each.
+        let o = check(&Context::new(&kimi(&dspark(""))));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(
+            o.message.args["matches"][0]["golden_file"],
+            "golden_al_distribution/kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method.yaml"
+        );
+        let plain = dspark("").replace("=3.00", "=2.86");
+        let o = check(&Context::new(&kimi(&plain)));
+        assert_eq!(o.message.args["matches"][0]["golden_file"], "golden_al_distribution/kimik3_dspark.yaml");
+        let o = check(&Context::new(&kimi(&dspark("").replace("=3.00", "=2.95"))));
+        assert_eq!(o.status, Status::Fail);
+        let named: Vec<_> =
+            o.message.args["findings"].as_array().unwrap().iter().map(|f| f["golden"].clone()).collect();
+        assert_eq!(named, [2.86, 3.0], "each candidate curve is named with its value");
+        assert_eq!(o.evidence.len(), 1, "one offending line");
     }
 
     /// The corpus' #2642/#2608: a disaggregated recipe's prefill drafts 1 token, its decode 2;
@@ -865,6 +920,49 @@ mod tests {
         e.head.insert(path, "echo no launcher runs the helper\n");
         let o = check(&Context::new(&e));
         assert!(o.evidence.contains(&"benchmarks/single_node/agentic/apply_patches.sh:1".to_owned()), "{o:?}");
+    }
+
+    /// Issue 28 item 5: each branch of an `if` sets the AL before its draft length; each AL is
+    /// paired with the draft length of its own branch, not the other branch's.
+    #[test]
+    fn an_al_is_paired_with_the_draft_length_of_its_own_branch() {
+        let script = |at_one: &str| {
+            format!("if [ \"$CONC\" = 1 ]; then\n    SPEC_DECODE_AL={at_one}\n    NUM_SPEC_TOKENS=2\nelse\n    SPEC_DECODE_AL=2.86\n    NUM_SPEC_TOKENS=3\nfi\nSPEC_CONFIG=\"{{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $NUM_SPEC_TOKENS, \\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": $SPEC_DECODE_AL}}\"\n")
+        };
+        let path = "benchmarks/single_node/agentic/dsv4_fp4_b300_vllm_mtp.sh";
+        let o = check(&Context::new(&pr(path, &script("2.43"))));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        let drafts: Vec<_> = o.message.args["matches"].as_array().unwrap().iter().map(|m| m["draft"].clone()).collect();
+        assert_eq!(drafts, [2, 3]);
+        // The value of the other branch's draft length at this branch's is off the curve.
+        let o = check(&Context::new(&pr(path, &script("2.86"))));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.evidence, [format!("{path}:2")]);
+        assert_eq!(o.message.args["findings"][0]["draft"], 2);
+    }
+
+    /// Every finding kind of `off_golden` renders in both languages (issue 28, done when).
+    #[test]
+    fn every_finding_kind_renders_in_both_languages() {
+        let f = |kind: &str, extra: serde_json::Value| {
+            let finding = with_fields(json!({"file": "x.sh", "line": 3, "kind": kind}), extra);
+            Outcome::fail("off_golden").arg("findings", vec![finding])
+        };
+        let mut examples = vec![
+            f("not_simulated", json!({})),
+            f(
+                "mismatch",
+                json!({"al": 2.9, "golden": 2.86, "golden_file": "g.yaml", "mode": "thinking_on", "draft": 3}),
+            ),
+            f("no_draft_length", json!({})),
+            f("no_curve", json!({"prefix": "dsv4", "method": "mtp", "mode": "thinking_on", "draft": 3})),
+            f("unknown_model", json!({})),
+            f("non_agentic", json!({})),
+        ];
+        for why in ["missing", "not_text", "too_deep", "external_recipe", "not_a_launcher"] {
+            examples.push(f("unreachable", json!({"reference": "s.sh", "via": "bash", "why": why})));
+        }
+        crate::checks::tests_support::assert_every_kind_renders(11, "off_golden", &examples);
     }
 
     const AMD_MASTER: &str = "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp:\n  image: lmsysorg/sglang-rocm:v0.5.15\n  model: deepseek-ai/DeepSeek-V4-Pro\n  model-prefix: dsv4\n  runner: cluster:mi355x-amds\n  precision: fp4\n  framework: sglang-disagg\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: \"mtp\"\n        decode:\n          additional-settings:\n          - \"DECODE_NODES=1\"\n          - \"DECODE_MTP_SIZE=3\"\n";

@@ -189,6 +189,25 @@ mod tests {
         check(&Context::new(&with_added_file(evidence(), PATH, text)))
     }
 
+    /// Every finding kind of `not_published` renders in both languages (issue 28, done when).
+    #[test]
+    fn every_finding_kind_renders_in_both_languages() {
+        let f = |finding: serde_json::Value| Outcome::fail("not_published").arg("findings", vec![finding]);
+        let mut examples = vec![
+            f(json!({"file": "r.yaml", "line": 4, "kind": "disabled", "key": "publish_events_and_metrics"})),
+            f(
+                json!({"file": "r.yaml", "line": null, "kind": "missing", "key": "publish_events_and_metrics", "version": "0.9"}),
+            ),
+            f(json!({"file": "r.yaml", "line": 1, "kind": "unresolved"})),
+        ];
+        for why in ["external_recipe", "missing", "not_text", "too_deep", "not_a_launcher"] {
+            examples.push(f(
+                json!({"file": "r.yaml", "line": 1, "kind": "unreachable", "reference": "x.yaml", "why": why}),
+            ));
+        }
+        crate::checks::tests_support::assert_every_kind_renders(17, "not_published", &examples);
+    }
+
     #[test]
     fn decoupled_dynamo_needs_perf_metrics_controls() {
         let on = "      return_perf_metrics: true\n      enable_iter_perf_stats: true\n";

@@ -101,3 +101,38 @@ pub fn assert_renders(id: u8, outcome: &super::Outcome) -> [String; 2] {
             .unwrap_or_else(|e| panic!("check {id} {lang:?}: {e}: {outcome:?}"))
     })
 }
+
+/// Every `kind` value anywhere in `value` (findings, their links and settings).
+fn kinds_in(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let Some(kind) = map.get("kind").and_then(serde_json::Value::as_str) {
+                out.insert(kind.to_owned());
+            }
+            map.values().for_each(|v| kinds_in(v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| kinds_in(v, out)),
+        _ => {}
+    }
+}
+
+/// Every problem kind of check `id`'s message `key` renders in both languages (issue 28, done
+/// when): each `<x>.kind == '<k>'` branch the catalog's template names in either language must
+/// have an example among `examples` (outcomes of that message, as the check builds them), so a
+/// new branch without one fails; each example is rendered strictly through the report.
+pub fn assert_every_kind_renders(id: u8, key: &str, examples: &[super::Outcome]) {
+    let template =
+        super::Catalog::embedded().message(id, key).unwrap_or_else(|| panic!("check {id}: no message {key}"));
+    let branch = regex::Regex::new(r"[a-z]\.kind == '([a-z_]+)'").expect("valid pattern");
+    let mut covered = std::collections::BTreeSet::new();
+    for o in examples {
+        assert_eq!(o.message.key, key, "check {id}: an example of another message");
+        o.message.args.values().for_each(|v| kinds_in(v, &mut covered));
+        assert_renders(id, o);
+    }
+    for text in [&template.en, &template.zh] {
+        for k in branch.captures_iter(text) {
+            assert!(covered.contains(&k[1]), "check {id} message {key}: kind {} has no example", &k[1]);
+        }
+    }
+}

@@ -2,6 +2,11 @@
 //! patterns inside them, as one table with the workflow line each comes from
 //! (`docs/ci-shapes.md` lists them). An upstream shape change is one row here.
 
+use serde_json::Value;
+
+use crate::matrix::evals::conc_values;
+use crate::matrix::Row;
+
 /// What an artifact of a workflow run holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArtifactKind {
@@ -163,9 +168,88 @@ pub fn is_raw_result(file: &str) -> bool {
     digits(conc) && digits(gpus)
 }
 
+/// `RESULT_FILENAME` of a matrix row as the workflow builds it from the row's inputs, before the
+/// optional `_recipe-<fingerprint>` (benchmark-tmpl.yml:278 single-node, one conc;
+/// benchmark-multinode-tmpl.yml:345 multi-node, the conc list joined by `x`); `machine` is the
+/// runner's name that ends it (`""`: the head every machine's file starts with). An unset size
+/// is 1 and an unset flag `false`, as the templates' input defaults give them.
+pub fn result_filename(row: &Row, concs: &[i64], machine: &str) -> String {
+    let value = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(v) => v.to_string(),
+    };
+    let size = |v: String| if v.is_empty() { "1".to_owned() } else { v };
+    let flag = |v: String| if v.is_empty() { "false".to_owned() } else { v };
+    let text = |k: &str| value(row.get(k));
+    let conc: Vec<String> = concs.iter().map(i64::to_string).collect();
+    let tail =
+        format!("disagg-{}_spec-{}_conc{}_{machine}", flag(text("disagg")), text("spec-decoding"), conc.join("x"));
+    let head = format!("{}_{}_{}", text("exp-name"), text("precision"), text("framework"));
+    if row.contains_key("prefill") {
+        let role = |r: &str| {
+            let w = |k: &str| value(row.get(r).and_then(|w| w.get(k)));
+            format!(
+                "{r}-tp{}-pp{}-dcp{}-pcp{}-ep{}-dp{}-nw{}",
+                size(w("tp")),
+                size(w("pp")),
+                size(w("dcp-size")),
+                size(w("pcp-size")),
+                size(w("ep")),
+                flag(w("dp-attn")),
+                size(w("num-worker"))
+            )
+        };
+        format!("{head}_{}_{}_{tail}", role("prefill"), role("decode"))
+    } else {
+        format!(
+            "{head}_tp{}-pp{}-dcp{}-pcp{}-ep{}-dpa{}_{tail}",
+            size(text("tp")),
+            size(text("pp")),
+            size(text("dcp-size")),
+            size(text("pcp-size")),
+            size(text("ep")),
+            flag(text("dp-attn"))
+        )
+    }
+}
+
+/// The result filenames a matrix row's jobs write, each up to the runner's name: one per conc
+/// of a single-node row, one for a multi-node row's conc list.
+pub fn result_filename_heads(row: &Row) -> Vec<String> {
+    let concs = conc_values(row);
+    if row.contains_key("prefill") {
+        vec![result_filename(row, &concs, "")]
+    } else {
+        concs.iter().map(|c| result_filename(row, &[*c], "")).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The workflows' `RESULT_FILENAME` of a single-node and a multi-node row (the corpus'
+    /// #2642 shape), with unset sizes 1 and unset flags `false`.
+    #[test]
+    fn result_filenames_are_built_as_the_workflows_build_them() {
+        let row = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+        let single = row(serde_json::json!({"exp-name": "qwen3.5_8k1k", "precision": "fp8", "framework": "sglang",
+            "tp": 8, "ep": 8, "dp-attn": false, "spec-decoding": "none", "conc": 64}));
+        assert_eq!(
+            result_filename_heads(&single),
+            ["qwen3.5_8k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-none_conc64_"]
+        );
+        let multi = row(serde_json::json!({"exp-name": "glm5.2_p1x8_d0x8_conc2_kvdram-hicache", "precision": "fp4",
+            "framework": "dynamo-sglang", "spec-decoding": "mtp", "disagg": false, "conc": [2, 4],
+            "prefill": {"tp": 8, "ep": 1, "dp-attn": false, "num-worker": 1},
+            "decode": {"tp": 8, "ep": 1, "dp-attn": false, "num-worker": 0}}));
+        assert_eq!(
+            result_filename(&multi, &[2, 4], "gb200-nv_0"),
+            "glm5.2_p1x8_d0x8_conc2_kvdram-hicache_fp4_dynamo-sglang_prefill-tp8-pp1-dcp1-pcp1-ep1-dpfalse-nw1_decode-tp8-pp1-dcp1-pcp1-ep1-dpfalse-nw0_disagg-false_spec-mtp_conc2x4_gb200-nv_0"
+        );
+        assert_eq!(result_filename_heads(&multi).len(), 1, "one job for the conc list");
+    }
 
     #[test]
     fn raw_srt_slurm_results_are_known_and_nothing_else_is() {

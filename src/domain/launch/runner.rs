@@ -19,6 +19,20 @@ pub struct RunnerRun {
     /// `file:line` of its `srtctl apply`: the job runs the `CONFIG_FILE` recipe of the checkout.
     pub srtctl: Option<String>,
     pub unresolved: Vec<Unresolved>,
+    /// Every variable assignment in a branch that may run, with the branch it sits in.
+    pub assignments: Vec<Assignment>,
+}
+
+/// One `NAME=value` statement as the evaluator met it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    pub name: String,
+    /// The value computed as written, whether or not the branch surely runs.
+    pub value: Result<String, Unresolved>,
+    pub line: u32,
+    /// The branch it sits in: for each enclosing `if`/`case`/loop, outermost first, the block's
+    /// number in the file and its arm (`then` 0, each `elif`/`else`/case arm the next).
+    pub branch: Vec<(usize, usize)>,
 }
 
 /// A repository the launcher clones to run `srtctl` from.
@@ -75,26 +89,56 @@ enum Frame {
     If {
         active: Tri,
         done: Tri,
+        arm: (usize, usize),
     },
     Case {
         value: Option<String>,
         active: Tri,
         done: Tri,
+        arm: (usize, usize),
     },
-    Loop,
+    Loop {
+        arm: (usize, usize),
+    },
+}
+
+/// The open `if`/`case`/loop blocks, innermost last, how many blocks the file opened so far, and
+/// the logical line being read.
+#[derive(Debug, Default)]
+struct Frames {
+    stack: Vec<Frame>,
+    opened: usize,
+    line: u32,
+}
+
+impl Frames {
+    fn open(&mut self, frame: impl FnOnce((usize, usize)) -> Frame) {
+        self.opened += 1;
+        self.stack.push(frame((self.opened, 0)));
+    }
+}
+
+/// The branch the current statement is in (see [`Assignment::branch`]).
+fn branch(frames: &[Frame]) -> Vec<(usize, usize)> {
+    frames
+        .iter()
+        .map(|f| match f {
+            Frame::If { arm, .. } | Frame::Case { arm, .. } | Frame::Loop { arm } => *arm,
+        })
+        .collect()
 }
 
 fn activity(frames: &[Frame]) -> Tri {
     frames.iter().fold(Tri::Yes, |acc, f| {
         acc.min(match f {
             Frame::If { active, .. } | Frame::Case { active, .. } => *active,
-            Frame::Loop => Tri::Maybe,
+            Frame::Loop { .. } => Tri::Maybe,
         })
     })
 }
 
 fn in_loop(frames: &[Frame]) -> bool {
-    frames.iter().any(|f| matches!(f, Frame::Loop))
+    frames.iter().any(|f| matches!(f, Frame::Loop { .. }))
 }
 
 /// `NAME=value` at a command's start.
@@ -155,7 +199,7 @@ fn open_quote(line: &str, mut quote: Option<char>) -> Option<char> {
 /// job's working directory is (`""`, or `inferencex-e2e/` in the newer layout).
 pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &str) -> RunnerRun {
     let mut run = RunnerRun::default();
-    let mut frames: Vec<Frame> = Vec::new();
+    let mut frames = Frames::default();
     // A heredoc's terminator, or (function body) the indentation of its `}`.
     let mut skip_until: Option<(String, Option<usize>)> = None;
     let mut quote: Option<char> = None;
@@ -185,7 +229,7 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
         }
         let inside_string = quote.is_some();
         quote = open_quote(&raw, quote);
-        let act = activity(&frames);
+        let act = activity(&frames.stack);
         if inside_string {
             // A line of a multi-line `bash -c "…"`: commands run remotely; only runs count.
             scan_runs(&raw, &at, act, env, root, &mut run);
@@ -198,6 +242,7 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
             skip_until = Some((String::new(), Some(raw.len() - raw.trim_start().len())));
             continue;
         }
+        frames.line = number;
         for (_, statement) in split_top(raw.trim(), &[";", "&&", "||"]) {
             statement_step(statement.trim(), &at, &mut frames, env, &exists, root, &mut run);
         }
@@ -210,7 +255,7 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
 fn statement_step(
     st: &str,
     at: &str,
-    frames: &mut Vec<Frame>,
+    frames: &mut Frames,
     env: &mut Env,
     exists: &dyn Fn(&str) -> Tri,
     root: &str,
@@ -221,22 +266,24 @@ fn statement_step(
         "if" => {
             let t = env.test(st[2..].trim(), at, exists);
             // The caller splits `if …; then body` at `;`: the test alone is read here.
-            frames.push(Frame::If { active: t, done: t });
+            frames.open(|arm| Frame::If { active: t, done: t, arm });
             return;
         }
         "elif" => {
-            if let Some(Frame::If { active, done }) = frames.last_mut() {
+            if let Some(Frame::If { active, done, arm }) = frames.stack.last_mut() {
                 let t = env.test(st[4..].trim(), at, exists);
                 let next = done.not().and(t);
                 *active = next;
                 *done = done.or(t);
+                arm.1 += 1;
             }
             return;
         }
         "else" => {
-            if let Some(Frame::If { active, done }) = frames.last_mut() {
+            if let Some(Frame::If { active, done, arm }) = frames.stack.last_mut() {
                 *active = done.not();
                 *done = Tri::Yes;
+                arm.1 += 1;
             }
             let rest = st[4..].trim();
             if !rest.is_empty() {
@@ -252,23 +299,24 @@ fn statement_step(
             return;
         }
         "fi" | "esac" | "done" => {
-            frames.pop();
+            frames.stack.pop();
             return;
         }
         "for" | "while" | "until" | "select" => {
-            frames.push(Frame::Loop);
+            frames.open(|arm| Frame::Loop { arm });
             return;
         }
         "case" => {
             let words = split_words(st);
             let value = words.get(1).and_then(|w| env.expand(w, at).ok());
-            frames.push(Frame::Case { value, active: Tri::No, done: Tri::No });
+            // Arm 0 is before the first pattern; each pattern line opens the next.
+            frames.open(|arm| Frame::Case { value, active: Tri::No, done: Tri::No, arm });
             return;
         }
         _ => {}
     }
     // A case arm: `pat|pat) commands`.
-    if let Some(Frame::Case { value, active, done }) = frames.last_mut() {
+    if let Some(Frame::Case { value, active, done, arm }) = frames.stack.last_mut() {
         let trimmed = st.trim_start_matches('(');
         if let Some(close) = arm_end(trimmed) {
             let patterns = &trimmed[..close];
@@ -280,6 +328,7 @@ fn statement_step(
             };
             *active = done.not().and(m);
             *done = done.or(m);
+            arm.1 += 1;
             let rest = trimmed[close + 1..].trim().trim_end_matches(";;").trim();
             if !rest.is_empty() {
                 statement_step(rest, at, frames, env, exists, root, run);
@@ -287,7 +336,7 @@ fn statement_step(
             return;
         }
     }
-    let act = activity(frames);
+    let act = activity(&frames.stack);
     if act == Tri::No {
         return;
     }
@@ -305,7 +354,15 @@ fn statement_step(
             continue;
         }
         let computed = env.expand(value, at);
-        let val = if in_loop(frames) {
+        if !is_command {
+            run.assignments.push(Assignment {
+                name: name.to_owned(),
+                value: computed.clone(),
+                line: frames.line,
+                branch: branch(&frames.stack),
+            });
+        }
+        let val = if in_loop(&frames.stack) {
             Val::Unresolved(Unresolved::new(word, "loop", at))
         } else {
             match computed {
@@ -521,6 +578,27 @@ mod tests {
         );
         let r = evaluate(&tree, "runners/launch_h200-nb.sh", H200_NB, &mut env("trt", "mtp"), "");
         assert_eq!(r.scripts[0].0, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200_trt_mtp.sh");
+    }
+
+    /// Every assignment of a branch that may run is recorded with its branch: the two arms of an
+    /// undecided `if` differ, a `case` arm is its own branch, a decided-out branch is absent.
+    #[test]
+    fn assignments_carry_their_branch() {
+        let text = "A=0\nif [ \"$CONC\" = 1 ]; then\n  AL=2.4; N=2\nelse\n  N=3\n  AL=2.8\nfi\ncase \"$M\" in\n  x) AL=1 ;;\nesac\nif [[ \"$SPEC_DECODING\" == \"none\" ]]; then AL=9; fi\n";
+        let r = evaluate(&MemTree::new(), "s.sh", text, &mut env("sglang", "mtp"), "");
+        let seen: Vec<_> = r.assignments.iter().map(|a| (a.name.as_str(), a.line, a.branch.clone())).collect();
+        assert_eq!(
+            seen,
+            [
+                ("A", 1, vec![]),
+                ("AL", 3, vec![(1, 0)]),
+                ("N", 3, vec![(1, 0)]),
+                ("N", 5, vec![(1, 1)]),
+                ("AL", 6, vec![(1, 1)]),
+                ("AL", 9, vec![(2, 1)]),
+            ]
+        );
+        assert_eq!(r.assignments[1].value, Ok("2.4".to_owned()), "a maybe-branch value is computed");
     }
 
     const B200: &str = "if [[ \"$IS_MULTINODE\" == \"true\" ]]; then\n    case \"$FRAMEWORK\" in\n        dynamo-trt|dynamo-vllm) X=1 ;;\n        *)\n            exit 1\n            ;;\n    esac\nelse\n    cat > x.py <<'EOF'\nif True:\n    bash benchmarks/nope.sh\nEOF\n    BENCH_BASE=\"benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_b200\"\n    BENCH_SCRIPT=\"${BENCH_BASE}_${FRAMEWORK}${SPEC_SUFFIX}.sh\"\n    if [[ ! -f \"$BENCH_SCRIPT\" ]]; then\n        BENCH_SCRIPT=\"${BENCH_BASE}${SPEC_SUFFIX}.sh\"\n    fi\n    srun --jobid=$JOB_ID bash -c \"\n        cd /workspace\n        bash $BENCH_SCRIPT\n    \"\nfi\n";
