@@ -204,3 +204,28 @@ fn check_13_names_the_draft_checkpoint_precision() {
     let v = verdict();
     assert_names(&v, 13, &["RadixArk/Muse-Spark-Open-DFlash2", "bfloat16"]);
 }
+
+/// Each row names the sub-rules that decided it (issue 23 item 3): the seed's three blocking
+/// reasons are 2.e (the AMD monokernel path not proven served), 3.e-3.g (uncovered settings of
+/// a recipe variant) and 18.g (a removed frontier point); PASS and N/A rows name none, and the
+/// WARN of Check 13 names none because missing draft provenance is the human sub-rule 13.g.
+#[test]
+fn rows_name_the_subrules_that_decided_them() {
+    let v = verdict();
+    let rules: Vec<(u64, Vec<String>)> = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            let ids = c["rules"].as_array().expect("every row has rules");
+            (c["id"].as_u64().unwrap_or(99), ids.iter().filter_map(|r| r.as_str().map(str::to_owned)).collect())
+        })
+        .filter(|(_, ids): &(u64, Vec<String>)| !ids.is_empty())
+        .collect();
+    let want = [(2, vec!["2.e"]), (3, vec!["3.e", "3.f", "3.g"]), (18, vec!["18.g"])];
+    let want: Vec<(u64, Vec<String>)> =
+        want.iter().map(|(id, ids)| (*id, ids.iter().map(|s| (*s).to_owned()).collect())).collect();
+    assert_eq!(rules, want);
+    let markdown = verify(&["--lang", "en"]);
+    assert!(markdown.contains("Check 18 (Recipe/image/sweep consistency): FAIL (18.g) — "), "{markdown}");
+}

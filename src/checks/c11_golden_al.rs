@@ -481,6 +481,7 @@ pub fn check(cx: &Context) -> Outcome {
     let detail = cx.detail().to_ascii_lowercase();
     let mut matches = Vec::new();
     let mut findings = Vec::new();
+    let mut exceptions = Vec::new();
     let finding = |file: &str, line: u32, kind: &str, extra: serde_json::Value| {
         with_fields(json!({"file": file, "line": line, "kind": kind}), extra)
     };
@@ -521,7 +522,14 @@ pub fn check(cx: &Context) -> Outcome {
         let knob = simulated_al(text);
         if !agentic {
             if let Some(k) = knob {
-                findings.push(finding(path, k.line, "non_agentic", json!({})));
+                let file_name = path.rsplit('/').next().unwrap_or(path);
+                let mut names: Vec<&str> = vec![path, file_name];
+                names.extend(rows.iter().map(|r| r.owner.key.as_str()));
+                names.extend(reach_owner.map(|o| o.config.key.as_str()));
+                match documented_exception(cx.detail(), &names) {
+                    Some(quote) => exceptions.push(json!({"file": path, "line": k.line, "quote": quote})),
+                    None => findings.push(finding(path, k.line, "non_agentic", json!({}))),
+                }
             }
             continue;
         }
@@ -633,10 +641,27 @@ pub fn check(cx: &Context) -> Outcome {
         }
         return o;
     }
-    if matches.is_empty() {
+    if matches.is_empty() && exceptions.is_empty() {
         return Outcome::na("not_agentic_spec");
     }
-    Outcome::pass("golden").arg("matches", matches)
+    Outcome::pass("golden").arg("matches", matches).arg("exceptions", exceptions)
+}
+
+/// The longest quote of a documented exception a row shows (characters).
+const EXCEPTION_QUOTE_CHARS: usize = 200;
+
+/// The line of the additional detail section that documents the sanctioned exception for
+/// simulated acceptance on a non-agentic config (upstream prompt Check 11: FAIL "unless the
+/// sign-off documents a sanctioned exception"; spec 30 Check 11(c)): a line that says
+/// "exception" (or 例外) and names the script (its path or file name) or its config key. Whether the
+/// exception really is sanctioned is for a maintainer (11.i); the row quotes the line.
+fn documented_exception(detail: &str, names: &[&str]) -> Option<String> {
+    detail.lines().map(str::trim).find_map(|line| {
+        let lower = line.to_lowercase();
+        let names_it = names.iter().any(|n| !n.is_empty() && lower.contains(&n.to_lowercase()));
+        (names_it && (lower.contains("exception") || line.contains("例外")))
+            .then(|| line.chars().take(EXCEPTION_QUOTE_CHARS).collect())
+    })
 }
 
 #[cfg(test)]
@@ -701,6 +726,29 @@ mod tests {
         assert_eq!(kinds(&pr(other, &script("2.0"))).1, ["no_curve"]);
         let fixed = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
         assert_eq!(kinds(&pr(fixed, &script("2.86"))).1, ["non_agentic"]);
+    }
+
+    /// Upstream's prompt: simulated acceptance on a non-agentic config FAILs "unless the sign-off
+    /// documents a sanctioned exception" (11.b); the line must name the script or its config.
+    #[test]
+    fn a_documented_sanctioned_exception_excuses_a_non_agentic_config() {
+        let fixed = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
+        let signed = |detail: &str| {
+            let mut e = pr(fixed, &script("2.86"));
+            e.signoff.body = format!("- [x] item\n\n### Additional detail section:\n{detail}\n\nSigned: `nv-owner`\n");
+            e
+        };
+        let line = "Sanctioned exception: dsv4_fp4_b200_sglang_mtp.sh simulates acceptance at the golden AL (maintainers, #123).";
+        let o = check(&Context::new(&signed(line)));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert_eq!(o.message.args["exceptions"], json!([{"file": fixed, "line": 2, "quote": line}]));
+        for (detail, why) in [
+            ("Sanctioned exception for dsv4_fp4_b200_sglang.sh.", "another script"),
+            ("dsv4_fp4_b200_sglang_mtp.sh simulates acceptance.", "no exception"),
+            ("", "no detail section"),
+        ] {
+            assert_eq!(kinds(&signed(detail)).1, ["non_agentic"], "{why}");
+        }
     }
 
     #[test]

@@ -248,7 +248,14 @@ pub fn check(cx: &Context) -> Outcome {
                 "findings",
                 violations
                     .iter()
-                    .map(|v| json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value}))
+                    .map(|v| {
+                        // What the finding is (an env flag or a draft override) and whether the
+                        // PR's own files set it or a file they source does (13.a, 13.d, 13.e).
+                        let kind = if v.setting.starts_with("SGLANG_") { "env" } else { "override" };
+                        let changed = ev.files.iter().any(|f| f.filename == v.file);
+                        let origin = if changed { "changed" } else { "inherited" };
+                        json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value, "kind": kind, "origin": origin})
+                    })
                     .collect::<Vec<_>>(),
             )
             .arg("shipped", shipped);

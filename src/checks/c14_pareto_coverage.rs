@@ -158,7 +158,14 @@ pub fn check(cx: &Context) -> Outcome {
         let coverage = assess_curve(CurveEvidence { points: &points, north_star: None });
         all_pass &= coverage.status == CoverageStatus::Pass;
         let on_front: Vec<String> = coverage.frontier.iter().map(|&i| format!("c{}", curve.points[i].conc)).collect();
+        // Why a curve does not pass, for the row's sub-rules (14.c invalid points, else 14.a).
+        let problem = (coverage.status != CoverageStatus::Pass).then_some(if coverage.invalid_points > 0 {
+            "invalid_points"
+        } else {
+            "few_points"
+        });
         rows.push(json!({
+            "problem": problem,
             "curve": curve.key.to_string(),
             "frontier": coverage.frontier_points(),
             "measured": coverage.measured_points,

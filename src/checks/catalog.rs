@@ -1,12 +1,12 @@
 //! The check catalog: one data file per check in `checks/` (bilingual name, rule, remediation,
 //! allowed statuses and message templates), embedded in the binary and validated at load.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::Status;
+use super::{Outcome, Status};
 
 /// English and Chinese text side by side.
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
@@ -85,6 +85,55 @@ pub struct SubRule {
     /// gives WARN, not FAIL (16.a: upstream's rule text is unpublished; decision FC1).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warns: bool,
+    /// What in a row's outcome shows this enforced sub-rule decided it (see [`outcome_kinds`]):
+    /// a message key, or `field:value` of a finding (`kind:below`, `sub:g`), or the name of a
+    /// non-empty list argument (`unchecked`), or `name:true|false` of a flag argument.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
+}
+
+/// The fields of a finding, at any depth of a message's arguments, whose string value names
+/// what was found (`kind:below`, `problem:no_eval`, `sub:g`, `role:frontend`, `origin:inherited`).
+const KIND_FIELDS: [&str; 5] = ["kind", "problem", "sub", "role", "origin"];
+
+/// What an outcome is made of, in the terms of the sub-rules' `kinds`: its message key; for
+/// every `kind`, `problem`, `sub`, `role` or `origin` string anywhere in its arguments,
+/// `field:value`; for each top-level argument that is a non-empty list, its name; for each
+/// top-level flag, `name:true|false`.
+pub fn outcome_kinds(outcome: &Outcome) -> BTreeSet<String> {
+    fn walk(value: &serde_json::Value, out: &mut BTreeSet<String>) {
+        match value {
+            serde_json::Value::Object(fields) => {
+                for (name, value) in fields {
+                    match value {
+                        serde_json::Value::String(text) if KIND_FIELDS.contains(&name.as_str()) => {
+                            out.insert(format!("{name}:{text}"));
+                        }
+                        _ => walk(value, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::from([outcome.message.key.clone()]);
+    for (name, value) in &outcome.message.args {
+        match value {
+            serde_json::Value::Array(items) if !items.is_empty() => {
+                out.insert(name.clone());
+            }
+            serde_json::Value::Bool(flag) => {
+                out.insert(format!("{name}:{flag}"));
+            }
+            serde_json::Value::String(text) if KIND_FIELDS.contains(&name.as_str()) => {
+                out.insert(format!("{name}:{text}"));
+            }
+            _ => {}
+        }
+        walk(value, &mut out);
+    }
+    out
 }
 
 impl CheckSpec {
@@ -96,6 +145,20 @@ impl CheckSpec {
         } else {
             Status::Warn
         }
+    }
+
+    /// The enforced sub-rules whose violation, or whose missing evidence, made this outcome FAIL
+    /// or WARN: those with a kind the outcome has. Empty for PASS and N/A.
+    pub fn rules_of(&self, outcome: &Outcome) -> Vec<&str> {
+        if !matches!(outcome.status, Status::Fail | Status::Warn) {
+            return Vec::new();
+        }
+        let kinds = outcome_kinds(outcome);
+        self.subrules
+            .iter()
+            .filter(|rule| rule.how == How::Enforced && rule.kinds.iter().any(|k| kinds.contains(k)))
+            .map(|rule| rule.id.as_str())
+            .collect()
     }
 }
 
@@ -178,6 +241,13 @@ fn validate_subrules(spec: &CheckSpec) -> Result<(), String> {
         }
         if rule.how == How::Human && rule.pass_fixture.is_some() {
             return Err(format!("human sub-rule '{}' names a pass fixture", rule.id));
+        }
+        match (rule.how, rule.kinds.is_empty()) {
+            (How::Enforced, true) => {
+                return Err(format!("enforced sub-rule '{}' names no kinds (what in a row shows it decided)", rule.id))
+            }
+            (How::Human, false) => return Err(format!("human sub-rule '{}' names kinds", rule.id)),
+            _ => {}
         }
     }
     Ok(())
@@ -308,7 +378,7 @@ mod tests {
         let bad_status = good.replace("\"PASS\"", "\"MAYBE\"");
         assert!(Catalog::parse(&[("00-x.toml", &bad_status)], COMMON_MIN).is_err());
         let rule =
-            "[[subrules]]\nid = \"0.a\"\ntext = { en = \"a\", zh = \"b\" }\nsource = \"spec\"\nhow = \"enforced\"\n";
+            "[[subrules]]\nid = \"0.a\"\ntext = { en = \"a\", zh = \"b\" }\nsource = \"spec\"\nhow = \"enforced\"\nkinds = [\"k\"]\n";
         for (extra, error) in [
             ("fixture = \"x\"\n", None),
             ("", Some("names a fixture")),
@@ -327,6 +397,16 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("names a reason"));
+        let unnamed = format!("{good}{}fixture = \"x\"\n", rule.replace("kinds = [\"k\"]\n", ""));
+        assert!(Catalog::parse(&[("00-x.toml", &unnamed)], COMMON_MIN)
+            .unwrap_err()
+            .to_string()
+            .contains("names no kinds"));
+        let human_kinds = format!("{good}{human}reason = {{ en = \"a\", zh = \"b\" }}\n");
+        assert!(Catalog::parse(&[("00-x.toml", &human_kinds)], COMMON_MIN)
+            .unwrap_err()
+            .to_string()
+            .contains("human sub-rule '0.a' names kinds"));
         let orphan = format!("{good}[headlines.nope]\nen = \"a\"\nzh = \"b\"\n");
         let err = Catalog::parse(&[("00-x.toml", &orphan)], COMMON_MIN).unwrap_err();
         assert!(err.to_string().contains("headline 'nope' has no message"), "{err}");
@@ -338,7 +418,61 @@ mod tests {
         assert!(Catalog::parse(&[("00-x.toml", &twice)], COMMON_MIN).unwrap_err().to_string().contains("twice"));
     }
 
-    /// Every enforced sub-rule's fixture exists and gives its check the violation status; the
+    #[test]
+    fn a_row_names_the_enforced_subrules_whose_kinds_its_outcome_has() {
+        let outcome = Outcome::fail("inconsistent")
+            .arg("fails", serde_json::json!([{"sub": "g", "text": "removed point"}]))
+            .arg("missing", serde_json::json!([{"sub": "e", "text": "registry"}]))
+            .arg("noted", serde_json::json!([]));
+        let kinds = outcome_kinds(&outcome);
+        assert_eq!(
+            kinds.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["fails", "inconsistent", "missing", "sub:e", "sub:g"],
+            "an empty list names nothing"
+        );
+        let spec = Catalog::embedded().check(18);
+        assert_eq!(spec.rules_of(&outcome), ["18.e", "18.g"]);
+        let flags =
+            Outcome::fail("incomplete").arg("signed", false).arg("problem", "no_waiver").arg("unchecked", vec!["T10"]);
+        let kinds = outcome_kinds(&flags);
+        assert!(["signed:false", "problem:no_waiver", "unchecked"].iter().all(|k| kinds.contains(*k)), "{kinds:?}");
+        assert_eq!(Catalog::embedded().check(5).rules_of(&flags), ["5.c", "5.d"]);
+        // PASS and N/A rows name no sub-rule, whatever their arguments hold.
+        let mut passed = outcome.clone();
+        for status in [Status::Pass, Status::NotApplicable] {
+            passed.status = status;
+            assert!(spec.rules_of(&passed).is_empty(), "{status:?}");
+        }
+        passed.status = Status::Warn;
+        assert_eq!(spec.rules_of(&passed), ["18.e", "18.g"]);
+    }
+
+    /// Every FAIL or WARN row of every fixture bundle names at least one enforced sub-rule, but
+    /// Check 13's `unverified`: a draft whose provenance is missing without a proven violation
+    /// is 13.g, a human sub-rule (spec 30 Check 13), so no enforced rule decided it.
+    #[test]
+    fn every_fail_or_warn_row_of_every_bundle_names_a_subrule() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
+        let catalog = Catalog::embedded();
+        let mut unnamed = Vec::new();
+        let mut dirs: Vec<_> =
+            std::fs::read_dir(&root).expect("fixtures/bundles").flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        for dir in dirs.iter().filter(|d| d.join("evidence.json").is_file()) {
+            let evidence = crate::evidence::read_bundle(dir).expect("fixture bundle reads");
+            for row in crate::checks::verify(&evidence).results {
+                let open = matches!(row.outcome.status, Status::Fail | Status::Warn);
+                let human = row.id == 13 && row.outcome.message.key == "unverified";
+                if open && !human && catalog.check(row.id).rules_of(&row.outcome).is_empty() {
+                    unnamed.push(format!("{}: check {} {}", dir.display(), row.id, row.outcome.message.key));
+                }
+            }
+        }
+        assert!(unnamed.is_empty(), "rows that name no sub-rule:\n{}", unnamed.join("\n"));
+    }
+
+    /// Every enforced sub-rule's fixture exists, gives its check the violation status and lists
+    /// that sub-rule in the row's `rules`; its pass fixture passes without listing it. The
     /// catalog lists sub-rules for every check.
     #[test]
     fn every_enforced_subrule_fixture_gives_its_status() {
@@ -354,15 +488,21 @@ mod tests {
                     let evidence = crate::evidence::read_bundle(&dir).expect("fixture bundle reads");
                     crate::checks::verify(&evidence)
                 });
-                let status = verdict.result(spec.id).map(|r| r.outcome.status);
+                let row = verdict.result(spec.id).map(|r| &r.outcome);
                 let violation = if rule.warns { Status::Warn } else { spec.violation_status() };
-                assert_eq!(status, Some(violation), "sub-rule {}: fixture {name}", rule.id);
+                assert_eq!(row.map(|o| o.status), Some(violation), "sub-rule {}: fixture {name}", rule.id);
+                // The row names this sub-rule as one that decided it (issue 23 item 3).
+                let rules = row.map(|o| spec.rules_of(o)).unwrap_or_default();
+                assert!(rules.contains(&rule.id.as_str()), "sub-rule {}: fixture {name} lists {rules:?}", rule.id);
                 if let Some(pass) = rule.pass_fixture.as_deref() {
                     let dir = root.join(pass);
                     assert!(dir.is_dir(), "sub-rule {}: pass fixture {} does not exist", rule.id, dir.display());
                     let evidence = crate::evidence::read_bundle(&dir).expect("fixture bundle reads");
-                    let status = crate::checks::verify(&evidence).result(spec.id).map(|r| r.outcome.status);
-                    assert_eq!(status, Some(Status::Pass), "sub-rule {}: pass fixture {pass}", rule.id);
+                    let verdict = crate::checks::verify(&evidence);
+                    let row = verdict.result(spec.id).map(|r| &r.outcome);
+                    assert_eq!(row.map(|o| o.status), Some(Status::Pass), "sub-rule {}: pass fixture {pass}", rule.id);
+                    let rules = row.map(|o| spec.rules_of(o)).unwrap_or_default();
+                    assert!(!rules.contains(&rule.id.as_str()), "sub-rule {}: pass fixture {pass}", rule.id);
                 }
             }
         }

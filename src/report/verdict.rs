@@ -131,9 +131,16 @@ pub fn row(result: &CheckResult, lang: Lang) -> String {
     let status = result.outcome.status;
     let text = message_text(result, lang)
         .unwrap_or_else(|error| format!("sweepgate could not render this row: {}", escape::inline(&error.to_string())));
+    // The sub-rules that decided the row, discreetly after its status (catalog ids, not prose).
+    let rules = spec.rules_of(&result.outcome);
+    let word = match (rules.is_empty(), lang) {
+        (true, _) => status.word().to_owned(),
+        (false, Lang::En) => format!("{} ({})", status.word(), rules.join(", ")),
+        (false, Lang::Zh) => format!("{}（{}）", status.word(), rules.join("、")),
+    };
     match lang {
-        Lang::En => format!("{} Check {} ({}): {} — {}", status.emoji(), result.id, spec.name.en, status.word(), text),
-        Lang::Zh => format!("{} 检查 {}（{}）：{} — {}", status.emoji(), result.id, spec.name.zh, status.word(), text),
+        Lang::En => format!("{} Check {} ({}): {} — {}", status.emoji(), result.id, spec.name.en, word, text),
+        Lang::Zh => format!("{} 检查 {}（{}）：{} — {}", status.emoji(), result.id, spec.name.zh, word, text),
     }
 }
 
@@ -218,6 +225,9 @@ struct JsonCheck {
     status: Status,
     summary: String,
     summary_zh: String,
+    /// The enforced sub-rules whose violation or missing evidence made the row FAIL or WARN
+    /// (`checks/NN-*.toml` `[[subrules]]` ids); empty for PASS and N/A.
+    rules: Vec<String>,
     evidence: Vec<String>,
 }
 
@@ -252,6 +262,7 @@ pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, Ren
                 status: r.outcome.status,
                 summary: summary(r, Lang::En),
                 summary_zh: summary(r, Lang::Zh),
+                rules: spec.rules_of(&r.outcome).into_iter().map(str::to_owned).collect(),
                 evidence: r.outcome.evidence.clone(),
             }
         })
