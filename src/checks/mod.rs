@@ -92,6 +92,36 @@ pub struct Message {
     pub args: BTreeMap<String, serde_json::Value>,
 }
 
+/// The key of a JSON object that is a reason of `checks/reasons.toml` (its kind); the object's
+/// other fields are the reason's arguments. A message prints it, rendered in the row's language.
+pub const REASON_KEY: &str = "$reason";
+
+/// A reason of `checks/reasons.toml` passed into a message as a value (decision ZH1): a kind and
+/// the values of its placeholders, never an English sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reason(serde_json::Map<String, serde_json::Value>);
+
+/// The reason `kind` (`checks/reasons.toml`), without arguments yet.
+pub fn reason(kind: &str) -> Reason {
+    let mut fields = serde_json::Map::new();
+    fields.insert(REASON_KEY.to_owned(), kind.into());
+    Reason(fields)
+}
+
+impl Reason {
+    /// Sets a placeholder value (a string, number, list or another reason).
+    pub fn arg(mut self, name: &str, value: impl Into<serde_json::Value>) -> Reason {
+        self.0.insert(name.to_owned(), value.into());
+        self
+    }
+}
+
+impl From<Reason> for serde_json::Value {
+    fn from(reason: Reason) -> serde_json::Value {
+        serde_json::Value::Object(reason.0)
+    }
+}
+
 /// What one check decided, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
