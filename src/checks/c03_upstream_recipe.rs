@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 
 use super::affected::{affected_configs, AffectedConfig};
 use super::reach::affected_reach;
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::domain::launch;
 use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
 use crate::domain::serving_settings::{self, RoleSettings, Setting};
@@ -667,10 +667,10 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     if by_engine.is_empty() {
-        let scope = if configs.is_empty() {
-            "no master-config entry changed".to_owned()
+        let scope: serde_json::Value = if configs.is_empty() {
+            reason("no_master_change").into()
         } else {
-            configs.iter().map(|c| format!("{} ({})", c.key, c.framework)).collect::<Vec<_>>().join(", ")
+            configs.iter().map(|c| format!("{} ({})", c.key, c.framework)).collect::<Vec<_>>().join(", ").into()
         };
         return Outcome::na("no_serving_config").arg("scope", scope);
     }
@@ -727,7 +727,7 @@ pub fn check(cx: &Context) -> Outcome {
                         continue;
                     }
                     None => {
-                        problems.push(json!({"kind": "unverifiable", "url": link.key, "reason": "not collected"}));
+                        problems.push(json!({"kind": "unverifiable", "url": link.key, "reason": null}));
                         blocked = true;
                         continue;
                     }
@@ -749,7 +749,7 @@ pub fn check(cx: &Context) -> Outcome {
                     blocked = true;
                 }
                 None => {
-                    problems.push(json!({"kind": "content_unavailable", "url": link.key, "reason": "not collected"}));
+                    problems.push(json!({"kind": "content_unavailable", "url": link.key, "reason": null}));
                     blocked = true;
                 }
             }

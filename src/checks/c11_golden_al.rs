@@ -10,7 +10,7 @@ use serde_json::json;
 use super::affected::{all_configs, entry_items, recipe_rows, AffectedConfig, RecipeRow};
 use super::reach::{self, LaunchPath, ReachKind};
 use super::scan::{self, Role};
-use super::{with_fields, Context, Outcome};
+use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::repo::{Layout, Logical};
 
@@ -567,7 +567,7 @@ pub fn check(cx: &Context) -> Outcome {
                     json!({"al": al, "golden": golden, "golden_file": g.file, "mode": mode.key(), "draft": draft}),
                 )),
                 (None, Some(al)) if detail.contains("al source") => matches.push(json!({
-                    "file": p.file, "al": al, "golden_file": "the AL source stated in the additional detail section",
+                    "file": p.file, "al": al, "golden_file": serde_json::Value::from(reason("al_source_in_detail")),
                     "mode": mode.key(), "draft": draft,
                 })),
                 (None, _) => findings.push(finding(

@@ -114,6 +114,14 @@ impl Reason {
         self.0.insert(name.to_owned(), value.into());
         self
     }
+
+    /// Sets `error`: a lower layer's or the evidence's own error text, which the catalog quotes
+    /// as code inside a sentence of its own; without its closing period (the sentence has one).
+    pub fn error(self, error: impl std::fmt::Display) -> Reason {
+        let text = error.to_string();
+        let text = text.trim_end();
+        self.arg("error", text.strip_suffix('.').unwrap_or(text))
+    }
 }
 
 impl From<Reason> for serde_json::Value {
