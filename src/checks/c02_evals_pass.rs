@@ -13,7 +13,7 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use super::affected::{self, AffectedConfig};
-use super::{c01_in_pr_sweep, generated, Context, Outcome};
+use super::{c01_in_pr_sweep, generated, reason, Context, Outcome};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::evals::conc_values;
@@ -548,13 +548,13 @@ pub fn check(cx: &Context) -> Outcome {
         Ok(Some(path)) => match ev.base.text(&path).map(|t| EvalThresholds::parse(t, &path)) {
             Some(Ok(t)) => Some(t),
             Some(Err(diags)) => {
-                return Outcome::unreadable(&path, diags.first().map(|d| d.to_string()).unwrap_or_default())
+                return Outcome::unreadable(path.as_str(), diags.first().map(|d| d.to_string()).unwrap_or_default())
             }
-            None => return Outcome::unreadable(&path, "not UTF-8 text"),
+            None => return Outcome::unreadable(path.as_str(), "not UTF-8 text"),
         },
         Ok(None) => None, // no thresholds file: upstream's --min-score applies to every task
         // A thresholds location the layout cannot resolve is not "no file": never the default.
-        Err(e) => return Outcome::unreadable("the eval thresholds file", e.to_string()),
+        Err(e) => return Outcome::unreadable(reason("what_thresholds"), e.to_string()),
     };
     let table = match kernel_paths() {
         Ok(table) => table,
@@ -562,7 +562,7 @@ pub fn check(cx: &Context) -> Outcome {
     };
     let configs = match affected::affected_configs(cx) {
         Ok(configs) => configs,
-        Err(e) => return Outcome::unreadable("the PR's master configs", e),
+        Err(e) => return Outcome::unreadable(reason("what_pr_master_configs"), e),
     };
     let lookup = |prefix: Option<&str>, task: &str| {
         let (value, source) = match &thresholds {

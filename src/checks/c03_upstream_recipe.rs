@@ -658,7 +658,7 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let configs = match affected_configs(cx) {
         Ok(c) => c,
-        Err(reason) => return Outcome::unreadable("the master configs", reason),
+        Err(error) => return Outcome::unreadable(reason("what_master_configs"), error),
     };
     let mut by_engine: BTreeMap<Engine, Vec<&AffectedConfig>> = BTreeMap::new();
     for c in &configs {

@@ -463,7 +463,7 @@ pub fn check(cx: &Context) -> Outcome {
     };
     let reaches = match reach::affected_reach(cx) {
         Ok(r) => r,
-        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+        Err(error) => return Outcome::unreadable(reason("what_affected_entries"), error),
     };
     let mut judged_configs = std::collections::BTreeSet::new();
     for (path, role, reach_owner) in reach::judged_files(cx, &reaches) {
