@@ -160,3 +160,155 @@ fn every_chinese_verdict_and_details_column_is_whole_chinese() {
     assert!(rows > 2000, "the Chinese reports have their rows ({rows})");
     assert!(found.is_empty(), "{} Chinese rows carry English prose:\n{}", found.len(), found.join("\n"));
 }
+
+/// Where an English string literal of `src/checks/` may stay: it is never report text.
+const NOT_REPORT_TEXT: &[&str] = &["expect(", "panic!(", "#[error(", "tracing::", "unreachable!("];
+
+/// English sentences still built in Rust that reach a report, by file and opening words: each is
+/// an issue-27 leftover to move into `checks/reasons.toml` (decision ZH3). Most reach a row only
+/// as a quoted error (code); the list may only shrink: an entry that no longer matches fails.
+const STILL_IN_RUST: &[(&str, &str)] = &[
+    ("affected.rs", "{}: neither its diff nor its content is"),
+    ("affected.rs", "{} is not in the evidence at the head"),
+    ("c01_in_pr_sweep.rs", "the PR appends no changelog entry, so its"),
+    ("c01_in_pr_sweep.rs", "the PR's matrix does not generate: {e}"),
+    ("c01_in_pr_sweep.rs", "the blob SHAs at {} could not be read ("),
+    ("c01_in_pr_sweep.rs", "the evidence has no blob SHAs at {}"),
+    ("c01_in_pr_sweep.rs", "{file} is not in the evidence at the head"),
+    ("c01_in_pr_sweep.rs", "the entry {} of {file} cannot be read at"),
+    ("c01_in_pr_sweep.rs", "the master-config text at {} could not"),
+    ("c01_in_pr_sweep.rs", "{file} differs at the head and the evidence"),
+    ("c01_in_pr_sweep.rs", "the configs the sweep ran cannot be read"),
+    ("c01_in_pr_sweep.rs", "the PR affects no master-config entry"),
+    ("c01_in_pr_sweep.rs", "the recipe recipes/{rest} that {} names"),
+    ("c01_in_pr_sweep.rs", "no launcher script or recipe of {} is"),
+    ("c02_evals_pass.rs", "of run {run_id} (its job list could not"),
+    ("c03_upstream_recipe.rs", "{} is not in the head tree"),
+    ("c03_upstream_recipe.rs", "{} (srt-recipe of {}) is not in the"),
+    ("c03_upstream_recipe.rs", "{} is not an affected config"),
+    ("c03_upstream_recipe.rs", "recipe {} (CONFIG_FILE={}) is not in"),
+    ("c03_upstream_recipe.rs", "the launch model finds no benchmark script"),
+    ("c08_architecture_hacks.rs", "the PR's master configs: {reason}"),
+    ("context.rs", "{} is missing from the evidence"),
+    ("curves.rs", "{path}: matches no result file name"),
+    ("fingerprint.rs", "the blob SHAs at {head} are unavailable"),
+    ("fingerprint.rs", "the blob SHAs at {head} were not collected"),
+    ("fingerprint.rs", "{} is not at the head"),
+    ("generated.rs", "{path} is not readable at base and head"),
+    ("reach.rs", "{} is not in the head tree"),
+];
+
+/// Reviewed: text that is English by nature, not report prose.
+const REVIEWED: &[(&str, &str, &str)] = &[
+    ("c14_pareto_coverage.rs", "Total tput per GPU (tok/s)", "the Mermaid chart's axis label, inside a code block"),
+    ("catalog.rs", "", "the catalog's load errors: a broken embedded catalog is a build defect, never a row"),
+];
+
+/// The string literals of one line of Rust (raw strings are patterns and skipped; so is `'"'`).
+fn literals(line: &str) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let (mut found, mut i) = (Vec::new(), 0);
+    while i < chars.len() {
+        let raw = chars[i] == 'r' && matches!(chars.get(i + 1), Some('"' | '#'));
+        if raw {
+            let hashes = chars[i + 1..].iter().take_while(|c| **c == '#').count();
+            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let start = (i + 2 + hashes).min(chars.len());
+            let body: String = chars[start..].iter().collect();
+            i = body.find(&close).map_or(chars.len(), |end| start + body[..end].chars().count() + close.len());
+        } else if chars[i] == '\'' && chars.get(i + 2) == Some(&'\'') {
+            i += 3;
+        } else if chars[i] == '"' {
+            let mut literal = String::new();
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                literal.extend(chars.get(i));
+                i += 1;
+            }
+            found.push(literal);
+            i += 1;
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// The longest run of English words in a literal (placeholders `{…}` are not words).
+fn longest_english_run(literal: &str) -> usize {
+    let text = regex::Regex::new(r"\{[^}]*\}").expect("regex").replace_all(literal, " 0 ").into_owned();
+    let (mut run, mut best) = (0, 0);
+    for token in text.split_whitespace() {
+        let word = token.trim_matches(|c: char| ".,;:()!?'".contains(c));
+        let english = !word.is_empty()
+            && word.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && word.chars().all(|c| c.is_ascii_alphabetic() || c == '\'' || c == '-');
+        run = if english { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
+}
+
+/// The English sentences (4+ words) among the string literals of `src/checks/**/*.rs` outside
+/// tests, comments, error/log/panic texts: `(file, literal)`.
+fn english_literals_in_src_checks() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/checks");
+    let mut files: Vec<_> = std::fs::read_dir(&root)
+        .expect("src/checks")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    let tests_start = regex::Regex::new(r"#\[cfg\(test\)\]\n(?:pub(?:\(crate\))? )?mod tests").expect("regex");
+    let mut found = Vec::new();
+    for path in files {
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        if name == "tests_support.rs" {
+            continue; // compiled only for tests
+        }
+        let text = std::fs::read_to_string(&path).expect("read source");
+        let code = tests_start.find(&text).map_or(text.as_str(), |m| &text[..m.start()]);
+        for line in code.lines() {
+            if line.trim_start().starts_with("//") || NOT_REPORT_TEXT.iter().any(|k| line.contains(k)) {
+                continue;
+            }
+            for literal in literals(line) {
+                if longest_english_run(&literal) >= RUN {
+                    found.push((name.clone(), literal));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_english_sentence_for_a_report_is_built_in_src_checks() {
+    assert_eq!(longest_english_run("{key}: the recipe cannot be read: {e}"), 5);
+    assert!(longest_english_run("TP{} EP{ep} c{conc}") < RUN);
+    assert_eq!(
+        literals(r#"format!("a b", x); Regex::new(r"no match here at all"); "c d e f g""#),
+        ["a b", "c d e f g"]
+    );
+    let found = english_literals_in_src_checks();
+    let reviewed = |file: &str, literal: &str| {
+        REVIEWED.iter().any(|(f, start, _)| *f == file && literal.starts_with(start))
+            || STILL_IN_RUST.iter().any(|(f, start)| *f == file && literal.starts_with(start))
+    };
+    let new: Vec<String> =
+        found.iter().filter(|(f, l)| !reviewed(f, l)).map(|(f, l)| format!("src/checks/{f}: \"{l}\"")).collect();
+    assert!(
+        new.is_empty(),
+        "English sentences built in Rust for a report (give them a kind in checks/reasons.toml):\n{}",
+        new.join("\n")
+    );
+    let gone: Vec<String> = STILL_IN_RUST
+        .iter()
+        .filter(|(f, start)| !found.iter().any(|(file, l)| file == f && l.starts_with(start)))
+        .map(|(f, start)| format!("{f}: {start}"))
+        .collect();
+    assert!(gone.is_empty(), "moved to the catalog: remove from STILL_IN_RUST:\n{}", gone.join("\n"));
+}
