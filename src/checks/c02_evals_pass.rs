@@ -695,7 +695,7 @@ pub fn check(cx: &Context) -> Outcome {
 
     let (kernel_problems, proofs) = kernel_path_findings(ev, run.run_id, table);
     problems.extend(kernel_problems);
-    let image = images.into_iter().collect::<Vec<_>>().join(", ");
+    let images: Vec<String> = images.into_iter().collect();
     let compared: Vec<u64> = compared.into_iter().collect();
     if !problems.is_empty() {
         let kind = |p: &Value| p["kind"].as_str().unwrap_or_default().to_owned();
@@ -706,7 +706,7 @@ pub fn check(cx: &Context) -> Outcome {
             .arg("unverified", unverified)
             .arg("accuracy_ok", accuracy_ok)
             .arg("scores", scores)
-            .arg("image", image)
+            .arg("images", images)
             .arg("cohort_runs", compared.clone())
             .arg("run", run.label())
             .evidence(run.evidence_line());
@@ -720,7 +720,7 @@ pub fn check(cx: &Context) -> Outcome {
         .arg("run", run.label())
         .arg("lowest", lowest.cloned())
         .arg("scores", scores)
-        .arg("image", image)
+        .arg("images", images)
         .arg("cohort_runs", compared.clone())
         .arg("proofs", proofs)
         .arg("not_evaluated", not_evaluated)
@@ -889,13 +889,13 @@ mod tests {
             }
         }
         for p in problems {
-            for (accuracy_ok, image) in [(true, json!("i:1")), (false, Value::Null)] {
+            for (accuracy_ok, images) in [(true, json!(["i:1"])), (false, json!([]))] {
                 let o = Outcome::fail("failed")
                     .arg("problems", vec![p.clone()])
                     .arg("unverified", false)
                     .arg("accuracy_ok", accuracy_ok)
                     .arg("scores", json!([{"task": "gsm8k", "metric": "em", "value": "0.95", "label": "c8"}]))
-                    .arg("image", image)
+                    .arg("images", images)
                     .arg("cohort_runs", json!([3]))
                     .arg("run", "run 7");
                 crate::checks::tests_support::assert_renders(2, &o);
@@ -1061,7 +1061,7 @@ mod tests {
     fn the_eval_image_must_be_the_configs_image() {
         let o = outcome(&with_config(Some("lmsysorg/sglang:v0.5.9-cu130")));
         assert_eq!(o.status, Status::Pass, "{o:?}");
-        assert_eq!(o.message.args["image"], "lmsysorg/sglang:v0.5.9-cu130");
+        assert_eq!(o.message.args["images"], json!(["lmsysorg/sglang:v0.5.9-cu130"]));
         let o = outcome(&with_config(Some("lmsysorg/sglang:v0.5.8-cu130")));
         assert_eq!(kinds(&o), ["image_mismatch"]);
         assert_eq!(o.message.args["problems"][0]["source"]["job"], 41);
