@@ -312,3 +312,73 @@ fn no_english_sentence_for_a_report_is_built_in_src_checks() {
         .collect();
     assert!(gone.is_empty(), "moved to the catalog: remove from STILL_IN_RUST:\n{}", gone.join("\n"));
 }
+
+/// The Chinese half of a bilingual text (`report::render_bilingual`: English, rule, 中文).
+fn chinese_half(text: &str) -> &str {
+    text.split_once("\n---\n").map_or("", |(_, zh)| zh)
+}
+
+#[test]
+fn the_sweep_check_runs_chinese_text_is_whole_chinese() {
+    use sweepgate::domain::ci_priority::PolicySource;
+    use sweepgate::sweep::check_run::SweepView;
+    use sweepgate::sweep::ledger::{PointRecord, PointState, StoredJson};
+    use sweepgate::sweep::plan_jobs::SkippedRow;
+    use sweepgate::sweep::scheduler::JobId;
+
+    let record =
+        |id: &str, state: PointState, reason: Option<&str>, provenance: Option<serde_json::Value>| PointRecord {
+            point_id: id.into(),
+            ord: 0,
+            family: "single-node".into(),
+            is_canary: id == "p0",
+            state,
+            job_name: format!("sg-{id}"),
+            job_id: Some(JobId(format!("1{}", id.len()))),
+            sbatch_calls: 1,
+            submit_info: None,
+            cancel_reason: None,
+            reason: reason.map(str::to_owned),
+            exit_code: None,
+            state_source: None,
+            provenance: provenance.map(|p| StoredJson::from_value(&p).expect("JSON")),
+        };
+    let power = |valid: bool| {
+        serde_json::json!({"files": [{"kind": "result"}, {"kind": "result"}],
+            "power": [{"power_valid": valid, "reasons": if valid { vec![] } else { vec!["sampling_gap_exceeded"] }}]})
+    };
+    let records = vec![
+        record("p0", PointState::Succeeded, None, Some(power(true))),
+        record("p1", PointState::Succeeded, None, Some(power(false))),
+        record("p2", PointState::Failed, Some("the job exited with code 3 before it wrote any result"), None),
+        record("p3", PointState::Failed, Some("sbatch refused the job: Invalid account"), None),
+        record("p4", PointState::Running, None, None),
+    ];
+    let skipped = [SkippedRow { family: "multi-node".into(), exp_name: "dsr1 | x".into(), runner: "gb200".into() }];
+    let notes = ["could not resume on pool local: the ledger is locked by another process".to_owned()];
+    let policy =
+        PolicySource::File { path: "configs/ci-priority.yaml".into(), at: "0123456789abcdef".into(), proposed: true };
+    let view = SweepView {
+        check_name: "sweepgate/sweep",
+        sweep_id: "pr7-abc-a1",
+        head_sha: &"a".repeat(40),
+        pools: vec![("local", records)],
+        skipped: &skipped,
+        error: Some("the plan could not be built because the master configs do not load"),
+        cancelled: false,
+        notes: &notes,
+        priority_policy: Some(&policy),
+    };
+    let out = view.render().expect("renders");
+    let mut found = Vec::new();
+    for (part, text) in [("summary", &out.output.summary), ("text", &out.output.text)] {
+        let zh = chinese_half(text);
+        assert!(zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{part} has a Chinese half: {text}");
+        found.extend(offending_lines(&format!("check run {part}"), zh));
+    }
+    let title = out.output.title.split_once(" · ").map_or("", |(_, zh)| zh);
+    found.extend(offending_lines("check run title", title));
+    assert!(found.is_empty(), "the check run's Chinese text carries English prose:\n{}", found.join("\n"));
+    assert!(chinese_half(&out.output.text).contains("2 个结果文件 | 有效"), "{}", out.output.text);
+    assert!(out.output.text.contains("2 result files | invalid: sampling_gap_exceeded"), "{}", out.output.text);
+}
