@@ -288,13 +288,14 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                     SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
                 let at_conc: Vec<&FactVariant> = variants.iter().filter(|v| v.runs(conc, row.kv_offloading)).collect();
                 let serving: Vec<&&FactVariant> = at_conc.iter().filter(|v| v.serves(&point)).collect();
+                // A finding about this row's point: the config, the row's label and the concurrency.
+                let at_point = |kind: &str| {
+                    reason(kind).arg("config", key.as_str()).arg("label", label.as_str()).arg("conc", conc)
+                };
                 match serving.as_slice() {
                     [] if at_conc.is_empty() => out.fail(
                         'b',
-                        reason("srt_conc_not_run")
-                            .arg("config", key.as_str())
-                            .arg("label", label.as_str())
-                            .arg("conc", conc)
+                        at_point("srt_conc_not_run")
                             .arg("at", row.at.as_str())
                             .arg("path", path.as_str())
                             .arg("band", row.kv_offloading),
@@ -309,13 +310,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                             .collect();
                         out.fail(
                             'c',
-                            reason("srt_parallelism_differs")
-                                .arg("config", key.as_str())
-                                .arg("label", label.as_str())
-                                .arg("conc", conc)
-                                .arg("runs", runs)
-                                .arg("tp", row.tp)
-                                .arg("ep", row.ep),
+                            at_point("srt_parallelism_differs").arg("runs", runs).arg("tp", row.tp).arg("ep", row.ep),
                         );
                     }
                     [one] => {
@@ -324,10 +319,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                         if have != engine || have > one.facts.gpus_per_node {
                             out.fail(
                                 'd',
-                                reason("srt_gpus_differ")
-                                    .arg("config", key.as_str())
-                                    .arg("label", label.as_str())
-                                    .arg("conc", conc)
+                                at_point("srt_gpus_differ")
                                     .arg("at", format!("{path}:{}", one.variant.selector))
                                     .arg("have", have)
                                     .arg("engine", engine)
@@ -338,15 +330,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                     }
                     many => {
                         let names: Vec<&str> = many.iter().map(|v| v.variant.selector.as_str()).collect();
-                        out.fail(
-                            'b',
-                            reason("srt_many_variants")
-                                .arg("config", key.as_str())
-                                .arg("label", label.as_str())
-                                .arg("conc", conc)
-                                .arg("path", path.as_str())
-                                .arg("variants", names),
-                        );
+                        out.fail('b', at_point("srt_many_variants").arg("path", path.as_str()).arg("variants", names));
                     }
                 }
             }
