@@ -13,7 +13,7 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use super::affected::{self, AffectedConfig};
-use super::{c01_in_pr_sweep, generated, Context, Outcome};
+use super::{c01_in_pr_sweep, generated, reason, Context, Outcome};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::evals::conc_values;
@@ -603,13 +603,13 @@ pub fn check(cx: &Context) -> Outcome {
         Ok(Some(path)) => match ev.base.text(&path).map(|t| EvalThresholds::parse(t, &path)) {
             Some(Ok(t)) => Some(t),
             Some(Err(diags)) => {
-                return Outcome::unreadable(&path, diags.first().map(|d| d.to_string()).unwrap_or_default())
+                return Outcome::unreadable(path.as_str(), diags.first().map(|d| d.to_string()).unwrap_or_default())
             }
-            None => return Outcome::unreadable(&path, "not UTF-8 text"),
+            None => return Outcome::unreadable(path.as_str(), "not UTF-8 text"),
         },
         Ok(None) => None, // no thresholds file: upstream's --min-score applies to every task
         // A thresholds location the layout cannot resolve is not "no file": never the default.
-        Err(e) => return Outcome::unreadable("the eval thresholds file", e.to_string()),
+        Err(e) => return Outcome::unreadable(reason("what_thresholds"), e.to_string()),
     };
     let table = match kernel_paths() {
         Ok(table) => table,
@@ -617,7 +617,7 @@ pub fn check(cx: &Context) -> Outcome {
     };
     let configs = match affected::affected_configs(cx) {
         Ok(configs) => configs,
-        Err(e) => return Outcome::unreadable("the PR's master configs", e),
+        Err(e) => return Outcome::unreadable(reason("what_pr_master_configs"), e),
     };
     let lookup = |prefix: Option<&str>, task: &str| {
         let (value, source) = match &thresholds {
@@ -751,7 +751,7 @@ pub fn check(cx: &Context) -> Outcome {
 
     let (kernel_problems, proofs) = kernel_path_findings(ev, run.run_id, table);
     problems.extend(kernel_problems);
-    let image = images.into_iter().collect::<Vec<_>>().join(", ");
+    let images: Vec<String> = images.into_iter().collect();
     let compared: Vec<u64> = compared.into_iter().collect();
     if !problems.is_empty() {
         let kind = |p: &Value| p["kind"].as_str().unwrap_or_default().to_owned();
@@ -762,7 +762,7 @@ pub fn check(cx: &Context) -> Outcome {
             .arg("unverified", unverified)
             .arg("accuracy_ok", accuracy_ok)
             .arg("scores", scores)
-            .arg("image", image)
+            .arg("images", images)
             .arg("cohort_runs", compared.clone())
             .arg("run", run.label())
             .evidence(run.evidence_line());
@@ -776,7 +776,7 @@ pub fn check(cx: &Context) -> Outcome {
         .arg("run", run.label())
         .arg("lowest", lowest.cloned())
         .arg("scores", scores)
-        .arg("image", image)
+        .arg("images", images)
         .arg("cohort_runs", compared.clone())
         .arg("proofs", proofs)
         .arg("not_evaluated", not_evaluated)
@@ -945,13 +945,13 @@ mod tests {
             }
         }
         for p in problems {
-            for (accuracy_ok, image) in [(true, json!("i:1")), (false, Value::Null)] {
+            for (accuracy_ok, images) in [(true, json!(["i:1"])), (false, json!([]))] {
                 let o = Outcome::fail("failed")
                     .arg("problems", vec![p.clone()])
                     .arg("unverified", false)
                     .arg("accuracy_ok", accuracy_ok)
                     .arg("scores", json!([{"task": "gsm8k", "metric": "em", "value": "0.95", "label": "c8"}]))
-                    .arg("image", image)
+                    .arg("images", images)
                     .arg("cohort_runs", json!([3]))
                     .arg("run", "run 7");
                 crate::checks::tests_support::assert_renders(2, &o);
@@ -1117,7 +1117,7 @@ mod tests {
     fn the_eval_image_must_be_the_configs_image() {
         let o = outcome(&with_config(Some("lmsysorg/sglang:v0.5.9-cu130")));
         assert_eq!(o.status, Status::Pass, "{o:?}");
-        assert_eq!(o.message.args["image"], "lmsysorg/sglang:v0.5.9-cu130");
+        assert_eq!(o.message.args["images"], json!(["lmsysorg/sglang:v0.5.9-cu130"]));
         let o = outcome(&with_config(Some("lmsysorg/sglang:v0.5.8-cu130")));
         assert_eq!(kinds(&o), ["image_mismatch"]);
         assert_eq!(o.message.args["problems"][0]["source"]["job"], 41);

@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 
 use super::affected::{affected_configs, AffectedConfig};
 use super::reach::affected_reach;
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::launch;
 use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
@@ -679,7 +679,7 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let configs = match affected_configs(cx) {
         Ok(c) => c,
-        Err(reason) => return Outcome::unreadable("the master configs", reason),
+        Err(error) => return Outcome::unreadable(reason("what_master_configs"), error),
     };
     let era = single_node_item(cx);
     let in_scope = |c: &&AffectedConfig| era.is_none() || !multi_node_or_disagg(c);
@@ -701,10 +701,10 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     if by_engine.is_empty() {
-        let scope = if configs.is_empty() {
-            "no master-config entry changed".to_owned()
+        let scope: serde_json::Value = if configs.is_empty() {
+            reason("no_master_change").into()
         } else {
-            configs.iter().map(|c| format!("{} ({})", c.key, c.framework)).collect::<Vec<_>>().join(", ")
+            configs.iter().map(|c| format!("{} ({})", c.key, c.framework)).collect::<Vec<_>>().join(", ").into()
         };
         return Outcome::na("no_serving_config").arg("scope", scope);
     }
@@ -761,7 +761,7 @@ pub fn check(cx: &Context) -> Outcome {
                         continue;
                     }
                     None => {
-                        problems.push(json!({"kind": "unverifiable", "url": link.key, "reason": "not collected"}));
+                        problems.push(json!({"kind": "unverifiable", "url": link.key, "reason": null}));
                         blocked = true;
                         continue;
                     }
@@ -783,7 +783,7 @@ pub fn check(cx: &Context) -> Outcome {
                     blocked = true;
                 }
                 None => {
-                    problems.push(json!({"kind": "content_unavailable", "url": link.key, "reason": "not collected"}));
+                    problems.push(json!({"kind": "content_unavailable", "url": link.key, "reason": null}));
                     blocked = true;
                 }
             }

@@ -1,16 +1,16 @@
 //! Check 5 — Checklist template (spec 30 Check 5, §4.3-4.4; ARCHITECTURE decision 8).
 
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::intake::signoff::{match_template, ItemState};
 
 pub fn check(cx: &Context) -> Outcome {
     let (template_path, template) = match cx.template() {
         Ok(t) => t,
-        Err(reason) => return Outcome::unreadable("the review checklist template", reason.clone()),
+        Err(error) => return Outcome::unreadable(reason("what_checklist_template"), error.clone()),
     };
     let signoff = match cx.signoff() {
         Ok(s) => s,
-        Err(reason) => return Outcome::unreadable("the sign-off", reason.clone()),
+        Err(error) => return Outcome::unreadable(reason("what_signoff"), error.clone()),
     };
     let matched = match_template(signoff, template);
     let label = |index: usize| template.items.get(index).map(|t| t.label()).unwrap_or_default();

@@ -15,7 +15,7 @@
 use serde_json::json;
 
 use super::affected::{affected_configs, all_configs, configs_in, sku, AffectedConfig};
-use super::{with_fields, Context, Outcome};
+use super::{reason, with_fields, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::{Engine, ModelsMd};
 use crate::repo::Logical;
@@ -154,9 +154,9 @@ impl Judge<'_, '_> {
     /// The master-config entries at the PR's base (engine-first ordering is read there).
     fn base(&mut self) -> Result<&[AffectedConfig], Outcome> {
         if self.base.is_none() {
-            let unreadable = |reason| Outcome::unreadable("the master configs at the PR's base", reason);
+            let unreadable = |error: Reason| Outcome::unreadable(reason("what_base_master_configs"), error);
             self.cx.base_available().map_err(unreadable)?;
-            self.base = Some(configs_in(&self.cx.evidence.base).map_err(unreadable)?);
+            self.base = Some(configs_in(&self.cx.evidence.base).map_err(|e| unreadable(e.into()))?);
         }
         Ok(self.base.as_deref().unwrap_or_default())
     }
@@ -164,15 +164,15 @@ impl Judge<'_, '_> {
     /// MODELS.md at base, `None` when the base has none (before the file existed no engine
     /// mapping applies); a file that exists but cannot be parsed is unreadable.
     fn models(&self) -> Result<Option<(&str, &ModelsMd)>, Outcome> {
-        let unreadable = |reason: String| Outcome::unreadable("MODELS.md", reason);
+        let unreadable = |reason: Reason| Outcome::unreadable("MODELS.md", reason);
         let cx = self.cx;
         cx.base_available().map_err(unreadable)?;
         match cx.layout().resolve(&cx.evidence.base, Logical::ModelsMd) {
             Ok(None) => Ok(None),
             Ok(Some(_)) => {
-                cx.models_md().as_ref().map(|(f, m)| Some((f.as_str(), m))).map_err(|r| unreadable(r.clone()))
+                cx.models_md().as_ref().map(|(f, m)| Some((f.as_str(), m))).map_err(|r| unreadable(r.as_str().into()))
             }
-            Err(e) => Err(unreadable(e.to_string())),
+            Err(e) => Err(unreadable(e.to_string().into())),
         }
     }
 
@@ -193,7 +193,7 @@ impl Judge<'_, '_> {
         }
         let Some(words) = not_main_branch(&c.image) else { return Ok(upstream) };
         let Some((file, models)) = self.models()? else {
-            return Err(Outcome::unreadable("MODELS.md", "the base has no MODELS.md to tell a new model's date added"));
+            return Err(Outcome::unreadable("MODELS.md", reason("no_models_md_at_base")));
         };
         let row = models.model(&c.model_prefix);
         let added = row.and_then(|r| r.added);
@@ -267,7 +267,7 @@ pub fn check(cx: &Context) -> Outcome {
     }
     let (affected, head) = match (affected_configs(cx), all_configs(cx)) {
         (Ok(a), Ok(all)) => (a, all),
-        (Err(reason), _) | (_, Err(reason)) => return Outcome::unreadable("the master configs", reason),
+        (Err(error), _) | (_, Err(error)) => return Outcome::unreadable(reason("what_master_configs"), error),
     };
     let detail = cx.detail();
     let mut judge = Judge { cx, head, base: None };
@@ -474,7 +474,7 @@ mod tests {
         e.trees.base = Fact::Unavailable("tarball refused".into());
         let o = check(&Context::new(&e));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unreadable"));
-        assert!(o.message.args["what"].as_str().is_some_and(|w| w.contains("base")), "{o:?}");
+        assert_eq!(o.message.args["what"][crate::checks::REASON_KEY], "what_base_master_configs", "{o:?}");
     }
 
     /// Issue 17 item 4 (6.c): real upstream tags (master configs as of 2026-08) classified.

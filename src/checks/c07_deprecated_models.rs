@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::affected::{affected_configs, AffectedConfig};
-use super::{with_fields, Context, Outcome};
+use super::{reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::ModelsMd;
 
@@ -91,7 +91,7 @@ pub fn check(cx: &Context) -> Outcome {
     }
     let configs = match affected_configs(cx) {
         Ok(c) => c,
-        Err(reason) => return Outcome::unreadable("the master configs", reason),
+        Err(error) => return Outcome::unreadable(reason("what_master_configs"), error),
     };
     if configs.is_empty() {
         return Outcome::na("untouched");

@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 use super::affected::{affected_configs, all_configs, is_nvidia_sku, sku, AffectedConfig};
 use super::c03_upstream_recipe::config_settings;
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::serving_settings::SettingKind;
 use crate::matrix::inputs;
@@ -360,7 +360,7 @@ pub fn check(cx: &Context) -> Outcome {
         }
         serving_files += 1;
         let Some(lines) = scan::added_lines_of(ev, file) else {
-            return Outcome::unreadable(&file.filename, "neither its diff nor its content is in the evidence");
+            return Outcome::unreadable(file.filename.as_str(), reason("no_diff_or_content"));
         };
         for added in lines {
             match scan_line(cx, &file.filename, scan::code_part(added.text)) {

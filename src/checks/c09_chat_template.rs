@@ -11,7 +11,7 @@ use serde_json::json;
 use super::affected::recipe_rows;
 use super::reach::{self, ConfigReach, ReachKind};
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::yaml::{self, Node, Value};
 
 const SPEC_NAME_MARKERS: [&str; 4] = ["mtp", "eagle", "dspark", "dflash"];
@@ -157,7 +157,7 @@ pub fn check(cx: &Context) -> Outcome {
     let mut findings = Vec::new();
     let reaches = match reach::affected_reach(cx) {
         Ok(r) => r,
-        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+        Err(error) => return Outcome::unreadable(reason("what_affected_entries"), error),
     };
     let mut judged = std::collections::BTreeSet::new();
     for (path, role, owner) in reach::judged_files(cx, &reaches) {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::affected::affected_configs;
 use super::reach::{self, LaunchPath, ReachKind, Why};
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::domain::waiver::{links_to_waiver, Waiver};
 use crate::repo::{Layout, Logical};
 
@@ -449,7 +449,7 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
             continue;
         }
         let Some(lines) = scan::added_lines_of(ev, file) else {
-            return Err(Outcome::unreadable(name, "neither its diff nor its content is in the evidence"));
+            return Err(Outcome::unreadable(name.as_str(), reason("no_diff_or_content")));
         };
         let vars = vars_of(name, &lines);
         patches.extend(patches_in(&lines, &vars).into_iter().map(|(line, kind, target)| Patch {
@@ -489,8 +489,8 @@ type Paths = (Vec<reach::Reached>, usize, Vec<reach::Unreachable>);
 
 fn launch_paths(cx: &Context) -> Result<Paths, Outcome> {
     let ev = cx.evidence;
-    let reaches = reach::affected_reach(cx)
-        .map_err(|reason| Outcome::unreadable("the affected master-config entries", reason))?;
+    let reaches =
+        reach::affected_reach(cx).map_err(|error| Outcome::unreadable(reason("what_affected_entries"), error))?;
     let mut paths: Vec<LaunchPath> = reaches.iter().map(|r| r.path.clone()).collect();
     for (file, role) in scan::changed(ev) {
         // A changed script the head lacks is judged by its diff (the lost file is the head

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::affected::{all_configs, entry_items, recipe_rows, AffectedConfig, RecipeRow};
 use super::reach::{self, LaunchPath, ReachKind};
 use super::scan::{self, Role};
-use super::{with_fields, Context, Outcome};
+use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::domain::launch::runner::{self, Assignment};
 use crate::domain::launch::shell::Env;
@@ -487,7 +487,7 @@ pub fn check(cx: &Context) -> Outcome {
     };
     let reaches = match reach::affected_reach(cx) {
         Ok(r) => r,
-        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+        Err(error) => return Outcome::unreadable(reason("what_affected_entries"), error),
     };
     let mut judged_configs = std::collections::BTreeSet::new();
     for (path, role, reach_owner) in reach::judged_files(cx, &reaches) {
@@ -608,7 +608,7 @@ pub fn check(cx: &Context) -> Outcome {
                     }
                 }
                 (_, None, Some(al)) if detail.contains("al source") => matches.push(json!({
-                    "file": p.file, "al": al, "golden_file": "the AL source stated in the additional detail section",
+                    "file": p.file, "al": al, "golden_file": serde_json::Value::from(reason("al_source_in_detail")),
                     "mode": mode.key(), "draft": draft,
                 })),
                 (_, None, _) => findings.push(finding(

@@ -3,7 +3,7 @@
 //! for files that cannot reach an existing point (docs/decisions.md D13).
 
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::matrix::diff::{additions_between, additions_from_unified_diff, Additions};
 use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
 use crate::repo::{Layout, Logical};
@@ -53,7 +53,7 @@ pub fn check(cx: &Context) -> Outcome {
         return Outcome::na("no_append_only");
     }
     let (Some(head_text), Some(base_text)) = (ev.head.text(&path), ev.base.text(&path)) else {
-        return Outcome::unreadable(&path, "the changelog at base and head is needed to find the appended entries");
+        return Outcome::unreadable(path.as_str(), reason("changelog_trees_needed"));
     };
     let options = ProcessOptions {
         trim_conc: false,

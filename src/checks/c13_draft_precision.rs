@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::affected::affected_configs;
 use super::scan::{self, Role};
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::inputs;
@@ -71,7 +71,7 @@ fn assignments(text: &str) -> BTreeMap<String, String> {
     text.lines().filter_map(|l| re.captures(scan::code_part(l))).map(|c| (c[1].to_owned(), c[2].to_owned())).collect()
 }
 
-fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mut Vec<String>) {
+fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mut Vec<Reason>) {
     let vars = assignments(text);
     for (index, raw) in text.lines().enumerate() {
         let code = scan::code_part(raw);
@@ -87,7 +87,12 @@ fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mu
                 match violation {
                     Some(true) => found.push(Violation { file: path.to_owned(), line, setting, value }),
                     Some(false) => {}
-                    None => unresolved.push(format!("{path}:{line} {setting}={value}")),
+                    None => unresolved.push(
+                        reason("draft_setting_unresolved")
+                            .arg("setting", format!("{setting}={value}"))
+                            .arg("file", path)
+                            .arg("line", line),
+                    ),
                 }
             }
         }
@@ -192,11 +197,11 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(reason) => {
+        Err(error) => {
             return Outcome::warn("unverified")
                 .arg("configs", Vec::<String>::new())
                 .arg("verified", Vec::<String>::new())
-                .arg("missing", vec![reason])
+                .arg("missing", vec![reason("affected_unknown").error(error)])
         }
     };
     let spec_configs: Vec<_> = affected.iter().filter(|c| c.spec_decoding.iter().any(|s| s != "none")).collect();
@@ -227,8 +232,12 @@ pub fn check(cx: &Context) -> Outcome {
             && !separate_shipped.is_empty()
             && separate_shipped.iter().all(|(_, s)| s.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(&v.value)));
         if as_shipped {
-            kept_as_shipped
-                .push(format!("{}:{} quantizes the draft to {}, the precision it ships at", v.file, v.line, v.value));
+            kept_as_shipped.push(
+                reason("draft_quantized_as_shipped")
+                    .arg("file", v.file.as_str())
+                    .arg("line", v.line)
+                    .arg("value", v.value.as_str()),
+            );
         }
         !as_shipped
     });
@@ -264,11 +273,11 @@ pub fn check(cx: &Context) -> Outcome {
         }
         return outcome;
     }
-    let mut verified = vec![format!("no draft quantization, dtype or KV override and no enabled NextN MoE flag in {} file(s) of the effective recipe", files.len())];
+    let mut verified = vec![reason("draft_no_override").arg("files", files.len())];
     verified.extend(kept_as_shipped);
-    let mut missing: Vec<String> = unresolved.iter().map(|u| format!("the value of {u}")).collect();
+    let mut missing: Vec<Reason> = unresolved;
     if files.is_empty() {
-        missing.push("the launch script or recipe of the speculative-decoding configs".into());
+        missing.push(reason("draft_launch_script_missing"));
     }
     let models: BTreeMap<String, String> = inputs::load_master(&ev.head, &Layout::default())
         .map(|m| {
@@ -289,29 +298,27 @@ pub fn check(cx: &Context) -> Outcome {
         let model = model.clone();
         match ev.upstream.model_configs.get(&model).map(|f| f.as_ok().map(shipped_precision)) {
             Some(Some(Some(shipped))) => {
-                verified.push(format!("{model} ships {shipped} (config.json)"));
+                verified.push(reason("draft_ships").arg("model", model.as_str()).arg("precision", shipped.as_str()));
                 if !detail.contains(&shipped.to_ascii_lowercase()) {
-                    missing.push(format!(
-                        "the additional detail section's record of the stored draft precision ({shipped})"
-                    ));
+                    missing.push(reason("draft_precision_not_recorded").arg("precision", shipped.as_str()));
                 }
                 shipped_all.push(shipped);
             }
-            Some(Some(None)) => missing.push(format!("a dtype or quantization_config in {model}'s config.json")),
-            _ => missing.push(format!(
-                "the draft checkpoint metadata (config.json of {})",
-                if model.is_empty() { owner } else { &model }
-            )),
+            Some(Some(None)) => missing.push(reason("draft_config_without_precision").arg("model", model.as_str())),
+            _ => missing.push(
+                reason("draft_metadata_missing").arg("model", if model.is_empty() { owner.as_str() } else { &model }),
+            ),
         }
     }
     let records_draft = DRAFT_WORDS.iter().any(|w| detail.contains(w));
     if !(records_draft && detail.contains("default")) {
-        missing.push("provenance for how the pinned image loads the draft by default (the additional detail section records no draft checkpoint and default handling)".into());
+        missing.push(reason("draft_default_provenance"));
     }
     if missing.is_empty() {
         Outcome::pass("as_shipped").arg("configs", names).arg("shipped", shipped_all)
     } else {
-        Outcome::warn("unverified").arg("configs", names).arg("verified", verified).arg("missing", missing)
+        let list = |reasons: Vec<Reason>| reasons.into_iter().map(Value::from).collect::<Vec<_>>();
+        Outcome::warn("unverified").arg("configs", names).arg("verified", list(verified)).arg("missing", list(missing))
     }
 }
 
@@ -385,7 +392,7 @@ mod tests {
             "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$FROM_CI python -m sglang.launch_server --speculative-algorithm NEXTN\n",
         )));
         assert_eq!(o.status, Status::Warn);
-        assert!(o.message.args["missing"][0].as_str().unwrap().contains("FROM_CI"));
+        assert!(o.message.args["missing"][0]["setting"].as_str().unwrap().contains("FROM_CI"), "{o:?}");
     }
 
     #[test]
@@ -433,7 +440,7 @@ mod tests {
         e.signoff.body = detail.into();
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Warn, "{o:?}");
-        assert!(o.message.args["missing"][0].as_str().unwrap().contains("config.json of org/Draft-A"), "{o:?}");
+        assert_eq!(o.message.args["missing"][0]["model"], "org/Draft-A", "{o:?}");
         e.upstream.model_configs.insert("org/Draft-A".into(), Fact::Ok(json!({"torch_dtype": "bfloat16"})));
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?}");

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::affected::affected_configs;
 use super::c01_in_pr_sweep::qualifying_run;
 use super::curves::{run_curves, Curve};
-use super::{Context, Outcome, Verdict};
+use super::{reason, Context, Outcome, Verdict};
 use crate::evidence::{Evidence, Fact};
 use crate::results::chart::{self, CurveChart};
 use crate::results::pareto::{assess_curve, CoverageStatus, CurveEvidence, Point, RECOMMENDED_POINTS};
@@ -132,15 +132,17 @@ pub fn check(cx: &Context) -> Outcome {
     let bypass_arg = bypass.clone().unwrap_or_default();
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason).arg("bypass", bypass_arg),
+        Err(error) => {
+            return Outcome::warn("unverifiable")
+                .arg("reason", reason("affected_unknown").error(error))
+                .arg("bypass", bypass_arg)
+        }
     };
     if affected.is_empty() {
         return Outcome::na("no_curve_affected");
     }
     let Some(run) = qualifying_run(ev) else {
-        return Outcome::warn("unverifiable")
-            .arg("reason", "there is no passing in-PR sweep run to read measured points from")
-            .arg("bypass", bypass_arg);
+        return Outcome::warn("unverifiable").arg("reason", reason("no_passing_run")).arg("bypass", bypass_arg);
     };
     let measured = run_curves(ev, run.benchmark_run_id);
     let mut rows = Vec::new();

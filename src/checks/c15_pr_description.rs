@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::affected::{affected_configs, all_configs, AffectedConfig};
 use super::generated::rows_by_config;
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome};
 use crate::matrix::evals::conc_values;
 use crate::matrix::Row;
 
@@ -145,7 +145,10 @@ pub fn check(cx: &Context) -> Outcome {
     let all = match all_configs(cx) {
         Ok(all) => all,
         // Without the head's configs, which models the body names is unknown: not N/A.
-        Err(reason) if !body.trim().is_empty() => return Outcome::warn("unverifiable").arg("reason", reason),
+        Err(error) if !body.trim().is_empty() => {
+            return Outcome::warn("unverifiable")
+                .arg("reason", reason("masters_do_not_load").arg("tree", "head").error(error))
+        }
         Err(_) => Vec::new(),
     };
     let named_models = models_named(body, &all);
@@ -154,15 +157,12 @@ pub fn check(cx: &Context) -> Outcome {
     }
     let affected = match affected_configs(cx) {
         Ok(a) if !a.is_empty() => a,
-        Ok(_) => {
-            return Outcome::warn("unverifiable")
-                .arg("reason", "the PR changes no master-config entry to compare the claims with")
-        }
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason),
+        Ok(_) => return Outcome::warn("unverifiable").arg("reason", reason("claims_without_master_change")),
+        Err(error) => return Outcome::warn("unverifiable").arg("reason", reason("affected_unknown").error(error)),
     };
     let rows = match rows_by_config(&ev.head, &affected) {
         Ok(r) => r,
-        Err(reason) => return Outcome::warn("unverifiable").arg("reason", reason.to_string()),
+        Err(error) => return Outcome::warn("unverifiable").arg("reason", reason("head_matrix_unknown").error(error)),
     };
     let mut actual = Actual::default();
     for (_, generated) in &rows {

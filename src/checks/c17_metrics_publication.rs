@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::reach;
 use super::scan::{self, Role};
-use super::{with_fields, Context, Outcome};
+use super::{reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::yaml::{self, Node, Value};
 
@@ -115,7 +115,7 @@ pub fn check(cx: &Context) -> Outcome {
     let mut findings = Vec::new();
     let reaches = match reach::affected_reach(cx) {
         Ok(r) => r,
-        Err(reason) => return Outcome::unreadable("the affected master-config entries", reason),
+        Err(error) => return Outcome::unreadable(reason("what_affected_entries"), error),
     };
     // The recipes the PR adds or changes, and those every affected config runs unchanged.
     let mut recipes: Vec<String> =
@@ -139,7 +139,7 @@ pub fn check(cx: &Context) -> Outcome {
         let Some(text) = ev.head.text(path) else { continue };
         let root = match yaml::parse_lenient(text, path) {
             Ok((root, _)) => root,
-            Err(e) => return Outcome::unreadable(path, e.to_string()),
+            Err(e) => return Outcome::unreadable(path.as_str(), e.to_string()),
         };
         if !is_dynamo_trtllm(&root) {
             continue;

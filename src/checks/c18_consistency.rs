@@ -29,7 +29,7 @@ use super::c03_upstream_recipe::{row_concurrencies, show_concurrencies, variant_
 use super::c06_upstream_image::canonical_image;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint};
 use super::generated::{has_config, rows_by_config, LoadError};
-use super::{Context, Outcome, Status};
+use super::{reason, Context, Outcome, Reason, Status};
 use crate::domain::master_config::{self, SrtRecipeRow};
 use crate::domain::srt::{
     with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
@@ -58,7 +58,8 @@ enum Kind {
 struct Finding {
     sub: char,
     kind: Kind,
-    text: String,
+    /// A reason of `checks/reasons.toml` (decision ZH1).
+    text: Value,
     /// A curve of an affected config that cannot be read (`kind: curve_unreadable`, rendered by
     /// the catalog from its config, run and artifacts).
     unreadable: Option<Value>,
@@ -70,21 +71,21 @@ struct Findings {
     /// Sub-items that were actually assessed (for the PASS summary).
     assessed: BTreeSet<char>,
     /// What (b)-(d) matched for single-node srt-recipe rows, per recipe file.
-    recipes: Vec<String>,
-    deltas: Vec<String>,
+    recipes: Vec<Value>,
+    deltas: Vec<Value>,
 }
 
 impl Findings {
-    fn push(&mut self, sub: char, kind: Kind, text: String) {
-        self.items.push(Finding { sub, kind, text: sentence_body(text), unreadable: None });
+    fn push(&mut self, sub: char, kind: Kind, text: Reason) {
+        self.items.push(Finding { sub, kind, text: text.into(), unreadable: None });
     }
-    fn fail(&mut self, sub: char, text: String) {
+    fn fail(&mut self, sub: char, text: Reason) {
         self.push(sub, Kind::Fail, text);
     }
-    fn missing(&mut self, sub: char, text: String) {
+    fn missing(&mut self, sub: char, text: Reason) {
         self.push(sub, Kind::Missing, text);
     }
-    fn not_gathered(&mut self, sub: char, text: String) {
+    fn not_gathered(&mut self, sub: char, text: Reason) {
         self.push(sub, Kind::NotGathered, text);
     }
     /// (g) cannot be verified for `config`: its curve of run `run` cannot be read (the named
@@ -92,17 +93,16 @@ impl Findings {
     fn curve_unreadable(&mut self, config: &str, run: u64, artifacts: Vec<String>) {
         let detail =
             json!({"sub": "g", "kind": "curve_unreadable", "config": config, "run": run, "artifacts": artifacts});
-        self.items.push(Finding { sub: 'g', kind: Kind::Fail, text: String::new(), unreadable: Some(detail) });
+        self.items.push(Finding { sub: 'g', kind: Kind::Fail, text: Value::Null, unreadable: Some(detail) });
     }
 }
 
-/// A finding's text without its closing period: the catalog message ends the sentence (an
-/// error text that brings its own period would print "..").
-fn sentence_body(text: String) -> String {
-    match text.trim_end().strip_suffix('.') {
-        Some(body) => body.to_owned(),
-        None => text,
-    }
+/// An error text of a lower layer, quoted as code: without its closing period, which the
+/// catalog's sentence brings (as [`Reason::error`] sets it).
+fn quoted(error: impl std::fmt::Display) -> String {
+    let text = error.to_string();
+    let text = text.trim_end();
+    text.strip_suffix('.').unwrap_or(text).to_owned()
 }
 
 // --- recipes (spec 50 §3, decision V4) --------------------------------------------------------
@@ -141,7 +141,7 @@ fn check_recipes(
         let book = match book {
             Ok(book) => book,
             Err(e) => {
-                out.missing('b', format!("{key}: the head's recipe directory cannot be looked up: {e}"));
+                out.missing('b', reason("recipe_dir_unreadable").arg("config", key).arg("error", quoted(e)));
                 continue;
             }
         };
@@ -154,7 +154,7 @@ fn check_recipes(
             }
             Err(e @ RecipeLookupError::Repo(_)) => {
                 out.assessed.insert('b');
-                out.fail('b', format!("{key}: the recipe cannot be read: {e}"));
+                out.fail('b', reason("recipe_unreadable").arg("config", key).arg("error", quoted(e)));
                 continue;
             }
             Err(
@@ -162,7 +162,7 @@ fn check_recipes(
                 | RecipeLookupError::NotOverlaid(_)
                 | RecipeLookupError::Missing { .. }),
             ) => {
-                out.not_gathered('b', format!("{key}: {e}"));
+                out.not_gathered('b', reason("recipe_not_gathered").arg("config", key).arg("error", quoted(e)));
                 continue;
             }
         };
@@ -170,7 +170,14 @@ fn check_recipes(
         let container = found.selected.facts.container.as_deref().filter(|c| is_registry_image(c));
         if let Some(container) = container.filter(|c| canonical_image(c) != canonical_image(image)) {
             let at = with_selector(&found.path, &found.selected.variant.selector);
-            out.fail('e', format!("{key} ({at}): recipe container {container} ≠ master image {image}"));
+            out.fail(
+                'e',
+                reason("recipe_container_differs")
+                    .arg("config", key)
+                    .arg("at", at)
+                    .arg("container", container)
+                    .arg("image", image),
+            );
         }
     }
 }
@@ -183,7 +190,10 @@ fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
             out.assessed.extend(['b', 'c', 'd']);
             let at = with_selector(&file, &selector);
             for m in mismatches {
-                out.fail(sub_item(&m.field), format!("{key} ({at}): {m}"));
+                out.fail(
+                    sub_item(&m.field),
+                    reason("recipe_mismatch").arg("config", key).arg("at", at.as_str()).arg("error", quoted(m)),
+                );
             }
         }
         SelectError::NoMatch { file, candidates } => {
@@ -195,15 +205,18 @@ fn recipe_failure(key: &str, error: SelectError, out: &mut Findings) {
                     Rejection::Mismatch(m) => sub_item(&m.field),
                     Rejection::Sweep | Rejection::Recipe(_) => 'b',
                 };
-                by_sub.entry(sub).or_default().push(format!("{selector}: {why}"));
+                by_sub.entry(sub).or_default().push(format!("{selector}: {}", quoted(why)));
             }
             for (sub, whys) in by_sub {
-                out.fail(sub, format!("{key}: no variant of {file} matches the point ({})", whys.join("; ")));
+                out.fail(
+                    sub,
+                    reason("recipe_no_variant").arg("config", key).arg("file", file.as_str()).arg("errors", whys),
+                );
             }
         }
         other => {
             out.assessed.insert('b');
-            out.fail('b', format!("{key}: the recipe cannot be resolved to one variant: {other}"));
+            out.fail('b', reason("recipe_ambiguous").arg("config", key).arg("error", quoted(other)));
         }
     }
 }
@@ -219,7 +232,7 @@ struct RecipeRows {
 /// in the row's KV band (b), that variant runs the row's TP/EP (c), and its `gpus` (override or
 /// `gpus_per_node`) is what its engine uses (d); a variant in the row's band whose concurrency
 /// no master conc list holds FAILs (b) too (equal sets). Returns, per recipe, what matched.
-fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) -> Vec<String> {
+fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) -> Vec<Value> {
     let key = &config.key;
     let Some(text) = ev.head.text(&config.file) else { return Vec::new() };
     let Ok(root) = yaml::parse(text, &config.file) else { return Vec::new() };
@@ -230,7 +243,13 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
     for row in master.srt_recipe_rows() {
         let candidates = row.candidate_paths(&config.file);
         let Some((path, text)) = candidates.iter().find_map(|p| ev.head.text(p).map(|t| (p.clone(), t))) else {
-            out.missing('b', format!("{key} ({}): srt-recipe {} is not in the evidence", row.at, candidates[0]));
+            out.missing(
+                'b',
+                reason("srt_recipe_missing")
+                    .arg("config", key.as_str())
+                    .arg("at", row.at.as_str())
+                    .arg("path", candidates[0].as_str()),
+            );
             continue;
         };
         out.assessed.extend(['b', 'c', 'd']);
@@ -240,7 +259,13 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                     by_recipe.insert(path.clone(), RecipeRows { variants, rows: Vec::new() });
                 }
                 Err(e) => {
-                    out.fail('b', format!("{key}: the recipe {path} cannot be read: {e}"));
+                    out.fail(
+                        'b',
+                        reason("srt_recipe_unreadable")
+                            .arg("config", key.as_str())
+                            .arg("path", path.as_str())
+                            .arg("error", quoted(e)),
+                    );
                     continue;
                 }
             }
@@ -253,7 +278,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
     let mut matched = Vec::new();
     for (path, RecipeRows { variants, rows }) in &by_recipe {
         let file = path.rsplit('/').next().unwrap_or(path);
-        let mut parts = Vec::new();
+        let mut parts: Vec<Value> = Vec::new();
         for (row, concs) in rows {
             let label = variant_label(row);
             let mut gpus = BTreeSet::new();
@@ -263,23 +288,30 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                     SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
                 let at_conc: Vec<&FactVariant> = variants.iter().filter(|v| v.runs(conc, row.kv_offloading)).collect();
                 let serving: Vec<&&FactVariant> = at_conc.iter().filter(|v| v.serves(&point)).collect();
+                // A finding about this row's point: the config, the row's label and the concurrency.
+                let at_point = |kind: &str| {
+                    reason(kind).arg("config", key.as_str()).arg("label", label.as_str()).arg("conc", conc)
+                };
                 match serving.as_slice() {
                     [] if at_conc.is_empty() => out.fail(
                         'b',
-                        format!(
-                            "{key} {label} c{conc} ({}): no variant of {path} runs concurrency {conc} in the {} KV band; the master conc list and the recipe's differ",
-                            row.at, row.kv_offloading
-                        ),
+                        at_point("srt_conc_not_run")
+                            .arg("at", row.at.as_str())
+                            .arg("path", path.as_str())
+                            .arg("band", row.kv_offloading),
                     ),
                     [] => {
-                        let runs: Vec<String> = at_conc
+                        let runs: Vec<Value> = at_conc
                             .iter()
                             .map(|v| {
                                 let (tp, ep) = v.tp_ep();
-                                format!("{} runs TP{tp}/EP{ep}", v.variant.selector)
+                                json!({"variant": v.variant.selector, "tp": tp, "ep": ep})
                             })
                             .collect();
-                        out.fail('c', format!("{key} {label} c{conc}: {}, not TP{}/EP{}", runs.join(", "), row.tp, row.ep));
+                        out.fail(
+                            'c',
+                            at_point("srt_parallelism_differs").arg("runs", runs).arg("tp", row.tp).arg("ep", row.ep),
+                        );
                     }
                     [one] => {
                         let have = one.facts.gpus_per_worker(Role::Agg);
@@ -287,30 +319,29 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                         if have != engine || have > one.facts.gpus_per_node {
                             out.fail(
                                 'd',
-                                format!(
-                                    "{key} {label} c{conc} ({path}:{}): the variant gives each worker {have} GPU(s) but its engine uses {engine} (gpus_per_node {}); set `gpus: {engine}`",
-                                    one.variant.selector, one.facts.gpus_per_node
-                                ),
+                                at_point("srt_gpus_differ")
+                                    .arg("at", format!("{path}:{}", one.variant.selector))
+                                    .arg("have", have)
+                                    .arg("engine", engine)
+                                    .arg("per_node", one.facts.gpus_per_node),
                             );
                         }
                         gpus.insert(have);
                     }
                     many => {
                         let names: Vec<&str> = many.iter().map(|v| v.variant.selector.as_str()).collect();
-                        out.fail(
-                            'b',
-                            format!("{key} {label} c{conc}: {} variants of {path} serve it ({}); exactly one must", many.len(), names.join(", ")),
-                        );
+                        out.fail('b', at_point("srt_many_variants").arg("path", path.as_str()).arg("variants", names));
                     }
                 }
             }
             if out.items.len() == failures {
-                let gpus: Vec<String> = gpus.iter().map(|g| format!("gpus: {g}")).collect();
-                parts.push(format!(
-                    "{label} {} with {}",
-                    show_concurrencies(&concs.iter().copied().collect()),
-                    gpus.join("/")
-                ));
+                parts.push(
+                    reason("srt_row_matched")
+                        .arg("label", label.as_str())
+                        .arg("concs", show_concurrencies(&concs.iter().copied().collect()))
+                        .arg("gpus", gpus.iter().copied().collect::<Vec<_>>())
+                        .into(),
+                );
             }
         }
         // Equal sets: a variant in a row's band that no master conc list of that band holds.
@@ -322,19 +353,25 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
             if !band.is_empty() && !band.iter().any(|(_, concs)| concs.contains(&conc)) {
                 out.fail(
                     'b',
-                    format!(
-                        "{key} {}: variant {} of {path} runs c{conc}, which no master conc list of that row holds",
-                        variant_label(&band[0].0),
-                        v.variant.selector
-                    ),
+                    reason("srt_variant_unlisted")
+                        .arg("config", key.as_str())
+                        .arg("label", variant_label(&band[0].0))
+                        .arg("variant", v.variant.selector.as_str())
+                        .arg("path", path.as_str())
+                        .arg("conc", conc),
                 );
             }
         }
         if !parts.is_empty() {
-            matched.push(format!("{file}: {}", parts.join(", ")));
+            matched.push(reason("srt_recipe_matched").arg("file", file).arg("rows", parts).into());
         }
     }
     matched
+}
+
+/// A registry answer about `config`'s image, quoted as code (decision ZH1).
+fn image_reason(kind: &str, config: &AffectedConfig, error: &str) -> Reason {
+    reason(kind).arg("config", config.key.as_str()).arg("image", config.image.as_str()).arg("error", quoted(error))
 }
 
 fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
@@ -351,20 +388,22 @@ fn check_image(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) {
             if !well_formed || pinned.is_some_and(|p| p != digest) {
                 out.fail(
                     'e',
-                    format!("{}: image {} resolves to {digest}, not its pinned digest", config.key, config.image),
+                    reason("image_digest_differs")
+                        .arg("config", config.key.as_str())
+                        .arg("image", config.image.as_str())
+                        .arg("digest", digest.as_str()),
                 );
             }
         }
         Some(fact @ Fact::Unavailable(reason)) if fact.is_not_found() => {
-            out.fail('e', format!("{}: image {} does not resolve by digest ({reason})", config.key, config.image))
+            out.fail('e', image_reason("image_not_found", config, reason))
         }
         // A transport error or an unreadable answer proves nothing about the image.
-        Some(Fact::Unavailable(reason)) => {
-            out.missing('e', format!("{}: the registry lookup of image {} failed ({reason})", config.key, config.image))
-        }
-        None => {
-            out.missing('e', format!("{}: no registry lookup of image {} in the evidence", config.key, config.image))
-        }
+        Some(Fact::Unavailable(reason)) => out.missing('e', image_reason("image_lookup_failed", config, reason)),
+        None => out.missing(
+            'e',
+            reason("image_lookup_absent").arg("config", config.key.as_str()).arg("image", config.image.as_str()),
+        ),
     }
 }
 
@@ -384,17 +423,13 @@ fn published_runs(
         match runs.get(&config.key).or_else(|| runs.get(ALL_SERIES)) {
             Some(Fact::Ok(Some(run))) => by_run.entry(run.run_id).or_default().push(config.clone()),
             Some(Fact::Ok(None)) => {}
-            Some(Fact::Unavailable(reason)) => out.missing(
+            Some(Fact::Unavailable(error)) => out.missing(
                 'g',
-                format!(
-                    "{}: its last published run could not be determined ({reason}); base curve unknown",
-                    config.key
-                ),
+                reason("published_run_unknown").arg("config", config.key.as_str()).arg("error", quoted(error)),
             ),
-            None if has_config(&ev.base, &config.key) => out.missing(
-                'g',
-                format!("{}: no published run of its series in the evidence (base curve unknown)", config.key),
-            ),
+            None if has_config(&ev.base, &config.key) => {
+                out.missing('g', reason("published_run_absent").arg("config", config.key.as_str()))
+            }
             None => {} // a config new at the head: nothing published to remove
         }
     }
@@ -442,13 +477,13 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
         return;
     }
     let Some(run) = qualifying_run(ev) else {
-        out.missing('g', "no passing in-PR run to take the head curve from".into());
+        out.missing('g', reason("head_run_absent"));
         return;
     };
     // Every head config of a published series generates its points, affected or not.
     let head_configs = match all_configs(cx) {
         Ok(all) => all,
-        Err(reason) => return out.missing('g', format!("the head's generated matrix is unknown: {reason}")),
+        Err(error) => return out.missing('g', reason("head_matrix_unknown").arg("error", quoted(error))),
     };
     let head = run_curves(ev, run.benchmark_run_id);
     // The in-PR run holds only the PR's configs: any unreadable aggregate may hide a head point.
@@ -469,8 +504,8 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
                 out.curve_unreadable(&config.key, published, unreadable);
             }
         }
-        for reason in base.unreadable.iter().filter(|r| !attributed.contains(*r)) {
-            out.missing('g', format!("unreadable artifact: {reason}"));
+        for artifact in base.unreadable.iter().filter(|r| !attributed.contains(*r)) {
+            out.missing('g', reason("artifact_unreadable").arg("error", quoted(artifact)));
         }
         for b in base.curves.iter().filter(|c| configs.iter().any(|a| c.belongs_to(a))) {
             let series: Vec<AffectedConfig> = head_configs.iter().filter(|c| b.belongs_to(c)).cloned().collect();
@@ -480,13 +515,16 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
                     for (key, generated) in per_config {
                         match generated {
                             Ok(r) => rows.extend(r),
-                            Err(e) => out.missing('g', format!("{key}: the head search space does not generate ({e})")),
+                            Err(e) => out.missing(
+                                'g',
+                                reason("head_space_not_generated").arg("config", key.as_str()).arg("error", quoted(e)),
+                            ),
                         }
                     }
                     generated_points(&rows)
                 }
-                Err(reason) => {
-                    out.missing('g', format!("the head's generated matrix is unknown: {reason}"));
+                Err(error) => {
+                    out.missing('g', reason("head_matrix_unknown").arg("error", quoted(error)));
                     continue;
                 }
             };
@@ -498,27 +536,38 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
             let removed_xy: Vec<Point> = removed.iter().map(|p| p.interactivity).collect();
             for finding in removed_point_coverage(&removed_xy, &head_points).iter().filter(|f| !f.covered) {
                 let p = removed[finding.removed];
-                out.fail('g', format!(
-                    "removed point {} c{} of run {published} ({:.1} tok/s/GPU at interactivity {:.1}) is no longer generated by the head and not covered by the head curve of run {} ({}); keep a covering head point or add one",
-                    p.recipe, p.conc, finding.point.y, finding.point.x, run.run_id,
-                    match &finding.coverage {
-                        crate::results::pareto::RemovedCoverage::AboveSegment { head_y, .. } => format!("head frontier reaches only {head_y:.1} there"),
-                        crate::results::pareto::RemovedCoverage::InvalidEvidence => "its measurement is invalid".into(),
-                        _ => "no head segment brackets it; extrapolation is not allowed".into(),
+                let why = match &finding.coverage {
+                    crate::results::pareto::RemovedCoverage::AboveSegment { head_y, .. } => {
+                        reason("removed_above_head").arg("head_y", format!("{head_y:.1}"))
                     }
-                ));
+                    crate::results::pareto::RemovedCoverage::InvalidEvidence => reason("removed_invalid"),
+                    _ => reason("removed_not_bracketed"),
+                };
+                out.fail(
+                    'g',
+                    reason("removed_point_uncovered")
+                        .arg("recipe", p.recipe.as_str())
+                        .arg("conc", p.conc)
+                        .arg("published", published)
+                        .arg("tput", format!("{:.1}", finding.point.y))
+                        .arg("interactivity", format!("{:.1}", finding.point.x))
+                        .arg("head_run", run.run_id)
+                        .arg("why", why),
+                );
             }
             if let Some(h) = h {
                 let keyed =
                     |c: &Curve| -> Vec<(i64, Point)> { c.points.iter().map(|p| (p.conc, p.interactivity)).collect() };
                 for d in retune_deltas(&keyed(b), &keyed(h)) {
-                    let pct = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:+.1}%"));
-                    out.deltas.push(format!(
-                        "c{} {} tput / {} interactivity",
-                        d.key,
-                        pct(d.tput_pct),
-                        pct(d.intvty_pct)
-                    ));
+                    // A signed percentage sweepgate formats itself: the catalog prints it as is (`safe`).
+                    let pct = |v: Option<f64>| v.map_or(Value::Null, |v| format!("{v:+.1}%").into());
+                    out.deltas.push(
+                        reason("retune_delta")
+                            .arg("conc", d.key)
+                            .arg("tput", pct(d.tput_pct))
+                            .arg("interactivity", pct(d.intvty_pct))
+                            .into(),
+                    );
                 }
             }
         }
@@ -560,7 +609,7 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(reason) => return Outcome::fail("unverifiable").arg("reason", reason),
+        Err(error) => return Outcome::fail("unverifiable").arg("reason", reason("affected_unknown").error(error)),
     };
     if affected.is_empty() {
         return Outcome::na("no_change");
@@ -569,14 +618,22 @@ pub fn check(cx: &Context) -> Outcome {
     out.assessed.insert('a');
     let mut recipes = RecipeBook::new(&ev.head, cx.layout());
     match rows_by_config(&ev.head, &affected) {
-        Err(LoadError::Missing(reason)) => {
-            out.missing('a', format!("the head's generator inputs are incomplete: {reason}"))
+        Err(LoadError::Missing(error)) => {
+            out.missing('a', reason("inputs_incomplete").arg("tree", "head").arg("error", quoted(error)))
         }
-        Err(LoadError::Invalid(reason)) => out.fail('a', format!("the head's master configs do not load: {reason}")),
+        Err(LoadError::Invalid(error)) => {
+            out.fail('a', reason("masters_do_not_load").arg("tree", "head").arg("error", quoted(error)))
+        }
         Ok(per_config) => {
             for ((key, rows), config) in per_config.iter().zip(&affected) {
                 match rows {
-                    Err(e) => out.fail('a', format!("{key}: the head search space does not generate: {e}")),
+                    Err(e) => out.fail(
+                        'a',
+                        reason("space_not_generated")
+                            .arg("tree", "head")
+                            .arg("config", key.as_str())
+                            .arg("error", quoted(e)),
+                    ),
                     Ok(rows) => check_recipes(&mut recipes, key, rows, &config.image, &mut out),
                 }
             }
@@ -585,16 +642,22 @@ pub fn check(cx: &Context) -> Outcome {
     let existing: Vec<AffectedConfig> = affected.iter().filter(|c| written_at_base(ev, c)).cloned().collect();
     if !existing.is_empty() {
         match rows_by_config(&ev.base, &existing) {
-            Err(LoadError::Missing(reason)) => {
-                out.missing('a', format!("the base's generator inputs are incomplete: {reason}"))
+            Err(LoadError::Missing(error)) => {
+                out.missing('a', reason("inputs_incomplete").arg("tree", "base").arg("error", quoted(error)))
             }
-            Err(LoadError::Invalid(reason)) => {
-                out.fail('a', format!("the base's master configs do not load: {reason}"))
+            Err(LoadError::Invalid(error)) => {
+                out.fail('a', reason("masters_do_not_load").arg("tree", "base").arg("error", quoted(error)))
             }
             Ok(per_config) => {
                 for (key, rows) in per_config {
                     if let Err(e) = rows {
-                        out.fail('a', format!("{key}: the base search space does not generate: {e}"));
+                        out.fail(
+                            'a',
+                            reason("space_not_generated")
+                                .arg("tree", "base")
+                                .arg("config", key.as_str())
+                                .arg("error", quoted(e)),
+                        );
                     }
                 }
             }
@@ -609,7 +672,7 @@ pub fn check(cx: &Context) -> Outcome {
     let named = changelog_keys(cx, &affected);
     let unnamed: Vec<&str> = affected.iter().filter(|c| !named.contains(&c.key)).map(|c| c.key.as_str()).collect();
     if !unnamed.is_empty() {
-        out.fail('f', format!("no appended perf-changelog.yaml entry names {}", unnamed.join(", ")));
+        out.fail('f', reason("changelog_misses").arg("configs", unnamed));
     }
     check_curves(cx, &affected, &mut out);
     let render = |items: &[&Finding]| -> Vec<Value> {
@@ -646,6 +709,7 @@ pub fn check(cx: &Context) -> Outcome {
 pub(crate) mod tests {
     use super::*;
     use crate::checks::curves::fixtures::add_fixed_point;
+    use crate::checks::tests_support::assert_renders;
     use crate::checks::tests_support::{evidence, run, with_change};
 
     const RUNNERS: &str = "labels:\n  b200:\n    - b200-nb_0\n  gb200:\n    - gb200-nv_0\n";
@@ -709,8 +773,11 @@ pub(crate) mod tests {
             assert!(!o.message.args["passed"].as_str().unwrap().contains(&format!("({letter})")), "{o:?}");
         }
         let o = with_recipe(&MULTI.replace("          tp: 8\n", "          tp: 4\n"), RECIPE);
-        let text = o.message.args["fails"][0]["text"].as_str().unwrap();
-        assert!(text.contains("disagg.yaml:zip_override_hi[1]): decode.tp: the point has 4, the recipe has"), "{text}");
+        let [text, _] = assert_renders(18, &o);
+        assert!(
+            text.contains("disagg.yaml:zip_override_hi[1]`): `decode.tp: the point has 4, the recipe has"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -719,11 +786,11 @@ pub(crate) mod tests {
         assert_eq!(with_recipe(&master, RECIPE).status, Status::Pass, "zip_override_hi[1] is the only match");
         let o = with_recipe(&master.replace("[64, 128]", "[64, 256]"), RECIPE);
         assert_eq!(sub_items(&o, "fails"), ["b"]);
-        let text = o.message.args["fails"][0]["text"].as_str().unwrap();
+        let [text, _] = assert_renders(18, &o);
         assert!(text.contains("zip_override_hi[0]: conc:") && text.contains("zip_override_hi[1]: conc:"), "{text}");
         let twin = RECIPE.replace("[\"16x32\", \"64x128\"]", "[\"64x128\", \"64x128\"]");
         let o = with_recipe(&master, &twin);
-        let text = o.message.args["fails"][0]["text"].as_str().unwrap();
+        let [text, _] = assert_renders(18, &o);
         assert!(text.contains("2 variants match the point"), "{text}");
     }
 
@@ -734,7 +801,7 @@ pub(crate) mod tests {
         assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "incomplete"), "{o:?}");
         assert_eq!(sub_items(&o, "noted"), ["b"]);
         assert!(sub_items(&o, "missing").is_empty());
-        assert!(o.message.args["noted"][0]["text"].as_str().unwrap().contains("not in the repository"));
+        assert!(assert_renders(18, &o)[0].contains("not in the repository"), "{o:?}");
     }
 
     #[test]
@@ -811,8 +878,10 @@ pub(crate) mod tests {
         // The report's shape: higher throughput at lower interactivity than any head point.
         let o = check(&Context::new(&with_curves(76.3, 2600.0)));
         assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["g".to_owned()]));
-        assert!(o.message.args["fails"][0]["text"].as_str().unwrap().contains("extrapolation is not allowed"));
-        assert_eq!(o.message.args["deltas"][0], "c4 +20.0% tput / +8.3% interactivity");
+        let [en, zh] = assert_renders(18, &o);
+        assert!(en.contains("extrapolation is not allowed"), "{en}");
+        assert!(en.contains("(h) Re-tune deltas: c4 +20.0% tput / +8.3% interactivity, c16"), "{en}");
+        assert!(zh.contains("不允许外推") && zh.contains("c4 吞吐量 +20.0% / 交互性 +8.3%"), "{zh}");
     }
 
     #[test]
@@ -834,8 +903,8 @@ pub(crate) mod tests {
         let artifacts = o.message.args["fails"][0]["artifacts"].as_array().unwrap().clone();
         assert_eq!(artifacts.len(), 1, "{o:?}");
         assert!(artifacts[0].as_str().unwrap().starts_with(&format!("3/bmk_{rf}/{rf}.json: matches no result file")));
-        let [en, zh] = crate::checks::tests_support::assert_renders(18, &o);
-        assert!(en.contains("(g) the curve of `dsr1-fp4-b200-sglang` in run 3 cannot be read (3/bmk_"), "{en}");
+        let [en, zh] = assert_renders(18, &o);
+        assert!(en.contains("(g) the curve of `dsr1-fp4-b200-sglang` in run 3 cannot be read (`3/bmk_"), "{en}");
         assert!(zh.contains("运行 3 中 `dsr1-fp4-b200-sglang` 的曲线无法读取"), "{zh}");
         let result = crate::checks::CheckResult { id: 18, outcome: o.clone() };
         let headline = crate::report::verdict::headline_text(&result, crate::checks::catalog::Lang::En);
@@ -866,7 +935,7 @@ pub(crate) mod tests {
         let o = check(&Context::new(&e));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unverified"), "{o:?}");
         assert_eq!(sub_items(&o, "missing"), ["g"]);
-        assert!(o.message.args["missing"][0]["text"].as_str().is_some_and(|t| t.contains("HTTP 502")));
+        assert!(assert_renders(18, &o)[0].contains("could not be determined (`HTTP 502`)"), "{o:?}");
         e.upstream.published_runs.insert("dsr1-fp4-b200-sglang".into(), Fact::Ok(None));
         assert_eq!(check(&Context::new(&e)).status, Status::Pass, "the config's own entry wins over *");
     }
@@ -930,7 +999,7 @@ pub(crate) mod tests {
     fn single_node_srt_recipe_rows_match_their_variants() {
         let o = srt(SRT_RECIPE);
         assert_eq!(o.status, Status::Pass, "{o:?}");
-        assert_eq!(o.message.args["recipes"][0], "agentic.yaml: TP4/EP4 HiCache c10–c40 with gpus: 4");
+        assert!(assert_renders(18, &o)[0].contains("(agentic.yaml: TP4/EP4 HiCache c10–c40 with gpus: 4)"), "{o:?}");
         assert_eq!(o.message.args["passed"], "(a)–(f)");
         let fails = |recipe: String| sub_items(&srt(&recipe), "fails");
         assert_eq!(fails(SRT_RECIPE.replace("CONC: '40'", "CONC: '44'")), ["b", "b"], "both directions of equal sets");

@@ -170,12 +170,13 @@ struct CommonMessages {
     headlines: BTreeMap<String, Bilingual>,
 }
 
-/// The whole catalog: checks 0..=18 in order, plus the shared messages.
+/// The whole catalog: checks 0..=18 in order, plus the shared messages and the reasons.
 #[derive(Debug)]
 pub struct Catalog {
     checks: Vec<CheckSpec>,
     common: BTreeMap<String, Bilingual>,
     common_headlines: BTreeMap<String, Bilingual>,
+    reasons: BTreeMap<String, Bilingual>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -213,6 +214,10 @@ const CHECK_FILES: [(&str, &str); 19] = catalog_files!(
 );
 
 const COMMON_FILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/common.toml"));
+
+/// The one catalog of reasons (decision ZH1): a finding, a lower layer's error or a part of a
+/// sentence that a check passes into its message as a value, by kind, in both languages.
+const REASONS_FILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/reasons.toml"));
 
 /// Number of numbered checks (0..=18).
 pub const CHECK_COUNT: usize = 19;
@@ -259,10 +264,12 @@ impl Catalog {
         static CATALOG: OnceLock<Catalog> = OnceLock::new();
         // The embedded files are part of the binary and validated by tests; a broken catalog
         // is a build defect, not user input.
-        CATALOG.get_or_init(|| Catalog::parse(&CHECK_FILES, COMMON_FILE).expect("embedded check catalog is valid"))
+        CATALOG.get_or_init(|| {
+            Catalog::parse(&CHECK_FILES, COMMON_FILE, REASONS_FILE).expect("embedded check catalog is valid")
+        })
     }
 
-    fn parse(files: &[(&str, &str)], common: &str) -> Result<Catalog, CatalogError> {
+    fn parse(files: &[(&str, &str)], common: &str, reasons: &str) -> Result<Catalog, CatalogError> {
         let invalid = |file: &str, message: String| CatalogError::Invalid { file: file.to_owned(), message };
         let mut checks = Vec::with_capacity(files.len());
         for (index, (file, text)) in files.iter().enumerate() {
@@ -291,7 +298,12 @@ impl Catalog {
         if !common.headlines.contains_key("default") {
             return Err(invalid("common.toml", "no headlines.default (the header sentence of a blocking row)".into()));
         }
-        Ok(Catalog { checks, common: common.messages, common_headlines: common.headlines })
+        let reasons: BTreeMap<String, Bilingual> =
+            toml::from_str(reasons).map_err(|e| invalid("reasons.toml", e.to_string()))?;
+        if let Some(kind) = reasons.iter().find(|(_, text)| text.en.trim().is_empty() || text.zh.trim().is_empty()) {
+            return Err(invalid("reasons.toml", format!("reason '{}' needs English and Chinese text", kind.0)));
+        }
+        Ok(Catalog { checks, common: common.messages, common_headlines: common.headlines, reasons })
     }
 
     pub fn check(&self, id: u8) -> &CheckSpec {
@@ -305,6 +317,16 @@ impl Catalog {
     /// The message template for `key` of check `id` (its own messages, then the shared ones).
     pub fn message(&self, id: u8, key: &str) -> Option<&Bilingual> {
         self.checks.get(usize::from(id)).and_then(|c| c.messages.get(key)).or_else(|| self.common.get(key))
+    }
+
+    /// The text of reason `kind` (`checks/reasons.toml`).
+    pub fn reason(&self, kind: &str) -> Option<&Bilingual> {
+        self.reasons.get(kind)
+    }
+
+    /// Every reason kind of the catalog.
+    pub fn reason_kinds(&self) -> impl Iterator<Item = &str> {
+        self.reasons.keys().map(String::as_str)
     }
 
     /// The header sentence for a blocking row with message `key`: the check's own, then the
@@ -323,6 +345,7 @@ mod tests {
     use super::*;
 
     const COMMON_MIN: &str = "[messages]\n[headlines.default]\nen = \"a\"\nzh = \"b\"\n";
+    const REASONS_MIN: &str = "[r]\nen = \"a\"\nzh = \"b\"\n";
 
     #[test]
     fn embedded_catalog_has_all_checks_in_order() {
@@ -369,14 +392,14 @@ mod tests {
     #[test]
     fn invalid_catalogs_are_refused() {
         let good = "id = 0\nslug = \"x\"\nallowed = [\"PASS\"]\nname = { en = \"a\", zh = \"b\" }\nrule = { en = \"a\", zh = \"b\" }\nremediation = { en = \"a\", zh = \"b\" }\n";
-        assert!(Catalog::parse(&[("00-x.toml", good)], COMMON_MIN).is_ok());
-        let err = Catalog::parse(&[("01-x.toml", good)], COMMON_MIN).unwrap_err();
+        assert!(Catalog::parse(&[("00-x.toml", good)], COMMON_MIN, REASONS_MIN).is_ok());
+        let err = Catalog::parse(&[("01-x.toml", good)], COMMON_MIN, REASONS_MIN).unwrap_err();
         assert!(err.to_string().contains("file name does not match"), "{err}");
         let unknown = format!("{good}colour = \"red\"\n");
-        let err = Catalog::parse(&[("00-x.toml", &unknown)], COMMON_MIN).unwrap_err();
+        let err = Catalog::parse(&[("00-x.toml", &unknown)], COMMON_MIN, REASONS_MIN).unwrap_err();
         assert!(err.to_string().contains("unknown field"), "{err}");
         let bad_status = good.replace("\"PASS\"", "\"MAYBE\"");
-        assert!(Catalog::parse(&[("00-x.toml", &bad_status)], COMMON_MIN).is_err());
+        assert!(Catalog::parse(&[("00-x.toml", &bad_status)], COMMON_MIN, REASONS_MIN).is_err());
         let rule =
             "[[subrules]]\nid = \"0.a\"\ntext = { en = \"a\", zh = \"b\" }\nsource = \"spec\"\nhow = \"enforced\"\nkinds = [\"k\"]\n";
         for (extra, error) in [
@@ -385,7 +408,7 @@ mod tests {
             ("fixture = \"x\"\nreason = { en = \"a\", zh = \"b\" }\n", Some("names a fixture")),
         ] {
             let text = format!("{good}{rule}{extra}");
-            let result = Catalog::parse(&[("00-x.toml", &text)], COMMON_MIN);
+            let result = Catalog::parse(&[("00-x.toml", &text)], COMMON_MIN, REASONS_MIN);
             match error {
                 None => assert!(result.is_ok(), "{result:?}"),
                 Some(e) => assert!(result.unwrap_err().to_string().contains(e)),
@@ -393,29 +416,32 @@ mod tests {
         }
         let human = rule.replace("enforced", "human");
         let text = format!("{good}{human}fixture = \"x\"\n");
-        assert!(Catalog::parse(&[("00-x.toml", &text)], COMMON_MIN)
+        assert!(Catalog::parse(&[("00-x.toml", &text)], COMMON_MIN, REASONS_MIN)
             .unwrap_err()
             .to_string()
             .contains("names a reason"));
         let unnamed = format!("{good}{}fixture = \"x\"\n", rule.replace("kinds = [\"k\"]\n", ""));
-        assert!(Catalog::parse(&[("00-x.toml", &unnamed)], COMMON_MIN)
+        assert!(Catalog::parse(&[("00-x.toml", &unnamed)], COMMON_MIN, REASONS_MIN)
             .unwrap_err()
             .to_string()
             .contains("names no kinds"));
         let human_kinds = format!("{good}{human}reason = {{ en = \"a\", zh = \"b\" }}\n");
-        assert!(Catalog::parse(&[("00-x.toml", &human_kinds)], COMMON_MIN)
+        assert!(Catalog::parse(&[("00-x.toml", &human_kinds)], COMMON_MIN, REASONS_MIN)
             .unwrap_err()
             .to_string()
             .contains("human sub-rule '0.a' names kinds"));
         let orphan = format!("{good}[headlines.nope]\nen = \"a\"\nzh = \"b\"\n");
-        let err = Catalog::parse(&[("00-x.toml", &orphan)], COMMON_MIN).unwrap_err();
+        let err = Catalog::parse(&[("00-x.toml", &orphan)], COMMON_MIN, REASONS_MIN).unwrap_err();
         assert!(err.to_string().contains("headline 'nope' has no message"), "{err}");
-        assert!(Catalog::parse(&[("00-x.toml", good)], "[messages]\n")
+        assert!(Catalog::parse(&[("00-x.toml", good)], "[messages]\n", REASONS_MIN)
             .unwrap_err()
             .to_string()
             .contains("headlines.default"));
         let twice = format!("{good}{rule}fixture = \"x\"\n{rule}fixture = \"x\"\n");
-        assert!(Catalog::parse(&[("00-x.toml", &twice)], COMMON_MIN).unwrap_err().to_string().contains("twice"));
+        assert!(Catalog::parse(&[("00-x.toml", &twice)], COMMON_MIN, REASONS_MIN)
+            .unwrap_err()
+            .to_string()
+            .contains("twice"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::sync::OnceLock;
 
 use super::affected::AffectedConfig;
+use super::{reason, Reason};
 use crate::domain::checklist_template::{ChecklistTemplate, Topic};
 use crate::domain::codeowners::Codeowners;
 use crate::domain::models_md::ModelsMd;
@@ -49,10 +50,10 @@ impl<'e> Context<'e> {
     /// `Err(reason)` when the base tree could not be read, or lacks a file the PR removed or
     /// renamed away (the collector keeps every changed file's base path, so an absent one was
     /// lost; decision FC2).
-    pub fn base_available(&self) -> Result<(), String> {
+    pub fn base_available(&self) -> Result<(), Reason> {
         let ev = self.evidence;
         if let Fact::Unavailable(reason) = &ev.trees.base {
-            return Err(reason.clone());
+            return Err(reason.as_str().into());
         }
         let lost = ev.files.iter().find_map(|f| {
             let at_base = match f.status.as_str() {
@@ -63,25 +64,24 @@ impl<'e> Context<'e> {
             ev.base.get(at_base).is_none().then_some((at_base, f.status.as_str()))
         });
         match lost {
-            Some((path, "renamed")) => Err(format!("{path} is renamed away in the PR but not in the base tree")),
-            Some((path, status)) => Err(format!("{path} is {status} in the PR but not in the base tree")),
+            Some((path, status)) => Err(lost_file(path, status, "base")),
             None => Ok(()),
         }
     }
 
     /// `Err(reason)` when the head tree could not be read, or lacks a file the PR added or
     /// modified (the collector keeps every changed file, so an absent one was lost).
-    pub fn head_available(&self) -> Result<(), String> {
+    pub fn head_available(&self) -> Result<(), Reason> {
         let ev = self.evidence;
         if let Fact::Unavailable(reason) = &ev.trees.head {
-            return Err(reason.clone());
+            return Err(reason.as_str().into());
         }
         let lost = ev.files.iter().find(|f| {
             matches!(f.status.as_str(), "added" | "modified" | "renamed" | "copied" | "changed")
                 && ev.head.get(&f.filename).is_none()
         });
         match lost {
-            Some(file) => Err(format!("{} is {} in the PR but not in the head tree", file.filename, file.status)),
+            Some(file) => Err(lost_file(&file.filename, &file.status, "head")),
             None => Ok(()),
         }
     }
@@ -155,4 +155,10 @@ impl<'e> Context<'e> {
         (self.in_force(topic) == Some(false))
             .then(|| super::Outcome::na("not_in_force").arg("item", topic.short_name()).evidence(path))
     }
+}
+
+/// A changed file the collector lost from `tree` (it keeps every one): `status` is the PR's
+/// (`renamed` at base: renamed away).
+fn lost_file(path: &str, status: &str, tree: &str) -> Reason {
+    reason("changed_file_lost").arg("path", path).arg("status", status).arg("tree", tree)
 }

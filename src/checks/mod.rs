@@ -92,6 +92,58 @@ pub struct Message {
     pub args: BTreeMap<String, serde_json::Value>,
 }
 
+/// The key of a JSON object that is a reason of `checks/reasons.toml` (its kind); the object's
+/// other fields are the reason's arguments. A message prints it, rendered in the row's language.
+pub const REASON_KEY: &str = "$reason";
+
+/// A reason of `checks/reasons.toml` passed into a message as a value (decision ZH1): a kind and
+/// the values of its placeholders, never an English sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reason(serde_json::Map<String, serde_json::Value>);
+
+/// The reason `kind` (`checks/reasons.toml`), without arguments yet.
+pub fn reason(kind: &str) -> Reason {
+    let mut fields = serde_json::Map::new();
+    fields.insert(REASON_KEY.to_owned(), kind.into());
+    Reason(fields)
+}
+
+impl Reason {
+    /// Sets a placeholder value (a string, number, list or another reason).
+    pub fn arg(mut self, name: &str, value: impl Into<serde_json::Value>) -> Reason {
+        self.0.insert(name.to_owned(), value.into());
+        self
+    }
+
+    /// Sets `error`: a lower layer's or the evidence's own error text, which the catalog quotes
+    /// as code inside a sentence of its own; without its closing period (the sentence has one).
+    pub fn error(self, error: impl std::fmt::Display) -> Reason {
+        let text = error.to_string();
+        let text = text.trim_end();
+        self.arg("error", text.strip_suffix('.').unwrap_or(text))
+    }
+}
+
+/// A text from outside the catalog (a lower layer's error, the evidence's own reason): quoted as
+/// code inside a sentence of the catalog's (`quoted` in checks/reasons.toml).
+impl From<String> for Reason {
+    fn from(text: String) -> Reason {
+        reason("quoted").error(text)
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(text: &str) -> Reason {
+        reason("quoted").error(text)
+    }
+}
+
+impl From<Reason> for serde_json::Value {
+    fn from(reason: Reason) -> serde_json::Value {
+        serde_json::Value::Object(reason.0)
+    }
+}
+
 /// What one check decided, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
@@ -134,8 +186,9 @@ impl Outcome {
         self
     }
 
-    /// The common FAIL for evidence that exists but cannot be parsed.
-    pub fn unreadable(what: &str, reason: impl Into<String>) -> Outcome {
+    /// The common FAIL for evidence that exists but cannot be parsed: `what` is a path or a
+    /// reason naming it, `reason` a reason of the catalog or an outside text (quoted as code).
+    pub fn unreadable(what: impl Into<serde_json::Value>, reason: impl Into<Reason>) -> Outcome {
         Outcome::fail("unreadable").arg("what", what).arg("reason", reason.into())
     }
 }
@@ -239,7 +292,7 @@ fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render:
             let allowed = &catalog.check(id).allowed;
             let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&cx))) {
                 Ok(outcome) => fail_closed_on_trees(&cx, *reads, allowed, outcome),
-                Err(payload) => internal_error(&format!("the check panicked: {}", panic_text(payload.as_ref()))),
+                Err(payload) => internal_error(reason("check_panicked").error(panic_text(payload.as_ref()))),
             };
             // A status the catalog does not allow for this check would slip past the report's
             // rules; fail closed and say so.
@@ -251,9 +304,7 @@ fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render:
             let result = CheckResult { id, outcome };
             match [Lang::En, Lang::Zh].into_iter().try_for_each(|lang| render(&result, lang).map(drop)) {
                 Ok(()) => result,
-                Err(error) => {
-                    CheckResult { id, outcome: internal_error(&format!("its message cannot be rendered: {error}")) }
-                }
+                Err(error) => CheckResult { id, outcome: internal_error(reason("message_unrenderable").error(error)) },
             }
         })
         .collect();
@@ -268,7 +319,7 @@ fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render:
 /// The catalog key (checks/common.toml) of a row that reports a sweepgate defect.
 pub const INTERNAL_ERROR: &str = "internal_error";
 
-fn internal_error(error: &str) -> Outcome {
+fn internal_error(error: Reason) -> Outcome {
     Outcome::fail(INTERNAL_ERROR).arg("error", error)
 }
 
@@ -284,13 +335,12 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// advisory check, whose catalog entry does not allow FAIL) naming the tree and the reason,
 /// whatever it concluded from the empty tree.
 fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome: Outcome) -> Outcome {
-    let missing =
-        [(reads.base, "the base tree", cx.base_available()), (reads.head, "the head tree", cx.head_available())]
-            .into_iter()
-            .find_map(|(read, what, fact)| if read { fact.err().map(|reason| (what, reason)) } else { None });
-    let Some((what, reason)) = missing else { return outcome };
+    let missing = [(reads.base, "base", cx.base_available()), (reads.head, "head", cx.head_available())]
+        .into_iter()
+        .find_map(|(read, tree, fact)| if read { fact.err().map(|why| (tree, why)) } else { None });
+    let Some((tree, why)) = missing else { return outcome };
     let status = if allowed.contains(&Status::Fail) { Status::Fail } else { Status::Warn };
-    Outcome::new(status, "unavailable").arg("what", what).arg("reason", reason)
+    Outcome::new(status, "unavailable").arg("what", reason("what_tree").arg("tree", tree)).arg("reason", why)
 }
 
 #[cfg(test)]
@@ -311,7 +361,8 @@ mod tests {
             (Status::Fail, INTERNAL_ERROR),
             "check {id}"
         );
-        assert!(row.outcome.message.args["error"].as_str().is_some_and(|e| e.contains(needle)), "check {id}: {row:?}");
+        let error = &row.outcome.message.args["error"]["error"];
+        assert!(error.as_str().is_some_and(|e| e.contains(needle)), "check {id}: {row:?}");
         assert_eq!(verdict.word, VerdictWord::Rejected, "check {id}");
     }
 
@@ -357,8 +408,16 @@ mod tests {
         checks[3].0 = panics;
         let verdict = decide(&e, &checks, &real_render);
         assert_internal_error(&verdict, 14, "undefined value");
-        assert_internal_error(&verdict, 3, "the check panicked: index out of bounds");
-        assert!(render_markdown(&e, &verdict, &ReportOptions::default()).is_ok());
+        assert_internal_error(&verdict, 3, "index out of bounds");
+        assert_eq!(
+            verdict.result(3).map(|r| &r.outcome.message.args["error"][REASON_KEY]),
+            Some(&"check_panicked".into())
+        );
+        let report = render_markdown(&e, &verdict, &ReportOptions::default()).unwrap_or_else(|err| panic!("{err}"));
+        assert!(
+            report.contains("the check panicked (`index out of bounds`)") && report.contains("检查执行时崩溃"),
+            "{report}"
+        );
     }
 
     #[test]
@@ -394,7 +453,7 @@ mod tests {
                     (expected, "unavailable"),
                     "{tree}: {id}"
                 );
-                assert_eq!(row.outcome.message.args["reason"], reason.as_str());
+                assert_eq!(row.outcome.message.args["reason"]["error"], reason.as_str());
             }
         }
     }
@@ -404,10 +463,8 @@ mod tests {
         let mut e = with_change(evidence(), "perf-changelog.yaml", "@@ -1,0 +1,1 @@\n+- config-keys: [x]\n");
         let verdict = verify(&e);
         let row = verdict.result(12).map(|r| (r.outcome.status, r.outcome.message.args["reason"].clone()));
-        assert_eq!(
-            row,
-            Some((Status::Fail, "perf-changelog.yaml is modified in the PR but not in the head tree".into()))
-        );
+        let lost = serde_json::json!({"$reason": "changed_file_lost", "path": "perf-changelog.yaml", "status": "modified", "tree": "head"});
+        assert_eq!(row, Some((Status::Fail, lost)));
         e.head.insert("perf-changelog.yaml", "- config-keys: [x]\n");
         assert_ne!(verify(&e).result(12).map(|r| r.outcome.message.key.as_str()), Some("unavailable"));
     }
@@ -432,7 +489,7 @@ mod tests {
             let row = verdict.result(0).map(|r| (r.outcome.status, r.outcome.message.key.clone()));
             assert_eq!(row, Some((Status::Fail, "unavailable".to_owned())), "{status}");
             let reason = verdict.result(0).map(|r| r.outcome.message.args["reason"].clone());
-            assert!(reason.is_some_and(|r| r.as_str().is_some_and(|r| r.starts_with(&format!("{at_base} is ")))));
+            assert!(reason.is_some_and(|r| r["path"] == at_base && r["tree"] == "base"));
             e.base.insert(at_base, "a: 1\n");
             assert_ne!(verify(&e).result(0).map(|r| r.outcome.message.key.as_str()), Some("unavailable"), "{status}");
         }

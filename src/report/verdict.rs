@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::escape;
 use super::performance::performance_view;
 use crate::checks::c14_pareto_coverage::FrontierChart;
-use crate::checks::{Catalog, CheckResult, Lang, Status, Verdict, VerdictWord};
+use crate::checks::{Catalog, CheckResult, Lang, Status, Verdict, VerdictWord, REASON_KEY};
 use crate::evidence::Evidence;
 
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +64,53 @@ fn environment() -> &'static Environment<'static> {
     })
 }
 
+/// A message argument as the templates see it: every reason object in it (`checks::REASON_KEY`,
+/// decision ZH1) is rendered from `checks/reasons.toml` in `lang` into already-escaped text, so a
+/// template prints a reason like any other value.
+fn template_value(value: &serde_json::Value, lang: Lang) -> Result<minijinja::Value, minijinja::Error> {
+    use serde_json::Value as Json;
+    Ok(match value {
+        Json::Array(items) => {
+            items.iter().map(|item| template_value(item, lang)).collect::<Result<Vec<_>, _>>()?.into()
+        }
+        Json::Object(fields) => {
+            let args: BTreeMap<&str, minijinja::Value> = fields
+                .iter()
+                .filter(|(name, _)| name.as_str() != REASON_KEY)
+                .map(|(name, v)| template_value(v, lang).map(|v| (name.as_str(), v)))
+                .collect::<Result<_, _>>()?;
+            match fields.get(REASON_KEY) {
+                None => minijinja::Value::from_pairs(args),
+                Some(kind) => {
+                    let kind = kind.as_str().unwrap_or_default();
+                    let template = Catalog::embedded().reason(kind).ok_or_else(|| {
+                        minijinja::Error::new(
+                            minijinja::ErrorKind::UndefinedError,
+                            format!("reason '{kind}' is not in checks/reasons.toml"),
+                        )
+                    })?;
+                    let text = environment().render_str(template.get(lang), minijinja::Value::from_pairs(args))?;
+                    minijinja::Value::from_safe_string(text.split_whitespace().collect::<Vec<_>>().join(" "))
+                }
+            }
+        }
+        other => minijinja::Value::from(minijinja::value::Serde(other)),
+    })
+}
+
+/// A message's arguments as the templates see them (`template_value`), plus `extra`.
+fn template_args(
+    args: &BTreeMap<String, serde_json::Value>,
+    extra: &[(&'static str, serde_json::Value)],
+    lang: Lang,
+) -> Result<minijinja::Value, minijinja::Error> {
+    let mut values: BTreeMap<&str, minijinja::Value> = BTreeMap::new();
+    for (name, value) in args.iter().map(|(k, v)| (k.as_str(), v)).chain(extra.iter().map(|(k, v)| (*k, v))) {
+        values.insert(name, template_value(value, lang)?);
+    }
+    Ok(minijinja::Value::from_pairs(values))
+}
+
 /// The one-line text of a check's message in one language.
 pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderError> {
     let catalog = Catalog::embedded();
@@ -71,10 +118,8 @@ pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderEr
     let template = catalog
         .message(result.id, key)
         .ok_or_else(|| RenderError::UnknownMessage { id: result.id, key: key.clone() })?;
-    let args: BTreeMap<&str, &serde_json::Value> =
-        result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    let text = environment()
-        .render_str(template.get(lang), minijinja::Value::from(minijinja::value::Serde(&args)))
+    let text = template_args(&result.outcome.message.args, &[], lang)
+        .and_then(|args| environment().render_str(template.get(lang), args))
         .map_err(|source| RenderError::Message { id: result.id, key: key.clone(), lang, source })?;
     Ok(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
@@ -86,14 +131,14 @@ pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderEr
 pub fn headline_text(result: &CheckResult, lang: Lang) -> String {
     let catalog = Catalog::embedded();
     let spec = catalog.check(result.id);
-    let mut args: BTreeMap<&str, serde_json::Value> =
-        result.outcome.message.args.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    args.insert("check_id", result.id.into());
-    args.insert("check_name", spec.name.en.clone().into());
-    args.insert("check_name_zh", spec.name.zh.clone().into());
+    let extra = [
+        ("check_id", result.id.into()),
+        ("check_name", spec.name.en.clone().into()),
+        ("check_name_zh", spec.name.zh.clone().into()),
+    ];
     let render = |template: &crate::checks::Bilingual| {
-        environment()
-            .render_str(template.get(lang), minijinja::Value::from(minijinja::value::Serde(&args)))
+        template_args(&result.outcome.message.args, &extra, lang)
+            .and_then(|args| environment().render_str(template.get(lang), args))
             .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
     };
     render(catalog.headline(result.id, &result.outcome.message.key))

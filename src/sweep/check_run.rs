@@ -38,11 +38,23 @@ struct Row {
     pool: String,
     job: Option<String>,
     state: &'static str,
-    summary: String,
+    /// The dispatcher's reason for the point's state (its own text, quoted in the Chinese table).
+    summary: Option<String>,
+    /// The result files of a point that succeeded without a reason.
+    results: Option<usize>,
     /// Set instead of `summary` when the scheduler refused the job or did not answer: the
     /// templates name the class, never the scheduler's text.
     refusal: Option<Refusal>,
-    power: String,
+    power: Power,
+}
+
+/// The power validation of a point's results, worded by the templates.
+#[derive(Serialize)]
+struct Power {
+    /// `None` when no power check ran.
+    valid: Option<bool>,
+    /// The failed checks' reason codes.
+    reasons: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -143,22 +155,21 @@ fn row(pool: &str, r: &PointRecord) -> Row {
         .as_ref()
         .and_then(|p| p["files"].as_array().map(|f| f.iter().filter(|f| f["kind"] == "result").count()))
         .unwrap_or(0);
-    let summary = match (&r.reason, r.state) {
-        (Some(reason), _) => reason.clone(),
-        (None, PointState::Succeeded) => format!("{results} result file{}", if results == 1 { "" } else { "s" }),
-        (None, _) => String::new(),
-    };
+    let results = (r.reason.is_none() && r.state == PointState::Succeeded).then_some(results);
     let power = provenance.as_ref().and_then(|p| p["power"].as_array().cloned()).unwrap_or_default();
     let power = match power.as_slice() {
-        [] => "—".to_owned(),
-        checks if checks.iter().all(|c| c["power_valid"] == Value::Bool(true)) => "valid".to_owned(),
+        [] => Power { valid: None, reasons: Vec::new() },
+        checks if checks.iter().all(|c| c["power_valid"] == Value::Bool(true)) => {
+            Power { valid: Some(true), reasons: Vec::new() }
+        }
         checks => {
-            let reasons: Vec<&str> = checks
+            let reasons = checks
                 .iter()
                 .flat_map(|c| c["reasons"].as_array().into_iter().flatten())
                 .filter_map(Value::as_str)
+                .map(str::to_owned)
                 .collect();
-            format!("invalid: {}", reasons.join(", "))
+            Power { valid: Some(false), reasons }
         }
     };
     Row {
@@ -167,7 +178,8 @@ fn row(pool: &str, r: &PointRecord) -> Row {
         job: r.job_id.as_ref().map(|j| j.0.clone()),
         state: r.state.as_str(),
         refusal: refusal(r),
-        summary,
+        summary: r.reason.clone(),
+        results,
         power,
     }
 }
