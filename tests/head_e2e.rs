@@ -372,10 +372,15 @@ async fn preflight_lists_a_would_be_fail_before_any_signoff() {
     let server = start_server(&fake, &upstream, &["--preflight"]).await;
     let mut event = synchronize(pr, &head);
     event["action"] = json!("opened");
-    let (requests, bytes) = (fake.world().log.len(), fake.world().bytes_sent);
+    let sent = |fake: &FakeGitHub| {
+        let w = fake.world();
+        (w.log.len(), w.bytes_sent)
+    };
+    let before = sent(&fake);
     server.deliver("pull_request", "p-1", &event).await;
     server.wait_handled(1).await;
-    let (requests, bytes) = (fake.world().log.len() - requests, fake.world().bytes_sent - bytes);
+    let after = sent(&fake);
+    let (requests, bytes) = (after.0 - before.0, after.1 - before.1);
     eprintln!(
         "preflight of append-only-mixed-entries: {requests} GitHub requests, {bytes} bytes (label policy included)"
     );

@@ -86,11 +86,7 @@ fn narrowed(row: &CheckResult) -> Option<CheckResult> {
                 _ => "inconsistent".into(),
             };
         }
-        (3, "not_documented") => {
-            if keep(args.get_mut("problems"), "kind", &CHECK_3_OWN) == 0 {
-                return None;
-            }
-        }
+        (3, "not_documented") if keep(args.get_mut("problems"), "kind", &CHECK_3_OWN) == 0 => return None,
         _ => {}
     }
     Some(row)

@@ -46,7 +46,7 @@ fn author_signoff(repo: &RepoRef, pull: &PullRequest) -> Signoff {
 }
 
 /// The check run's body: each would-be FAIL with its fix, then what waits for the sign-off.
-fn render(preflight: &Preflight, head: &str) -> Result<String, HandlerError> {
+fn render(preflight: &Preflight, head: &str) -> Result<String, crate::report::RenderError> {
     let catalog = Catalog::embedded();
     let rows: Vec<serde_json::Value> = preflight
         .fails
@@ -66,7 +66,7 @@ fn render(preflight: &Preflight, head: &str) -> Result<String, HandlerError> {
     };
     let context = json!({"head": head, "rows": rows, "clear": names(&preflight.clear),
                          "after": names(&preflight.after_signoff)});
-    Ok(render_bilingual("preflight", &context)?)
+    render_bilingual("preflight", &context)
 }
 
 /// A summary within GitHub's bound, cut at a line and saying so.
