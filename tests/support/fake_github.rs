@@ -128,7 +128,8 @@ pub struct World {
     /// job id → log text served by `GET …/actions/jobs/{id}/logs` (through a redirect).
     pub job_logs: HashMap<u64, Vec<u8>>,
     /// (repo, branch) → the commit it points at (`GET …/branches/{branch}`). A branch not set
-    /// points at the base commit of the repository's lowest-numbered PR that targets it.
+    /// points at the base commit of the repository's lowest-numbered open PR that targets it
+    /// (of a closed one when none is open).
     pub branches: HashMap<(String, String), String>,
     /// Added before every answer (a remote GitHub's round trip, for benchmarks).
     pub latency: Duration,
@@ -847,7 +848,8 @@ async fn get_branch(State(world): State<Shared>, Path((o, r, branch)): Path<(Str
         .filter(|((name, _), pull)| *name == repo && pull["base"]["ref"] == branch.as_str())
         .map(|((_, n), pull)| (n, pull))
         .collect();
-    targeting.sort_by_key(|(n, _)| **n);
+    // Open PRs first: a merged PR's recorded base is history, not the branch.
+    targeting.sort_by_key(|(n, pull)| (pull["state"] != "open", **n));
     let sha = set.or_else(|| targeting.first().and_then(|(_, p)| p["base"]["sha"].as_str().map(str::to_owned)));
     match sha {
         Some(sha) => Json(json!({"name": branch, "commit": {"sha": sha}})).into_response(),
