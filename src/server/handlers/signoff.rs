@@ -483,6 +483,8 @@ pub async fn verify_signoff<G: GitHub>(
     out.verdict = Some(word);
     cfg.details.iter().for_each(|d| d.record_verdict(repo, pr, &key.to_string(), &pinned, &verdict));
     cfg.details.iter().for_each(|d| d.record_performance(repo, pr, &key.to_string(), &verdict.performance));
+    let policy_sha = evidence.pull_request.policy_sha.as_deref();
+    cfg.details.iter().for_each(|d| d.record_inputs(repo, pr, &key.to_string(), policy_sha, fingerprint.as_ref()));
     out.performance = verdict.performance.clone();
     let short = pinned.get(..7).unwrap_or(&pinned);
     let description = if evidence.head_moved() {
