@@ -256,6 +256,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
             head_ref: format!("pr-{number}"),
             base_sha,
             base_ref: "main".into(),
+            policy_sha: None,
             fork: false,
             labels: vec![],
         },
@@ -286,6 +287,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
         format: sweepgate::evidence::BUNDLE_FORMAT,
         base,
         head,
+        policy: MemTree::new(),
         artifacts: MemTree::new(),
     };
     evidence.upstream.image_digests = image_digests(&evidence.head);

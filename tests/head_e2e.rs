@@ -9,7 +9,7 @@ mod support;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use support::fake_github::FakeGitHub;
+use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, tar_gz, REPO};
 use support::{comment_event, pr_event, ServerProcess, BOT, TOKEN};
@@ -79,11 +79,23 @@ async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]
 
 /// The green-sweep fixture served with git trees, signed off and APPROVED at its head.
 async fn approved(extra: &[&str]) -> (Evidence, FakeGitHub, FakeUpstream, ServerProcess) {
+    let signed = signed_off(extra, |_| {}).await;
+    assert_eq!(statuses_on(&signed.1, &signed.0.pull_request.head_sha).last().unwrap().0, "success");
+    signed
+}
+
+/// The green-sweep fixture served with git trees (`upstream` changed by `edit` first) and
+/// signed off at its head: one verdict comment with its fingerprint.
+async fn signed_off(
+    extra: &[&str],
+    edit: impl FnOnce(&FakeUpstream),
+) -> (Evidence, FakeGitHub, FakeUpstream, ServerProcess) {
     let original = read_bundle(&fixture("green-sweep")).unwrap();
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
     serve_upstream(&upstream, &original);
+    edit(&upstream);
     let url = serve(&fake, &original);
     serve_commit(&fake, &head, &original.head);
     serve_commit(&fake, &original.pull_request.base_sha, &original.base);
@@ -93,7 +105,6 @@ async fn approved(extra: &[&str]) -> (Evidence, FakeGitHub, FakeUpstream, Server
     event["repository"]["full_name"] = json!(REPO);
     server.deliver("issue_comment", "s-1", &event).await;
     server.wait_handled(1).await;
-    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "success");
     let (_, body) = verdict(&fake, pr);
     assert!(body.starts_with(&format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} fp=")), "{body}");
     assert!(body.trim_end().lines().last().unwrap().starts_with("<!-- sweepgate:fingerprint "), "{body}");
@@ -195,4 +206,205 @@ async fn reconcile_gives_a_head_without_a_status_the_same_answer() {
     assert_eq!(on_pushed[0].0, "failure");
     assert!(on_pushed[0].1.starts_with("a fresh sign-off is needed: 1 file(s) changed"), "{on_pushed:?}");
     assert!(verdict(&fake, pr).1.contains("- `benchmarks/new_launcher.sh`"));
+}
+
+/// Asks for the sign-off's verification again (its comment edited), as a signer does.
+async fn reverify(original: &Evidence, fake: &FakeGitHub, server: &ServerProcess, delivery: &str, handled: u64) {
+    let pr = original.pull_request.number;
+    let (id, body) = {
+        let w = fake.world();
+        let signoff = w.comments.iter().find(|c| c.login == original.signoff.author && c.body == original.signoff.body);
+        signoff.map(|c| (c.id, c.body.clone())).unwrap()
+    };
+    let mut event = comment_event(pr, id, "nv-owner", "MEMBER", &body, Some("an earlier text"));
+    event["repository"]["full_name"] = json!(REPO);
+    server.deliver("issue_comment", delivery, &event).await;
+    server.wait_handled(handled).await;
+}
+
+/// (d) Policy at the target branch's tip (ARCHITECTURE decision 6, issue 25 item 2): a
+/// CODEOWNERS change on `main` after the PR's base applies to the next verification, and the
+/// verdict records the commit it read policy at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codeowners_change_on_the_target_branch_applies_to_the_next_verification() {
+    let (original, fake, _upstream, server) = approved(&[]).await;
+    let (pr, head, base) =
+        (original.pull_request.number, original.pull_request.head_sha.clone(), original.pull_request.base_sha.clone());
+    let (_, body) = verdict(&fake, pr);
+    assert!(body.lines().next().unwrap().ends_with(&format!(" policy={base} -->")), "tip = base: {body}");
+
+    // main moves on: the signer no longer owns the master config the PR changes.
+    let tip = "1".repeat(40);
+    let mut tree = original.base.clone();
+    let codeowners = tree.text(".github/CODEOWNERS").unwrap().replace("@nv-owner", "@nv-lead");
+    tree.insert(".github/CODEOWNERS", codeowners);
+    serve_commit(&fake, &tip, &tree);
+    fake.world().branches.insert((REPO.into(), "main".into()), tip.clone());
+    reverify(&original, &fake, &server, "s-2", 2).await;
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert_eq!(state, "failure", "{description}");
+    assert!(description.contains("REJECTED"), "{description}");
+    let (_, body) = verdict(&fake, pr);
+    assert!(body.lines().next().unwrap().ends_with(&format!(" policy={tip} -->")), "{body}");
+    let check0 = body.lines().find(|l| l.contains("Check 0 (CODEOWNER)")).unwrap_or_default();
+    assert!(check0.starts_with("❌") && check0.contains("FAIL"), "Check 0 reads CODEOWNERS at the tip: {body}");
+    assert!(
+        fake.world().count(&format!("GET /repos/{REPO}/tarball/{tip}")) >= 1,
+        "the policy files are read at the tip"
+    );
+
+    // A tip that cannot be resolved is a named fact: FAIL, never the stale base.
+    fake.world().branches.clear();
+    fake.fail_next(Fault { status: 404, matching: format!("GET /repos/{REPO}/branches/main"), ..Fault::default() });
+    reverify(&original, &fake, &server, "s-3", 3).await;
+    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "failure");
+    let (_, body) = verdict(&fake, pr);
+    assert!(!body.lines().next().unwrap().contains(" policy="), "no policy commit recorded: {body}");
+    assert!(
+        body.contains("the policy files at the target branch") && body.contains("the tip of the target branch main"),
+        "{body}"
+    );
+}
+
+/// Waits until the last sign-off status on `sha` is `state` (the reconcile runs every second).
+async fn wait_for_state(fake: &FakeGitHub, sha: &str, state: &str) -> Vec<(String, String)> {
+    for _ in 0..300 {
+        let now = statuses_on(fake, sha);
+        if now.last().is_some_and(|(s, _)| s == state) {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no {state} on {sha}: {:?}", statuses_on(fake, sha));
+}
+
+/// (e) Issue 25 item 4: a verdict whose only FAIL is Check 3 because the linked cookbook PR is
+/// open is watched; when the PR merges, the reconcile verifies the sign-off again and the
+/// status turns to `success`, with no new sign-off. A PR closed without merge stops the watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_linked_recipe_pr_that_merges_turns_the_status_to_success_through_reconcile() {
+    const RECIPE: (&str, u64) = ("sgl-project/sglang", 47394);
+    let set_state = |upstream: &FakeUpstream, state: &str, merged_at: Value| {
+        let mut s = upstream.state();
+        let (pull, _) = s.pulls.get_mut(&(RECIPE.0.to_owned(), RECIPE.1)).unwrap();
+        pull["state"] = json!(state);
+        pull["merged_at"] = merged_at;
+    };
+    let (original, fake, upstream, _server) =
+        signed_off(&["--reconcile-secs", "1"], |u| set_state(u, "open", Value::Null)).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let on_head = statuses_on(&fake, &head);
+    assert_eq!(on_head.last().unwrap().0, "failure", "{on_head:?}");
+    let (id, body) = verdict(&fake, pr);
+    assert!(body.lines().next().unwrap().contains(" watch=sgl-project/sglang:47394 "), "{body}");
+    assert!(
+        body.contains("### Waiting for the linked recipe PR") && body.contains("### 等待所链接的配方 PR 合并"),
+        "{body}"
+    );
+    let comments_before = fake.world().comments.len();
+
+    // Still open at the next passes: nothing changes.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "failure");
+    assert!(upstream.state().log.iter().any(|l| l.contains("/pulls/47394")), "the reconcile polled the PR");
+
+    set_state(&upstream, "closed", json!("2026-12-01T08:00:00Z"));
+    let on_head = wait_for_state(&fake, &head, "success").await;
+    assert!(on_head.last().unwrap().1.contains("APPROVED"), "{on_head:?}");
+    let (same, body) = verdict(&fake, pr);
+    assert_eq!(same, id, "the same verdict comment, edited");
+    assert!(body.contains("**APPROVED**") && !body.lines().next().unwrap().contains("watch="), "{body}");
+    assert!(
+        body.contains("### Re-verified: the linked recipe PR merged") && body.contains("`sgl-project/sglang#47394`"),
+        "{body}"
+    );
+    assert!(body.contains("### 已重新验证：所链接的配方 PR 已合并"), "{body}");
+    assert!(fake.world().comments.len() - comments_before <= 1, "no new sign-off, at most a label comment");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_recipe_pr_closed_without_merge_stops_the_watch() {
+    let recipe = ("sgl-project/sglang".to_owned(), 47394);
+    let (original, fake, upstream, _server) = signed_off(&["--reconcile-secs", "1"], |u| {
+        let mut s = u.state();
+        let pull = &mut s.pulls.get_mut(&recipe).unwrap().0;
+        pull["state"] = json!("open");
+        pull["merged_at"] = Value::Null;
+    })
+    .await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    assert!(verdict(&fake, pr).1.lines().next().unwrap().contains(" watch="));
+    upstream.state().pulls.get_mut(&recipe).unwrap().0["state"] = json!("closed");
+    let mut body = String::new();
+    for _ in 0..300 {
+        body = verdict(&fake, pr).1;
+        if !body.lines().next().unwrap().contains(" watch=") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!body.lines().next().unwrap().contains(" watch="), "the watch stopped: {body}");
+    assert!(body.contains("### The linked recipe PR was closed without merge"), "{body}");
+    assert!(body.contains("### 所链接的配方 PR 已关闭且未合并"), "{body}");
+    assert!(body.contains("**REJECTED**"), "the verdict stands: {body}");
+    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "failure");
+    let polls = upstream.state().log.iter().filter(|l| l.contains("/pulls/47394")).count();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let after = upstream.state().log.iter().filter(|l| l.contains("/pulls/47394")).count();
+    assert_eq!(after, polls, "no poll after the watch stopped");
+}
+
+/// (c) Issue 25 item 3: with `--preflight`, a push of a PR that touches benchmark files gets
+/// the check run `sweepgate/preflight` on its head, listing each would-be FAIL of the checks
+/// that judge the PR's own files with its fix in both languages, `neutral` (never blocking),
+/// before any sign-off; a redelivery leaves the one check run; nothing from the PR body is
+/// echoed raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preflight_lists_a_would_be_fail_before_any_signoff() {
+    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    let hostile = "Cookbook: https://github.com/sgl-project/sglang/pull/99999\n<!-- sweepgate:verdict signoff=issuecomment-1 sha=x -->\n@maint-a <img src=x>";
+    fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(hostile);
+    let server = start_server(&fake, &upstream, &["--preflight"]).await;
+    let mut event = synchronize(pr, &head);
+    event["action"] = json!("opened");
+    let sent = |fake: &FakeGitHub| {
+        let w = fake.world();
+        (w.log.len(), w.bytes_sent)
+    };
+    let before = sent(&fake);
+    server.deliver("pull_request", "p-1", &event).await;
+    server.wait_handled(1).await;
+    let after = sent(&fake);
+    let (requests, bytes) = (after.0 - before.0, after.1 - before.1);
+    eprintln!(
+        "preflight of append-only-mixed-entries: {requests} GitHub requests, {bytes} bytes (label policy included)"
+    );
+    let runs = |fake: &FakeGitHub| -> Vec<Value> {
+        let w = fake.world();
+        w.check_runs.iter().filter(|(_, c)| c["name"] == "sweepgate/preflight").map(|(_, c)| c.clone()).collect()
+    };
+    let found = runs(&fake);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let run = &found[0];
+    assert_eq!((run["head_sha"].as_str(), run["conclusion"].as_str()), (Some(head.as_str()), Some("neutral")));
+    let summary = run["output"]["summary"].as_str().unwrap();
+    assert!(summary.contains("❌ Check 12 (Append-only) would FAIL"), "{summary}");
+    assert!(summary.contains("❌ 检查 12（"), "{summary}");
+    assert!(summary.contains("Fix: ") && summary.contains("修复："), "{summary}");
+    assert!(summary.contains("After sign-off") && summary.contains("Check 0 (CODEOWNER)"), "{summary}");
+    assert!(!summary.contains("Check 2 (Evals pass) would FAIL"), "Check 2 needs the sweep: {summary}");
+    assert!(summary.contains("sglang/pull/99999"), "the body's cookbook link is judged (3(b)): {summary}");
+    assert!(!summary.contains("<!--") && !summary.contains("@maint-a") && !summary.contains("<img"), "{summary}");
+    assert!(run["output"]["title"].as_str().unwrap().contains("would fail"), "{run:#?}");
+    assert!(statuses_on(&fake, &head).is_empty(), "preflight sets no sign-off status");
+    assert!(fake.world().comments.iter().all(|c| !c.body.starts_with("<!-- sweepgate:verdict")), "no verdict");
+
+    server.deliver("pull_request", "p-2", &event).await;
+    server.wait_handled(2).await;
+    assert_eq!(runs(&fake).len(), 1, "one preflight check run per head");
 }

@@ -72,7 +72,10 @@ async fn signoff_posted_edited_and_by_a_non_owner() {
     let first = verdicts(&fake, pr);
     assert_eq!(first.len(), 1, "{first:#?}");
     let (verdict_id, body) = &first[0];
-    assert!(body.starts_with(&format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} -->\n")), "{body}");
+    // The marker records where policy was read: the target branch's tip (ARCHITECTURE decision 6).
+    let policy = &original.pull_request.base_sha;
+    let marker = format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} policy={policy} -->\n");
+    assert!(body.starts_with(&marker), "{body}");
     assert!(body.contains("**APPROVED**") && body.contains("检查 0"), "{body}");
     assert!(body.contains(&format!("Assessed commit: `{head}`")), "{body}");
     let context = "codeowner-signoff-verify".to_string();
@@ -207,7 +210,9 @@ async fn review_summaries_are_verified_and_keyed_by_review() {
     server.wait_handled(1).await;
     let all = verdicts(&fake, pr);
     assert_eq!(all.len(), 1);
-    assert!(all[0].1.starts_with(&format!("<!-- sweepgate:verdict signoff=pullrequestreview-555 sha={head} -->")));
+    let policy = &original.pull_request.base_sha;
+    let marker = format!("<!-- sweepgate:verdict signoff=pullrequestreview-555 sha={head} policy={policy} -->");
+    assert!(all[0].1.starts_with(&marker), "{}", all[0].1);
     assert!(statuses(&fake).is_empty(), "advisory mode posts no commit status");
 }
 

@@ -234,6 +234,23 @@ mod tests {
         assert_eq!(status(&e).0, Status::Fail);
     }
 
+    /// ARCHITECTURE decision 6: CODEOWNERS is read at the target branch's tip, not at the
+    /// PR's recorded base (upstream #3163: a corrected CODEOWNERS on main applies at once).
+    #[test]
+    fn codeowners_is_read_at_the_target_branch_tip_when_it_is_not_the_base() {
+        let mut e = pr("amd-a", &["configs/amd-master.yaml"]);
+        assert_eq!(status(&e), (Status::Pass, "owner".into()), "at the base, amd-a owns it");
+        e.pull_request.policy_sha = Some("1".repeat(40));
+        e.trees.policy = Some(Fact::Ok(()));
+        e.policy.insert(".github/CODEOWNERS", CODEOWNERS.replace("@amd-a ", ""));
+        assert_eq!(status(&e), (Status::Fail, "not_owner".into()), "main dropped amd-a");
+        // A tip that could not be resolved or read: FAIL naming it, never the stale base.
+        e.trees.policy = Some(Fact::Unavailable("the tip of the target branch main: HTTP 502".into()));
+        let verdict = crate::checks::verify(&e);
+        let row = verdict.result(0).map(|r| (r.outcome.status, r.outcome.message.args["what"].clone()));
+        assert_eq!(row, Some((Status::Fail, json!("the policy files at the target branch's tip"))));
+    }
+
     #[test]
     fn unowned_paths_need_no_owner_and_missing_codeowners_fails() {
         let e = pr("anyone", &["docs/notes.md"]);

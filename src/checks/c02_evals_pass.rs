@@ -599,8 +599,9 @@ fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Ve
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let Some(run) = c01_in_pr_sweep::qualifying_run(ev) else { return Outcome::fail("no_run") };
-    let thresholds = match Layout::default().resolve(&ev.base, Logical::EvalThresholds) {
-        Ok(Some(path)) => match ev.base.text(&path).map(|t| EvalThresholds::parse(t, &path)) {
+    let policy = ev.policy_tree();
+    let thresholds = match Layout::default().resolve(policy, Logical::EvalThresholds) {
+        Ok(Some(path)) => match policy.text(&path).map(|t| EvalThresholds::parse(t, &path)) {
             Some(Ok(t)) => Some(t),
             Some(Err(diags)) => {
                 return Outcome::unreadable(path.as_str(), diags.first().map(|d| d.to_string()).unwrap_or_default())

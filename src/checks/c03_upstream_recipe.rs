@@ -111,6 +111,42 @@ impl UpstreamLink {
     }
 }
 
+/// The recipe links of a sign-off's additional detail section.
+pub fn detail_recipe_links(signoff: &crate::intake::signoff::Signoff) -> Vec<UpstreamLink> {
+    upstream_links(&signoff.detail, signoff.detail_links().map(|l| l.url.as_str()))
+}
+
+/// Most linked PRs one verdict waits for (issue 25 item 4).
+pub const MAX_AWAITED: usize = 3;
+
+/// The linked upstream recipe PRs a REJECTED verdict waits for (issue 25 item 4): when Check 3
+/// is its only FAIL and every problem of that row is a linked recipe PR still open or a draft
+/// (`owner/repo`, number). Empty otherwise, or when more than [`MAX_AWAITED`] would be awaited.
+pub fn awaited_pulls(verdict: &super::Verdict) -> Vec<(String, u64)> {
+    let mut fails = verdict.with_status(super::Status::Fail);
+    let (Some(row), None) = (fails.next(), fails.next()) else { return Vec::new() };
+    if row.id != 3 || row.outcome.message.key != "not_documented" {
+        return Vec::new();
+    }
+    let problems = row.outcome.message.args.get("problems").and_then(Json::as_array).cloned().unwrap_or_default();
+    let mut awaited = Vec::new();
+    for p in &problems {
+        let open = p["kind"] == "not_merged" && matches!(p["state"].as_str(), Some("open" | "a draft"));
+        let link = p["url"].as_str().and_then(|url| upstream_links("", std::iter::once(url)).into_iter().next());
+        match (open, link.map(|l| l.kind)) {
+            (true, Some(LinkKind::Pull { repo, number })) if RECIPE_REPOSITORIES.contains(&repo.as_str()) => {
+                awaited.push((repo, number));
+            }
+            _ => return Vec::new(),
+        }
+    }
+    awaited.dedup();
+    if awaited.len() > MAX_AWAITED {
+        return Vec::new();
+    }
+    awaited
+}
+
 fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("a valid built-in pattern"))
 }
@@ -708,11 +744,8 @@ pub fn check(cx: &Context) -> Outcome {
         };
         return Outcome::na("no_serving_config").arg("scope", scope);
     }
-    let (detail, urls): (&str, Vec<&str>) = match cx.signoff() {
-        Ok(s) => (s.detail.as_str(), s.detail_links().map(|l| l.url.as_str()).collect()),
-        Err(_) => ("", Vec::new()),
-    };
-    let links = upstream_links(detail, urls.into_iter());
+    let detail = cx.detail();
+    let links = cx.signoff().as_ref().map(detail_recipe_links).unwrap_or_default();
     let mut problems = Vec::new();
     let mut good = Vec::new();
     let mut documented = Vec::new();
@@ -939,6 +972,35 @@ mod tests {
         }
         assert_eq!(c.informational("--chunked-prefill-size"), None, "production-useful since V15b");
         assert!(c.names_sweep_variable("$CONC") && c.names_sweep_variable("${ISL}") && !c.names_sweep_variable("$TP"));
+    }
+
+    #[test]
+    fn a_verdict_waits_only_for_open_recipe_prs_that_are_its_only_failure() {
+        let row = |id: u8, status: Status, problems: Json| crate::checks::CheckResult {
+            id,
+            outcome: Outcome::new(status, "not_documented").arg("problems", problems),
+        };
+        let verdict = |results: Vec<crate::checks::CheckResult>| crate::checks::Verdict {
+            word: crate::checks::VerdictWord::Rejected,
+            results,
+            performance: Default::default(),
+        };
+        let open = json!([{"kind": "not_merged", "url": URL, "state": "open"}]);
+        let awaited =
+            awaited_pulls(&verdict(vec![row(3, Status::Fail, open.clone()), row(14, Status::Warn, json!([]))]));
+        assert_eq!(awaited, [("sgl-project/sglang".to_owned(), 47394)]);
+        let draft = json!([{"kind": "not_merged", "url": URL, "state": "a draft"}]);
+        assert_eq!(awaited_pulls(&verdict(vec![row(3, Status::Fail, draft)])).len(), 1);
+        // Another FAIL, a closed PR, or any other problem of Check 3: nothing to wait for.
+        assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, open.clone()), row(12, Status::Fail, json!([]))]))
+            .is_empty());
+        let closed = json!([{"kind": "not_merged", "url": URL, "state": "closed without merge"}]);
+        assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, closed)])).is_empty());
+        let mixed = json!([{"kind": "not_merged", "url": URL, "state": "open"}, {"kind": "no_link", "engine": "vLLM"}]);
+        assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, mixed)])).is_empty());
+        let elsewhere =
+            json!([{"kind": "not_merged", "url": "https://github.com/example/other/pull/1", "state": "open"}]);
+        assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, elsewhere)])).is_empty());
     }
 
     #[test]

@@ -161,13 +161,13 @@ impl Judge<'_, '_> {
         Ok(self.base.as_deref().unwrap_or_default())
     }
 
-    /// MODELS.md at base, `None` when the base has none (before the file existed no engine
-    /// mapping applies); a file that exists but cannot be parsed is unreadable.
+    /// MODELS.md at the policy tip, `None` when it has none (before the file existed no
+    /// engine mapping applies); a file that exists but cannot be parsed is unreadable.
     fn models(&self) -> Result<Option<(&str, &ModelsMd)>, Outcome> {
         let unreadable = |reason: Reason| Outcome::unreadable("MODELS.md", reason);
         let cx = self.cx;
-        cx.base_available().map_err(unreadable)?;
-        match cx.layout().resolve(&cx.evidence.base, Logical::ModelsMd) {
+        cx.policy_available().map_err(unreadable)?;
+        match cx.layout().resolve(cx.evidence.policy_tree(), Logical::ModelsMd) {
             Ok(None) => Ok(None),
             Ok(Some(_)) => {
                 cx.models_md().as_ref().map(|(f, m)| Some((f.as_str(), m))).map_err(|r| unreadable(r.as_str().into()))

@@ -525,11 +525,11 @@ fn waiver_of(cx: &Context, own: Option<(&str, &Waiver)>, file: &str) -> Option<(
     if let Some((path, _)) = own.filter(|(_, w)| w.mentions(file)) {
         return Some((path.to_owned(), pr));
     }
-    let base = &cx.evidence.base;
-    let dir = Layout::default().resolve(base, Logical::WaiverDir).ok().flatten()?;
-    base.paths().filter(|p| p.starts_with(&format!("{dir}/")) && p.ends_with(".md")).find_map(|p| {
+    let policy = cx.evidence.policy_tree();
+    let dir = Layout::default().resolve(policy, Logical::WaiverDir).ok().flatten()?;
+    policy.paths().filter(|p| p.starts_with(&format!("{dir}/")) && p.ends_with(".md")).find_map(|p| {
         let number: u64 = p.rsplit('/').next()?.strip_suffix(".md")?.parse().ok()?;
-        let waiver = Waiver::parse(base.text(p)?, p).ok()?;
+        let waiver = Waiver::parse(policy.text(p)?, p).ok()?;
         waiver.mentions(file).then(|| (p.to_owned(), number))
     })
 }

@@ -378,12 +378,12 @@ fn eval_only(path: &str) -> bool {
 }
 
 fn golden_set(cx: &Context) -> GoldenAlSet {
-    let base = &cx.evidence.base;
-    let Ok(Some(dir)) = Layout::default().resolve(base, Logical::GoldenAlDir) else { return GoldenAlSet::default() };
-    let files = base
+    let policy = cx.evidence.policy_tree();
+    let Ok(Some(dir)) = Layout::default().resolve(policy, Logical::GoldenAlDir) else { return GoldenAlSet::default() };
+    let files = policy
         .paths()
         .filter(|p| p.starts_with(&format!("{dir}/")) && (p.ends_with(".yaml") || p.ends_with(".yml")))
-        .filter_map(|p| base.text(p).and_then(|t| GoldenAlFile::parse(t, p).ok()))
+        .filter_map(|p| policy.text(p).and_then(|t| GoldenAlFile::parse(t, p).ok()))
         .collect();
     GoldenAlSet { files }
 }

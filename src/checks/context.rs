@@ -12,7 +12,7 @@ use crate::evidence::{Evidence, Fact};
 use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
 
-/// A policy file read from the base tree: its path and parsed value, or why it is unusable.
+/// A policy file read from the policy tree (the target branch's tip): its path and parsed value, or why it is unusable.
 pub type Parsed<T> = Result<(String, T), String>;
 
 pub struct Context<'e> {
@@ -69,6 +69,15 @@ impl<'e> Context<'e> {
         }
     }
 
+    /// `Err(reason)` when the policy files could not be read at the target branch's tip (or the
+    /// tip could not be resolved).
+    pub fn policy_available(&self) -> Result<(), Reason> {
+        match self.evidence.policy_fact() {
+            Fact::Ok(()) => Ok(()),
+            Fact::Unavailable(reason) => Err(reason.as_str().into()),
+        }
+    }
+
     /// `Err(reason)` when the head tree could not be read, or lacks a file the PR added or
     /// modified (the collector keeps every changed file, so an absent one was lost).
     pub fn head_available(&self) -> Result<(), Reason> {
@@ -97,19 +106,19 @@ impl<'e> Context<'e> {
         Ok((path, text))
     }
 
-    /// CODEOWNERS at the base SHA (policy never comes from the PR head).
+    /// CODEOWNERS at the policy tip (policy never comes from the PR head; ARCHITECTURE decision 6).
     pub fn codeowners(&self) -> &Parsed<Codeowners> {
         self.codeowners.get_or_init(|| {
-            let (path, text) = self.text_of(&self.evidence.base, Logical::Codeowners)?;
+            let (path, text) = self.text_of(self.evidence.policy_tree(), Logical::Codeowners)?;
             let (parsed, _diagnostics) = Codeowners::parse(text, &path);
             Ok((path, parsed))
         })
     }
 
-    /// The review checklist template at the base SHA.
+    /// The review checklist template at the policy tip.
     pub fn template(&self) -> &Parsed<ChecklistTemplate> {
         self.template.get_or_init(|| {
-            let (path, text) = self.text_of(&self.evidence.base, Logical::ReviewChecklist)?;
+            let (path, text) = self.text_of(self.evidence.policy_tree(), Logical::ReviewChecklist)?;
             match ChecklistTemplate::parse(text, &path) {
                 (Some(t), _) => Ok((path, t)),
                 (None, diags) => {
@@ -119,10 +128,10 @@ impl<'e> Context<'e> {
         })
     }
 
-    /// MODELS.md at the base SHA.
+    /// MODELS.md at the policy tip.
     pub fn models_md(&self) -> &Parsed<ModelsMd> {
         self.models_md.get_or_init(|| {
-            let (path, text) = self.text_of(&self.evidence.base, Logical::ModelsMd)?;
+            let (path, text) = self.text_of(self.evidence.policy_tree(), Logical::ModelsMd)?;
             match ModelsMd::parse(text, &path) {
                 Ok(m) => Ok((path, m)),
                 Err(diags) => Err(diags.first().map_or_else(|| format!("{path}: unreadable"), |d| d.to_string())),

@@ -30,6 +30,7 @@ pub mod curves;
 pub mod fingerprint;
 pub mod generated;
 pub mod performance;
+pub mod preflight;
 pub mod reach;
 pub mod scan;
 #[cfg(test)]
@@ -236,28 +237,33 @@ type CheckFn = fn(&Context) -> Outcome;
 struct Reads {
     base: bool,
     head: bool,
+    /// The policy files at the target branch's tip (ARCHITECTURE decision 6).
+    policy: bool,
 }
 
-const BASE: Reads = Reads { base: true, head: false };
-const HEAD: Reads = Reads { base: false, head: true };
-const BOTH: Reads = Reads { base: true, head: true };
-const NEITHER: Reads = Reads { base: false, head: false };
+const HEAD: Reads = Reads { base: false, head: true, policy: false };
+const BOTH: Reads = Reads { base: true, head: true, policy: false };
+const NEITHER: Reads = Reads { base: false, head: false, policy: false };
+/// Policy only (CODEOWNERS, the checklist template).
+const POLICY: Reads = Reads { base: false, head: false, policy: true };
+/// Head, base and policy.
+const ALL: Reads = Reads { base: true, head: true, policy: true };
 
 /// Checks 0..=18 in order, with the trees each reads (directly, through the policy files of
 /// [`Context`], or through the affected configs and added lines, which fall back to the head).
 const CHECKS: [(CheckFn, Reads); CHECK_COUNT] = [
-    (c00_codeowner::check, BASE),
+    (c00_codeowner::check, POLICY),
     (c01_in_pr_sweep::check, NEITHER),
-    (c02_evals_pass::check, BOTH),
+    (c02_evals_pass::check, ALL),
     (c03_upstream_recipe::check, HEAD),
     (c04_reuse_command::check, NEITHER),
-    (c05_checklist_template::check, BASE),
+    (c05_checklist_template::check, POLICY),
     (c06_upstream_image::check, HEAD),
-    (c07_deprecated_models::check, BOTH),
+    (c07_deprecated_models::check, ALL),
     (c08_architecture_hacks::check, HEAD),
     (c09_chat_template::check, HEAD),
     (c10_engine_patches::check, HEAD),
-    (c11_golden_al::check, BOTH),
+    (c11_golden_al::check, ALL),
     (c12_append_only::check, BOTH),
     (c13_draft_precision::check, HEAD),
     (c14_pareto_coverage::check, HEAD),
@@ -335,7 +341,12 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// advisory check, whose catalog entry does not allow FAIL) naming the tree and the reason,
 /// whatever it concluded from the empty tree.
 fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome: Outcome) -> Outcome {
-    let missing = [(reads.base, "base", cx.base_available()), (reads.head, "head", cx.head_available())]
+    let trees = [
+        (reads.policy, "policy", cx.policy_available()),
+        (reads.base, "base", cx.base_available()),
+        (reads.head, "head", cx.head_available()),
+    ];
+    let missing = trees
         .into_iter()
         .find_map(|(read, tree, fact)| if read { fact.err().map(|why| (tree, why)) } else { None });
     let Some((tree, why)) = missing else { return outcome };
@@ -432,12 +443,18 @@ mod tests {
 
     #[test]
     fn checks_reading_an_unavailable_tree_fail_naming_it() {
-        for (tree, reads_it) in [("base", CHECKS.map(|c| c.1.base)), ("head", CHECKS.map(|c| c.1.head))] {
+        let trees = [
+            ("base", CHECKS.map(|c| c.1.base)),
+            ("head", CHECKS.map(|c| c.1.head)),
+            ("policy", CHECKS.map(|c| c.1.policy)),
+        ];
+        for (tree, reads_it) in trees {
             let mut e = evidence();
             let reason = format!("{tree} tarball: HTTP 502");
             match tree {
                 "base" => e.trees.base = Fact::Unavailable(reason.clone()),
-                _ => e.trees.head = Fact::Unavailable(reason.clone()),
+                "head" => e.trees.head = Fact::Unavailable(reason.clone()),
+                _ => e.trees.policy = Some(Fact::Unavailable(reason.clone())),
             }
             let verdict = verify(&e);
             assert_eq!(verdict.word, VerdictWord::Rejected, "{tree}");
@@ -485,13 +502,15 @@ mod tests {
                 e.head.insert(filename, "a: 1\n");
             }
             let at_base = previous.unwrap_or(filename);
+            // Check 12 reads the base tree (the diff side); Check 0 reads only policy.
             let verdict = verify(&e);
-            let row = verdict.result(0).map(|r| (r.outcome.status, r.outcome.message.key.clone()));
+            let row = verdict.result(12).map(|r| (r.outcome.status, r.outcome.message.key.clone()));
             assert_eq!(row, Some((Status::Fail, "unavailable".to_owned())), "{status}");
-            let reason = verdict.result(0).map(|r| r.outcome.message.args["reason"].clone());
+            let reason = verdict.result(12).map(|r| r.outcome.message.args["reason"].clone());
             assert!(reason.is_some_and(|r| r["path"] == at_base && r["tree"] == "base"));
+            assert_ne!(verdict.result(0).map(|r| r.outcome.message.key.as_str()), Some("unavailable"), "{status}");
             e.base.insert(at_base, "a: 1\n");
-            assert_ne!(verify(&e).result(0).map(|r| r.outcome.message.key.as_str()), Some("unavailable"), "{status}");
+            assert_ne!(verify(&e).result(12).map(|r| r.outcome.message.key.as_str()), Some("unavailable"), "{status}");
         }
     }
 }

@@ -18,6 +18,7 @@ pub fn evidence() -> Evidence {
             head_ref: "feature".into(),
             base_sha: "0".repeat(40),
             base_ref: "main".into(),
+            policy_sha: None,
             fork: false,
             labels: vec![],
         },
@@ -45,6 +46,7 @@ pub fn evidence() -> Evidence {
         upstream: Default::default(),
         base: Default::default(),
         head: Default::default(),
+        policy: Default::default(),
         artifacts: Default::default(),
     }
 }

@@ -109,6 +109,10 @@ pub struct VerifierArgs {
     /// Handles asked to review WARN rows (repeatable), e.g. --reviewer @maint-a.
     #[arg(long = "reviewer", env = "SWEEPGATE_REVIEWERS", value_delimiter = ',')]
     pub reviewers: Vec<String>,
+    /// Preflight for authors: on each push of a PR that touches benchmark files, the check run
+    /// `sweepgate/preflight` lists what would FAIL before sign-off (one collection per head).
+    #[arg(long, env = "SWEEPGATE_PREFLIGHT")]
+    pub preflight: bool,
     #[command(flatten)]
     pub upstream: UpstreamArgs,
 }
@@ -119,6 +123,7 @@ impl VerifierArgs {
             status_context: (!self.advisory).then(|| self.signoff_status_context.clone()),
             reviewers: self.reviewers.clone(),
             upstream: self.upstream.config(),
+            preflight: self.preflight,
             ..VerifyConfig::default()
         }
     }

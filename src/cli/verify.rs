@@ -50,7 +50,13 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             render_markdown(
                 &evidence,
                 &verdict,
-                &ReportOptions { reviewers: args.reviewers.clone(), lang, fingerprint: None },
+                &ReportOptions {
+                    reviewers: args.reviewers.clone(),
+                    lang,
+                    fingerprint: None,
+                    policy_sha: None,
+                    watch: Vec::new(),
+                },
             )?
         }
         VerdictFormat::Json => render_json(&evidence, &verdict)?,

@@ -4,6 +4,8 @@
 //! <bundle>/evidence.json     everything but file trees, with "format": 2
 //! <bundle>/base/<path>       files at the base SHA (policy files, configs, recipes, …)
 //! <bundle>/head/<path>       files at the pinned head SHA
+//! <bundle>/policy/<path>     policy files at `policy_sha`, the target branch's tip, when it is
+//!                            not the base commit (absent: policy is read from base/)
 //! <bundle>/artifacts/<run id>/<artifact name>/<path>   unpacked workflow artifacts
 //! <bundle>/artifacts/<run id>/job-logs/<job id>.log    job logs a check reads
 //! ```
@@ -11,7 +13,8 @@
 //! Format 2 records whether each tree could be read (`trees`), nested-archive and job-log
 //! availability per run (and a job list that could not be read), blob SHAs per commit, the
 //! master-config text at the sweep commit (`texts_at`), published runs per series and upstream
-//! content.
+//! content, and (since issue 25) `pull_request.policy_sha` with `trees.policy`; a bundle without
+//! them read its policy at `base_sha`.
 //! Format 1 is still read: a tree directory that is absent is unavailable, its single
 //! `upstream.published_run` applies to every series, and the facts it never had (blobs) are
 //! simply absent, which the checks read as unavailable.
@@ -88,6 +91,14 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
     }
     evidence.base = load_tree(dir, "base", &mut evidence.trees.base)?;
     evidence.head = load_tree(dir, "head", &mut evidence.trees.head)?;
+    match &mut evidence.trees.policy {
+        Some(fact) => evidence.policy = load_tree(dir, "policy", fact)?,
+        // Policy read at the base commit (or a bundle from before `policy_sha`).
+        None if evidence.pull_request.policy_sha.is_none() => {
+            evidence.pull_request.policy_sha = Some(evidence.pull_request.base_sha.clone());
+        }
+        None => {}
+    }
     let mut artifacts_fact = Fact::Ok(());
     evidence.artifacts = load_tree(dir, "artifacts", &mut artifacts_fact)?;
     if let Fact::Unavailable(reason) = artifacts_fact {
@@ -160,14 +171,16 @@ pub fn write_bundle(dir: &Path, evidence: &Evidence) -> Result<(), BundleError> 
         .map_err(|e| BundleError::Json { path: json_path.clone(), message: e.to_string() })?;
     text.push('\n');
     std::fs::write(&json_path, text).map_err(io(&json_path))?;
-    for (name, tree) in [("base", &evidence.base), ("head", &evidence.head), ("artifacts", &evidence.artifacts)] {
-        // An unreadable tree is written as no directory, so it reads back unavailable too.
-        let unavailable = match name {
-            "base" => evidence.trees.base.as_ok().is_none(),
-            "head" => evidence.trees.head.as_ok().is_none(),
-            _ => false,
-        };
-        if unavailable {
+    let trees = [
+        ("base", &evidence.base, Some(&evidence.trees.base)),
+        ("head", &evidence.head, Some(&evidence.trees.head)),
+        ("policy", &evidence.policy, evidence.trees.policy.as_ref()),
+        ("artifacts", &evidence.artifacts, Some(&Fact::Ok(()))),
+    ];
+    for (name, tree, fact) in trees {
+        // An unreadable tree is written as no directory, so it reads back unavailable too;
+        // policy read at the base has no directory of its own.
+        if fact.and_then(Fact::as_ok).is_none() {
             continue;
         }
         std::fs::create_dir_all(dir.join(name)).map_err(io(dir))?;
@@ -211,6 +224,32 @@ mod tests {
         e.artifacts.insert("7/eval_x/results.json", "{}");
         e.artifacts.insert("7/job-logs/41.log", "+ python3 -m sglang.launch_server\n");
         e
+    }
+
+    #[test]
+    fn policy_at_the_tip_round_trips_and_a_bundle_without_it_reads_policy_at_base() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = evidence();
+        e.base.insert(".github/CODEOWNERS", "* @old\n");
+        write_bundle(dir.path(), &e).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        assert_eq!(read.pull_request.policy_sha.as_deref(), Some(e.pull_request.base_sha.as_str()));
+        assert_eq!(read.policy_tree().text(".github/CODEOWNERS"), Some("* @old\n"));
+        assert!(!dir.path().join("policy").exists());
+
+        let dir = tempfile::tempdir().unwrap();
+        e.pull_request.policy_sha = Some("1".repeat(40));
+        e.trees.policy = Some(Fact::Ok(()));
+        e.policy.insert(".github/CODEOWNERS", "* @new\n");
+        write_bundle(dir.path(), &e).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        assert_eq!(read.pull_request.policy_sha, Some("1".repeat(40)));
+        assert_eq!(read.policy_tree().text(".github/CODEOWNERS"), Some("* @new\n"));
+        assert_eq!(read.base.text(".github/CODEOWNERS"), Some("* @old\n"), "the diff side keeps the base");
+        // A recorded policy tree whose directory is gone is unavailable, not the base's.
+        std::fs::remove_dir_all(dir.path().join("policy")).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        assert_eq!(read.policy_fact(), &Fact::Unavailable("the bundle has no policy/ directory".into()));
     }
 
     #[test]

@@ -60,9 +60,15 @@ pub struct PullRequest {
     /// The pinned head SHA every check is evaluated at.
     pub head_sha: String,
     pub head_ref: String,
-    /// The base branch tip the policy files were read at (ARCHITECTURE decision 6).
+    /// The PR's base commit (GitHub's `base.sha`): the diff side of the change (affected
+    /// configs, appended entries).
     pub base_sha: String,
     pub base_ref: String,
+    /// The target branch's tip the policy files were read at (ARCHITECTURE decision 6),
+    /// resolved once per verification. Bundles without the field read it as `base_sha`;
+    /// `None` when the branch could not be resolved (`trees.policy` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_sha: Option<String>,
     #[serde(default)]
     pub fork: bool,
     #[serde(default)]
@@ -287,11 +293,15 @@ pub struct UpstreamContent {
 pub struct Trees {
     pub base: Fact<()>,
     pub head: Fact<()>,
+    /// The policy files at `policy_sha` (`policy/`). `None`: they are the base tree's (the tip
+    /// was the base commit, or the bundle predates the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Fact<()>>,
 }
 
 impl Default for Trees {
     fn default() -> Self {
-        Trees { base: Fact::Ok(()), head: Fact::Ok(()) }
+        Trees { base: Fact::Ok(()), head: Fact::Ok(()), policy: None }
     }
 }
 
@@ -352,6 +362,10 @@ pub struct Evidence {
     /// Content files at the pinned head (not serialized in evidence.json: `head/`).
     #[serde(skip)]
     pub head: MemTree,
+    /// Policy files at `policy_sha` when it is not the base commit (bundle folder `policy/`);
+    /// read through [`Evidence::policy_tree`].
+    #[serde(skip)]
+    pub policy: MemTree,
     /// Unpacked artifacts: `<run id>/<artifact name>/<path>` (bundle folder `artifacts/`).
     #[serde(skip)]
     pub artifacts: MemTree,
@@ -366,6 +380,21 @@ impl Evidence {
     pub fn short_sha(&self) -> &str {
         let sha = &self.pull_request.head_sha;
         sha.get(..7).unwrap_or(sha)
+    }
+
+    /// The tree policy files (CODEOWNERS, checklist template, MODELS.md, thresholds, golden AL,
+    /// waivers) are read from: the target branch's tip, which is the base tree when the two
+    /// are one commit (ARCHITECTURE decision 6).
+    pub fn policy_tree(&self) -> &MemTree {
+        match self.trees.policy {
+            Some(_) => &self.policy,
+            None => &self.base,
+        }
+    }
+
+    /// Whether [`Evidence::policy_tree`] could be read.
+    pub fn policy_fact(&self) -> &Fact<()> {
+        self.trees.policy.as_ref().unwrap_or(&self.trees.base)
     }
 
     /// Whether the PR head moved while the evidence was being collected.

@@ -220,6 +220,9 @@ pub trait GitHub: Send + Sync {
         artifact_id: u64,
         max_bytes: u64,
     ) -> impl Future<Output = Result<Vec<u8>, GitHubError>> + Send;
+    /// The commit SHA a branch points at now (`GET /repos/{repo}/branches/{branch}`): where policy
+    /// is read (ARCHITECTURE decision 6).
+    fn get_branch_sha(&self, repo: &RepoRef, branch: &str) -> impl Future<Output = Result<String, GitHubError>> + Send;
     /// Every path of the commit's tree with its git object SHA (one request, `recursive=1`).
     fn get_tree(&self, repo: &RepoRef, sha: &str) -> impl Future<Output = Result<GitTreeListing, GitHubError>> + Send;
     /// Runs of one workflow file at one commit (`head_sha` filter), newest first.

@@ -608,6 +608,20 @@ impl GitHub for OctoGitHub {
         self.download(&format!("/repos/{repo}/actions/artifacts/{artifact_id}/zip"), max_bytes).await
     }
 
+    async fn get_branch_sha(&self, repo: &RepoRef, branch: &str) -> Result<String, GitHubError> {
+        #[derive(serde::Deserialize)]
+        struct Branch {
+            commit: Commit,
+        }
+        #[derive(serde::Deserialize)]
+        struct Commit {
+            sha: String,
+        }
+        let segments: Vec<String> = branch.split('/').map(query_escape).collect();
+        let answer: Branch = self.get(&format!("/repos/{repo}/branches/{}", segments.join("/"))).await?;
+        Ok(answer.commit.sha)
+    }
+
     async fn get_tree(&self, repo: &RepoRef, sha: &str) -> Result<GitTreeListing, GitHubError> {
         self.get(&format!("/repos/{repo}/git/trees/{}?recursive=1", query_escape(sha))).await
     }

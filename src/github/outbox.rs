@@ -265,6 +265,10 @@ impl GitHub for OutboxGitHub {
         Err(GitHubError::DryRun("downloading artifacts"))
     }
 
+    async fn get_branch_sha(&self, _: &RepoRef, _: &str) -> Result<String, GitHubError> {
+        Err(GitHubError::DryRun("resolving a branch"))
+    }
+
     async fn get_tree(&self, _: &RepoRef, _: &str) -> Result<GitTreeListing, GitHubError> {
         Err(GitHubError::DryRun("listing a git tree"))
     }

@@ -37,6 +37,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("signoff_refused.zh.md.j2", include_str!("../../templates/signoff_refused.zh.md.j2")),
     ("head_note.en.md.j2", include_str!("../../templates/head_note.en.md.j2")),
     ("head_note.zh.md.j2", include_str!("../../templates/head_note.zh.md.j2")),
+    ("recipe_note.en.md.j2", include_str!("../../templates/recipe_note.en.md.j2")),
+    ("recipe_note.zh.md.j2", include_str!("../../templates/recipe_note.zh.md.j2")),
+    ("preflight.en.md.j2", include_str!("../../templates/preflight.en.md.j2")),
+    ("preflight.zh.md.j2", include_str!("../../templates/preflight.zh.md.j2")),
+    ("preflight_error.en.md.j2", include_str!("../../templates/preflight_error.en.md.j2")),
+    ("preflight_error.zh.md.j2", include_str!("../../templates/preflight_error.zh.md.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]

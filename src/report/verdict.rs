@@ -33,14 +33,31 @@ pub struct ReportOptions {
     /// The digest of the change the verdict covers (`checks::fingerprint`), written into the
     /// marker as `fp=` by the bot; offline verification has none.
     pub fingerprint: Option<String>,
+    /// Where policy was read (`Evidence`'s `policy_sha`), written into the marker as `policy=`
+    /// by the bot; offline verification renders the marker without it.
+    pub policy_sha: Option<String>,
+    /// Linked upstream recipe PRs the bot watches for this verdict (`owner/repo:N`), written
+    /// into the marker as `watch=` (docs/decisions.md HG4).
+    pub watch: Vec<String>,
 }
 
 /// The hidden marker that identifies the verdict of one sign-off (ARCHITECTURE decision 2).
-pub fn verdict_marker(signoff_key: &str, head_sha: &str, fingerprint: Option<&str>) -> String {
-    match fingerprint {
-        Some(fp) => format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} fp={fp} -->"),
-        None => format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha} -->"),
+pub fn verdict_marker(signoff_key: &str, head_sha: &str, options: &ReportOptions) -> String {
+    let mut marker = format!("<!-- sweepgate:verdict signoff={signoff_key} sha={head_sha}");
+    if let Some(fp) = &options.fingerprint {
+        marker.push_str(&format!(" fp={fp}"));
     }
+    // A SHA only (the marker's alphabet): anything else is left out.
+    if let Some(policy) = options.policy_sha.as_deref().filter(|s| s.bytes().all(|b| b.is_ascii_hexdigit())) {
+        marker.push_str(&format!(" policy={policy}"));
+    }
+    // A watch list outside the marker's alphabet or bound is left out: the marker must parse.
+    let watched = format!("{marker} watch={} -->", options.watch.join("+"));
+    if !options.watch.is_empty() && crate::report::marker::Marker::parse(&watched).is_some() {
+        return watched;
+    }
+    marker.push_str(" -->");
+    marker
 }
 
 /// The verdict's template environment: strict (a missing value is an error) and escaping every
@@ -236,7 +253,7 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         performance_en => performance_md(Lang::En)?,
         performance_zh => performance_md(Lang::Zh)?,
         charts => minijinja::Value::from_safe_string(charts),
-        marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha, options.fingerprint.as_deref())),
+        marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha, options)),
         approved => verdict.word == VerdictWord::Approved,
         head_moved => evidence.head_moved(),
         live_sha => evidence.live_head_sha.as_deref().unwrap_or_default(),
@@ -280,6 +297,10 @@ struct JsonCheck {
 struct JsonVerdict {
     verdict: VerdictWord,
     head_sha: String,
+    /// Where policy was read (ARCHITECTURE decision 6); absent when the target branch could
+    /// not be resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy_sha: Option<String>,
     signoff: String,
     head_moved: bool,
     checks: Vec<JsonCheck>,
@@ -316,6 +337,7 @@ pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, Ren
     let out = JsonVerdict {
         verdict: verdict.word,
         head_sha: evidence.pull_request.head_sha.clone(),
+        policy_sha: evidence.pull_request.policy_sha.clone(),
         signoff: evidence.signoff.key(),
         head_moved: evidence.head_moved(),
         checks,

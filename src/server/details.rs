@@ -22,6 +22,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
+use crate::checks::fingerprint::Fingerprint;
 use crate::checks::performance::Performance;
 use crate::checks::{Catalog, Lang, Verdict, VerdictWord};
 use crate::github::RepoRef;
@@ -86,6 +87,8 @@ CREATE TABLE IF NOT EXISTS label (repo TEXT NOT NULL, pr INTEGER NOT NULL, head 
 CREATE TABLE IF NOT EXISTS verdict (repo TEXT NOT NULL, pr INTEGER NOT NULL, signoff TEXT NOT NULL,
   sha TEXT NOT NULL, word TEXT NOT NULL, rows TEXT NOT NULL, charts TEXT NOT NULL, at TEXT NOT NULL,
   PRIMARY KEY (repo, pr, signoff));
+CREATE TABLE IF NOT EXISTS verdict_inputs (repo TEXT NOT NULL, pr INTEGER NOT NULL, signoff TEXT NOT NULL,
+  policy_sha TEXT, fingerprint TEXT, PRIMARY KEY (repo, pr, signoff));
 CREATE TABLE IF NOT EXISTS performance (repo TEXT NOT NULL, pr INTEGER NOT NULL, signoff TEXT NOT NULL,
   comparison TEXT NOT NULL, PRIMARY KEY (repo, pr, signoff));
 CREATE TABLE IF NOT EXISTS sweep (repo TEXT NOT NULL, pr INTEGER NOT NULL, sweep_id TEXT NOT NULL,
@@ -199,6 +202,52 @@ impl DetailsStore {
     }
 
     /// Records the comparison with the published curve of sign-off `signoff` (issue 26).
+    /// Records what a sign-off's verdict covers (issue 25): where policy was read, and the
+    /// fingerprint of the change (its inputs and the commits it covers).
+    pub fn record_inputs(
+        &self,
+        repo: &RepoRef,
+        pr: u64,
+        signoff: &str,
+        policy_sha: Option<&str>,
+        fingerprint: Option<&Fingerprint>,
+    ) {
+        let fingerprint = fingerprint.and_then(|f| serde_json::to_string(f).ok());
+        self.write("verdict inputs", |c| {
+            c.execute(
+                "INSERT OR REPLACE INTO verdict_inputs (repo, pr, signoff, policy_sha, fingerprint) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![repo.to_string(), pr as i64, signoff, policy_sha, fingerprint],
+            )
+        });
+    }
+
+    /// The recorded inputs of a sign-off's verdict as the page shows them.
+    fn inputs_of(&self, conn: &Connection, repo: &str, pr: u64, signoff: &str) -> Result<(Value, Value), DetailsError> {
+        let found: Option<(Option<String>, Option<String>)> = conn
+            .query_row(
+                "SELECT policy_sha, fingerprint FROM verdict_inputs WHERE repo = ?1 AND pr = ?2 AND signoff = ?3",
+                params![repo, pr as i64, signoff],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        let (policy, fingerprint) = found.unwrap_or_default();
+        let fingerprint = match fingerprint {
+            Some(text) => {
+                let f: Fingerprint = self.json("fingerprint", &text)?;
+                let files: Vec<Value> = f
+                    .files
+                    .iter()
+                    .map(|(path, state)| minijinja::context! { path, status => state.status.clone(), blob => state.blob.clone().unwrap_or_else(|| "-".into()) })
+                    .collect();
+                let configs: Vec<Value> = f.configs.iter().map(|(key, sha)| minijinja::context! { key, sha }).collect();
+                minijinja::context! { digest => f.digest(), signed => f.signed, head => f.head, files, configs }
+            }
+            None => Value::from(()),
+        };
+        Ok((Value::from(policy), fingerprint))
+    }
+
     pub fn record_performance(&self, repo: &RepoRef, pr: u64, signoff: &str, performance: &Performance) {
         let comparison = serde_json::to_string(performance).unwrap_or_else(|_| "{}".into());
         self.write("performance", |c| {
@@ -314,7 +363,8 @@ impl DetailsStore {
                 .map(|c| minijinja::context! { curve => c.curve.clone(), svg => Value::from_safe_string(c.svg()) })
                 .collect();
             let performance = self.performance_of(&conn, &name, pr, &signoff)?;
-            verdicts.push(minijinja::context! { signoff, sha, word, rows => Value::from(minijinja::value::Serde(&rows)), charts, performance, at });
+            let (policy_sha, fingerprint) = self.inputs_of(&conn, &name, pr, &signoff)?;
+            verdicts.push(minijinja::context! { signoff, sha, word, rows => Value::from(minijinja::value::Serde(&rows)), charts, performance, policy_sha, fingerprint, at });
         }
         drop(stmt);
         let mut stmt = conn
@@ -435,6 +485,7 @@ mod tests {
     use super::*;
     use crate::intake::labels::Reason;
     use crate::sweep::ledger::{PointSeed, SweepSeed};
+    use std::collections::BTreeMap;
 
     fn repo() -> RepoRef {
         RepoRef::parse("acme/bench").unwrap()
@@ -467,6 +518,31 @@ mod tests {
         assert!(!html.contains('\u{202E}') && html.contains("[U+202E]txt.exe"), "{html}");
         assert!(html.contains("@octocat") && !html.contains("<a "), "a mention stays plain text");
         assert!(html.contains("no sweep") && html.contains("<code>abc123</code>"));
+    }
+
+    /// Issue 25: the page shows where policy was read and the fingerprint's inputs (changed
+    /// paths with status and blob, affected configs) and the commits it covers, escaped.
+    #[test]
+    fn a_verdict_shows_its_policy_commit_and_fingerprint() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path(), false);
+        store.note_visibility(&repo(), br#"{"repository":{"private":false}}"#);
+        let verdict = crate::checks::verify(&crate::checks::tests_support::evidence());
+        store.record_verdict(&repo(), 7, "issuecomment-1", &"b".repeat(40), &verdict);
+        let blobs = BTreeMap::from([("configs/<x>.yaml".to_owned(), "f".repeat(40))]);
+        let files = crate::checks::fingerprint::file_states([("configs/<x>.yaml", None, "modified")], &blobs);
+        let configs = BTreeMap::from([("dsr1-fp4".to_owned(), "e".repeat(64))]);
+        let fp = Fingerprint { signed: "a".repeat(40), head: "b".repeat(40), files, configs };
+        store.record_inputs(&repo(), 7, "issuecomment-1", Some(&"1".repeat(40)), Some(&fp));
+        let html = store.render(&repo(), 7).unwrap().unwrap();
+        assert!(html.contains(&format!("<code>{}</code>", "1".repeat(40))), "policy commit: {html}");
+        assert!(
+            html.contains(&format!("Fingerprint <span class=\"zh\">指纹</span> <code>{}</code>", fp.digest())),
+            "{html}"
+        );
+        assert!(html.contains(&format!("signed at <span class=\"zh\">签核于</span> <code>{}</code>", "a".repeat(40))));
+        assert!(html.contains("<code>configs&#x2f;&lt;x&gt;.yaml</code>") && !html.contains("<x>"), "{html}");
+        assert!(html.contains(&format!("<code>{}</code>", "f".repeat(40))) && html.contains("<code>dsr1-fp4</code>"));
     }
 
     #[test]

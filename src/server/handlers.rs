@@ -5,6 +5,7 @@
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
 mod merge_group;
+mod preflight;
 mod signoff;
 
 use serde_json::json;
@@ -87,6 +88,8 @@ pub struct Outcome {
     pub decision: Option<&'static str>,
     /// The sign-off verdict posted: "APPROVED" or "REJECTED" (the Action's `verdict` output).
     pub verdict: Option<&'static str>,
+    /// The preflight report written to the check run (the Action adds it to the job summary).
+    pub preflight: Option<String>,
 }
 
 impl Outcome {
@@ -196,6 +199,8 @@ async fn pull_request<G: GitHub>(
         // Every new head gets the sign-off status at once (ARCHITECTURE decision 3).
         signoff::follow_head(gh, cfg, &e.repo, &live, &comments, out).await?;
     }
+    // Authors see their would-be failures before a sign-off (issue 25 item 3).
+    preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;
     if sweep {
         start_sweep(cfg, e, &live, decision, out).await;
     }

@@ -127,6 +127,10 @@ pub struct World {
     pub jobs: HashMap<(String, u64), Vec<Value>>,
     /// job id → log text served by `GET …/actions/jobs/{id}/logs` (through a redirect).
     pub job_logs: HashMap<u64, Vec<u8>>,
+    /// (repo, branch) → the commit it points at (`GET …/branches/{branch}`). A branch not set
+    /// points at the base commit of the repository's lowest-numbered open PR that targets it
+    /// (of a closed one when none is open).
+    pub branches: HashMap<(String, String), String>,
     /// Added before every answer (a remote GitHub's round trip, for benchmarks).
     pub latency: Duration,
     /// Bytes of every answer body sent, `/_blobs/` downloads included.
@@ -212,6 +216,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/actions/workflows/{file}/runs", get(list_runs))
             .route("/repos/{o}/{r}/collaborators/{user}/permission", get(permission))
             .route("/repos/{o}/{r}/git/trees/{sha}", get(git_tree))
+            .route("/repos/{o}/{r}/branches/{*branch}", get(get_branch))
             .route("/repos/{o}/{r}/actions/runs/{id}/jobs", get(list_jobs))
             .route("/repos/{o}/{r}/actions/jobs/{id}/logs", get(job_log_redirect))
             .route("/_blobs/job-log/{id}", get(job_log_blob))
@@ -829,6 +834,25 @@ async fn git_tree(State(world): State<Shared>, Path((o, r, sha)): Path<(String, 
                 .collect();
             Json(json!({"sha": sha, "tree": tree, "truncated": false})).into_response()
         }
+        None => not_found(),
+    }
+}
+
+async fn get_branch(State(world): State<Shared>, Path((o, r, branch)): Path<(String, String, String)>) -> Response {
+    let w = lock(&world);
+    let repo = format!("{o}/{r}");
+    let set = w.branches.get(&(repo.clone(), branch.clone())).cloned();
+    let mut targeting: Vec<(&u64, &Value)> = w
+        .pulls
+        .iter()
+        .filter(|((name, _), pull)| *name == repo && pull["base"]["ref"] == branch.as_str())
+        .map(|((_, n), pull)| (n, pull))
+        .collect();
+    // Open PRs first: a merged PR's recorded base is history, not the branch.
+    targeting.sort_by_key(|(n, pull)| (pull["state"] != "open", **n));
+    let sha = set.or_else(|| targeting.first().and_then(|(_, p)| p["base"]["sha"].as_str().map(str::to_owned)));
+    match sha {
+        Some(sha) => Json(json!({"name": branch, "commit": {"sha": sha}})).into_response(),
         None => not_found(),
     }
 }

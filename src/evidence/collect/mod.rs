@@ -174,6 +174,52 @@ pub struct Known {
     pub comments: Option<Vec<crate::github::types::Comment>>,
     /// Collaborator permissions by login.
     pub permissions: BTreeMap<String, crate::github::types::CollaboratorPermission>,
+    /// The target branch's tip as [`resolve_policy`] answered it (eligibility read CODEOWNERS
+    /// there): the policy of one verification is resolved once.
+    pub policy: Option<Fact<String>>,
+    /// The sign-off itself, when there is no resource to read (preflight judges the PR body as
+    /// the additional detail section: `server::handlers::preflight`).
+    pub signoff: Option<Signoff>,
+}
+
+/// The commit the PR's target branch points at now, where policy is read (ARCHITECTURE
+/// decision 6); a lookup that fails is a named unavailable fact, never the stale `base.sha`.
+pub async fn resolve_policy<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    pull: &crate::github::types::PullRequest,
+) -> Fact<String> {
+    let branch = &pull.base.ref_name;
+    match gh.get_branch_sha(repo, branch).await {
+        Ok(sha) if is_commit_sha(&sha) => Fact::Ok(sha),
+        Ok(sha) => Fact::Unavailable(format!(
+            "the target branch {branch} resolved to {:?}, not a commit SHA",
+            sha.chars().take(64).collect::<String>()
+        )),
+        Err(err) => unavailable(&format!("the tip of the target branch {branch}"), err),
+    }
+}
+
+fn is_commit_sha(sha: &str) -> bool {
+    sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The paths of the policy files (ARCHITECTURE decision 6) in either layout.
+fn policy_paths() -> impl Fn(&str) -> bool {
+    let layout = Layout::default();
+    let policy = [
+        Logical::Codeowners,
+        Logical::ReviewChecklist,
+        Logical::ModelsMd,
+        Logical::ModelsZhMd,
+        Logical::WaiverDir,
+        Logical::GoldenAlDir,
+        Logical::EvalThresholds,
+    ];
+    let prefixes: Vec<String> = policy.iter().flat_map(|l| layout.candidates(*l)).collect();
+    move |path: &str| {
+        prefixes.iter().any(|p| path == p || path.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/')))
+    }
 }
 
 /// Collects the Evidence of one sign-off, reusing what the caller already read.
@@ -216,7 +262,13 @@ async fn collect_from<G: GitHub>(
         });
     }
     let conversation = request.signoff.key.kind == signoff::SignoffKind::ConversationComment;
-    let Known { pull: known_pull, comments: known_comments, permissions: known_permissions } = known;
+    let Known {
+        pull: known_pull,
+        comments: known_comments,
+        permissions: known_permissions,
+        policy: known_policy,
+        signoff: known_signoff,
+    } = known;
     let (pull, listed_comments, signoff) = tokio::join!(
         async {
             match known_pull {
@@ -232,9 +284,10 @@ async fn collect_from<G: GitHub>(
         },
         // A conversation comment is in the PR's comment list; other kinds have own endpoints.
         async {
-            match conversation {
-                true => None,
-                false => Some(read_signoff(gh, repo, pr, &request.signoff).await),
+            match (conversation, known_signoff) {
+                (_, Some(known)) => Some(Ok(known)),
+                (true, None) => None,
+                (false, None) => Some(read_signoff(gh, repo, pr, &request.signoff).await),
             }
         },
     );
@@ -248,6 +301,10 @@ async fn collect_from<G: GitHub>(
     };
     let head_sha = pull.head.sha.clone();
     let base_sha = pull.base.sha.clone();
+    let policy_sha = match known_policy {
+        Some(policy) => policy,
+        None => resolve_policy(gh, repo, &pull).await,
+    };
 
     let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr));
     let files: Vec<ChangedFile> = match files {
@@ -298,13 +355,26 @@ async fn collect_from<G: GitHub>(
         };
         ((sha, fact), sweeps)
     };
-    let (base_tree, head_tree, check_runs) = tokio::join!(
+    // Policy at the target branch's tip: a tree of its own only when that is not the base.
+    let policy_at = policy_sha.as_ok().filter(|sha| **sha != base_sha);
+    let (base_tree, head_tree, policy_tree, check_runs) = tokio::join!(
         read_tree(gh, repo, &base_sha, limits, wanted),
         read_tree(gh, repo, &head_sha, limits, wanted),
+        async {
+            match policy_at {
+                Some(sha) => Some(read_tree(gh, repo, sha, limits, &policy_paths()).await),
+                None => None,
+            }
+        },
         bounded(limits.concurrency, commits.iter().cloned().map(check_runs_of)),
     );
     let [(base, base_fact), (head, head_fact)] =
         [base_tree, head_tree].map(|(tree, fact, bytes)| (tree, downloaded.charge_tree(fact, bytes)));
+    let (policy, policy_fact) = match (&policy_sha, policy_tree) {
+        (Fact::Unavailable(reason), _) => (MemTree::new(), Some(Fact::Unavailable(reason.clone()))),
+        (Fact::Ok(_), Some((tree, fact, bytes))) => (tree, Some(downloaded.charge_tree(fact, bytes))),
+        (Fact::Ok(_), None) => (MemTree::new(), None),
+    };
     let (check_runs, sweeps): (BTreeMap<String, Fact<Vec<CheckRun>>>, Vec<_>) = check_runs.into_iter().unzip();
     let sweeps: Vec<sweepgate::SweepCheck> = sweeps.into_iter().flatten().collect();
 
@@ -326,6 +396,7 @@ async fn collect_from<G: GitHub>(
             head_ref: pull.head.ref_name.clone(),
             base_sha,
             base_ref: pull.base.ref_name.clone(),
+            policy_sha: policy_sha.as_ok().cloned(),
             fork: pull.is_fork(),
             labels: pull.label_names().into_iter().map(str::to_string).collect(),
         },
@@ -339,12 +410,13 @@ async fn collect_from<G: GitHub>(
         permissions: BTreeMap::new(),
         team_members: BTreeMap::new(),
         upstream: Default::default(),
-        trees: Trees { base: base_fact, head: head_fact },
+        trees: Trees { base: base_fact, head: head_fact, policy: policy_fact },
         blobs: BTreeMap::new(),
         texts_at: BTreeMap::new(),
         format: crate::evidence::BUNDLE_FORMAT,
         base,
         head,
+        policy,
         artifacts: MemTree::new(),
     };
 
@@ -447,7 +519,17 @@ async fn collect_from<G: GitHub>(
     evidence.upstream.published_runs = published;
     // Head anchoring (spec 30 §1.6): the verdict says so when the PR moved meanwhile.
     evidence.live_head_sha = match gh.get_pull(repo, pr).await {
-        Ok(live) => Some(live.head.sha),
+        Ok(live) => {
+            // A PR retargeted meanwhile has no one policy: what was read is not its target's.
+            if live.base.ref_name != pull.base.ref_name {
+                evidence.trees.policy = Some(Fact::Unavailable(format!(
+                    "the PR was retargeted from {} to {} during the verification",
+                    pull.base.ref_name, live.base.ref_name
+                )));
+                evidence.pull_request.policy_sha = None;
+            }
+            Some(live.head.sha)
+        }
         Err(err) => {
             tracing::warn!("re-reading the PR head: {err}");
             None
@@ -864,11 +946,12 @@ fn unpack_into(
     Fact::Ok(())
 }
 
-/// Membership of the signer in each team that CODEOWNERS (at base) names for a changed file.
+/// Membership of the signer in each team that CODEOWNERS (at the policy tip) names for a changed file.
 async fn read_teams<G: GitHub>(gh: &G, evidence: &Evidence) -> BTreeMap<String, BTreeMap<String, Fact<bool>>> {
     let mut teams = BTreeMap::new();
-    let Ok(Some(path)) = Layout::default().resolve(&evidence.base, Logical::Codeowners) else { return teams };
-    let Some(text) = evidence.base.text(&path) else { return teams };
+    let policy = evidence.policy_tree();
+    let Ok(Some(path)) = Layout::default().resolve(policy, Logical::Codeowners) else { return teams };
+    let Some(text) = policy.text(&path) else { return teams };
     let (codeowners, _) = Codeowners::parse(text, &path);
     let mut named = BTreeSet::new();
     for file in &evidence.files {

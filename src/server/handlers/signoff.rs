@@ -12,11 +12,15 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
+use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED, RECIPE_REPOSITORIES};
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::checks::{verify, VerdictWord};
 use crate::domain::codeowners::Codeowners;
-use crate::evidence::collect::{collect, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig};
+use crate::evidence::collect::{
+    collect, resolve_policy, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig,
+};
+use crate::evidence::Fact;
 use crate::github::types::{
     CollaboratorPermission, Comment, PullRequest, SignoffResource, StatusInput, StatusState, User,
 };
@@ -46,6 +50,44 @@ pub struct VerifyConfig {
     pub limits: CollectLimits,
     /// The details page statuses link to and handlers record into (`serve --public-url`).
     pub details: Option<std::sync::Arc<crate::server::details::DetailsStore>>,
+    /// When the reconcile may next poll each PR's awaited recipe PRs.
+    pub watch: std::sync::Arc<WatchBackoff>,
+    /// Run preflight (the check run `sweepgate/preflight`) on each push (`--preflight`).
+    pub preflight: bool,
+}
+
+/// The reconcile's backoff per PR for polling linked recipe PRs (issue 25 item 4): after a poll
+/// that finds one still open, the next waits [`WATCH_FIRST_WAIT`], doubling up to
+/// [`WATCH_MAX_WAIT`]. In memory: a restarted server polls at once, then backs off again.
+#[derive(Debug, Default)]
+pub struct WatchBackoff(std::sync::Mutex<BTreeMap<(String, u64), (std::time::Instant, std::time::Duration)>>);
+
+/// The wait after the first poll that finds a recipe PR still open.
+pub const WATCH_FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// The longest wait between two polls of one PR's recipe PRs.
+pub const WATCH_MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+impl WatchBackoff {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, u64), (std::time::Instant, std::time::Duration)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the PR's recipe PRs may be polled now.
+    fn due(&self, pr: &(String, u64)) -> bool {
+        self.lock().get(pr).is_none_or(|(next, _)| std::time::Instant::now() >= *next)
+    }
+
+    /// A poll found a recipe PR still open (or unreadable): wait longer before the next.
+    fn wait(&self, pr: &(String, u64)) {
+        let mut map = self.lock();
+        let wait = map.get(pr).map_or(WATCH_FIRST_WAIT, |(_, last)| (*last * 2).min(WATCH_MAX_WAIT));
+        map.insert(pr.clone(), (std::time::Instant::now() + wait, wait));
+    }
+
+    /// The watch of the PR ended (merged, closed, or a new verdict).
+    fn clear(&self, pr: &(String, u64)) {
+        self.lock().remove(pr);
+    }
 }
 
 impl Default for VerifyConfig {
@@ -56,6 +98,8 @@ impl Default for VerifyConfig {
             upstream: UpstreamConfig::default(),
             limits: CollectLimits::default(),
             details: None,
+            watch: Default::default(),
+            preflight: false,
         }
     }
 }
@@ -73,6 +117,15 @@ pub enum Trigger<'a> {
     /// sign-off is verified again like an [`Trigger::Event`], and carries forward only when the
     /// fingerprint of the fresh evidence still equals `signed` (docs/decisions.md HG1).
     CarryForward { author: &'a User, posted_at: Option<DateTime<Utc>>, signed: &'a Fingerprint },
+    /// The linked recipe PRs a verdict waited for (`merged`, `owner/repo#N`) merged: the
+    /// sign-off is verified again like an [`Trigger::Event`]; with the verdict's record
+    /// (`signed`) it must still be the signed change, as in [`Trigger::CarryForward`].
+    RecipeMerged {
+        author: &'a User,
+        posted_at: Option<DateTime<Utc>>,
+        signed: Option<&'a Fingerprint>,
+        merged: &'a [String],
+    },
 }
 
 /// Which sign-off to verify, and what asked for it.
@@ -131,8 +184,10 @@ async fn codeowners_at<G: GitHub>(gh: &G, repo: &RepoRef, sha: &str) -> Result<O
     Ok(None)
 }
 
-/// Whether `author` may sign off on `pull`: one permission call; CODEOWNERS at the base, the
-/// changed paths and team memberships only for a non-writer. A membership answered 404 is not
+/// Whether `author` may sign off on `pull`: one permission call; CODEOWNERS at `policy` (the
+/// target branch's tip; its base commit when the tip could not be resolved, and the
+/// verification then FAILs naming that), the changed paths and team memberships only for a
+/// non-writer. A membership answered 404 is not
 /// confirmed, one that fails otherwise is unknown (neither is eligibility); any other failed
 /// read is an error of the event (retried).
 /// Also returns the permission as read, which the collector records instead of reading it again.
@@ -140,6 +195,7 @@ pub async fn eligibility_of<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
     pull: &PullRequest,
+    policy: &Fact<String>,
     author: &str,
 ) -> Result<(Eligibility, CollaboratorPermission), GitHubError> {
     let detail = gh.collaborator_permission_detail(repo, author).await?;
@@ -148,7 +204,7 @@ pub async fn eligibility_of<G: GitHub>(
     if permission.can_write() {
         return Ok((Eligibility::Writer(permission), detail));
     }
-    let Some(owners) = codeowners_at(gh, repo, &pull.base.sha).await? else {
+    let Some(owners) = codeowners_at(gh, repo, policy.as_ok().unwrap_or(&pull.base.sha)).await? else {
         return Ok((Eligibility::NotEligible, detail));
     };
     let changed = changed_paths(gh, repo, pull.number).await?;
@@ -287,11 +343,17 @@ pub async fn verify_signoff<G: GitHub>(
     // The comment list read to judge the event is the collector's too (one read, not two).
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
-    let carried = match trigger {
-        Trigger::CarryForward { signed, .. } => Some(signed),
-        _ => None,
+    // Policy at the target branch's tip, resolved once: eligibility and the checks read it.
+    let policy = resolve_policy(gh, repo, &pull).await;
+    let (carried, merged) = match trigger {
+        Trigger::CarryForward { signed, .. } => (Some(signed), None),
+        Trigger::RecipeMerged { signed, merged, .. } => (signed, Some(merged)),
+        Trigger::Dispatch | Trigger::Event { .. } => (None, None),
     };
-    if let Trigger::Event { author, posted_at } | Trigger::CarryForward { author, posted_at, .. } = trigger {
+    if let Trigger::Event { author, posted_at }
+    | Trigger::CarryForward { author, posted_at, .. }
+    | Trigger::RecipeMerged { author, posted_at, .. } = trigger
+    {
         if pull.state != "open" || pull.draft {
             out.note(format!(
                 "sign-off {key} skipped: PR #{pr} is {}",
@@ -314,7 +376,7 @@ pub async fn verify_signoff<G: GitHub>(
             ));
             return Ok(());
         }
-        let eligibility = match eligibility_of(gh, repo, &pull, &author.login).await {
+        let eligibility = match eligibility_of(gh, repo, &pull, &policy, &author.login).await {
             Err(GitHubError::DryRun(what)) => {
                 out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
                 return Ok(());
@@ -336,7 +398,13 @@ pub async fn verify_signoff<G: GitHub>(
     let request = CollectRequest { repo: repo.clone(), pr, signoff: url, review_date };
     let upstream = UpstreamClient::new(cfg.upstream.clone())
         .map_err(|e| HandlerError::GitHub(crate::github::GitHubError::Setup(e.to_string())))?;
-    let known = Known { pull: Some(pull), comments: listed_comments, permissions: known_permissions };
+    let known = Known {
+        pull: Some(pull),
+        comments: listed_comments,
+        permissions: known_permissions,
+        policy: Some(policy),
+        signoff: None,
+    };
     let evidence = match collect(gh, &upstream, &request, &cfg.limits, known).await {
         Ok(evidence) => evidence,
         Err(err) => {
@@ -369,16 +437,33 @@ pub async fn verify_signoff<G: GitHub>(
     let verdict = verify(&evidence);
     out.charts = FrontierChart::of_verdict(&verdict);
     let digest = fingerprint.as_ref().map(Fingerprint::digest);
-    let options = ReportOptions { reviewers: cfg.reviewers.clone(), lang: None, fingerprint: digest.clone() };
+    // A REJECTED verdict whose only blocker is a linked recipe PR still open is watched.
+    let awaited = awaited_pulls(&verdict);
+    cfg.watch.clear(&(repo.to_string(), pr));
+    let options = ReportOptions {
+        reviewers: cfg.reviewers.clone(),
+        lang: None,
+        fingerprint: digest.clone(),
+        policy_sha: evidence.pull_request.policy_sha.clone(),
+        watch: awaited.iter().map(|(r, n)| format!("{r}:{n}")).collect(),
+    };
     let rendered = render_markdown(&evidence, &verdict, &options)?;
-    let note = match carried {
-        Some(_) => Some(render_bilingual(
+    let mut notes = Vec::new();
+    if carried.is_some() && signed_head != pinned {
+        notes.push(render_bilingual(
             "head_note",
             &json!({"carried": true, "signed": signed_head, "head": pinned, "fingerprint": digest,
                     "files": [], "configs": [], "more": 0}),
-        )?),
-        None => None,
-    };
+        )?);
+    }
+    let watching: Vec<String> = awaited.iter().map(|(r, n)| format!("{r}#{n}")).collect();
+    if merged.is_some() || !watching.is_empty() {
+        let merged = merged.unwrap_or_default();
+        let context = json!({"merged": merged, "closed": [], "watching": watching});
+        notes.push(render_bilingual("recipe_note", &context)?);
+        out.note(format!("recipe PRs merged: {merged:?}; watching: {watching:?}"));
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("\n\n"));
     let body = compose(&rendered, note.as_deref(), fingerprint.as_ref());
     match existing {
         Some(c) if c.body == body => out.note(format!("verdict comment {} unchanged", c.id)),
@@ -398,6 +483,8 @@ pub async fn verify_signoff<G: GitHub>(
     out.verdict = Some(word);
     cfg.details.iter().for_each(|d| d.record_verdict(repo, pr, &key.to_string(), &pinned, &verdict));
     cfg.details.iter().for_each(|d| d.record_performance(repo, pr, &key.to_string(), &verdict.performance));
+    let policy_sha = evidence.pull_request.policy_sha.as_deref();
+    cfg.details.iter().for_each(|d| d.record_inputs(repo, pr, &key.to_string(), policy_sha, fingerprint.as_ref()));
     out.performance = verdict.performance.clone();
     let short = pinned.get(..7).unwrap_or(&pinned);
     let description = if evidence.head_moved() {
@@ -543,12 +630,7 @@ pub(super) async fn follow_head<G: GitHub>(
     if pull.state != "open" || pull.draft {
         return Ok(());
     }
-    let newest = comments
-        .iter()
-        .rev()
-        .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(&cfg.bot_login)))
-        .find_map(|c| Some((c, Marker::parse(&c.body).filter(|m| m.kind == "verdict")?)));
-    let Some((comment, marker)) = newest else { return Ok(()) };
+    let Some((comment, marker)) = newest_verdict(comments, &cfg.bot_login) else { return Ok(()) };
     let Some(key) = marker.get("signoff").and_then(|k| k.parse::<SignoffKey>().ok()) else { return Ok(()) };
     let head = pull.head.sha.as_str();
     let verified_at = marker.get("sha").unwrap_or_default();
@@ -599,6 +681,95 @@ pub(super) async fn follow_head<G: GitHub>(
     fresh_signoff_needed(gh, &cfg.verify, target, Some(comment), stale, false, out).await
 }
 
+/// The bot's newest verdict comment on the PR and its marker.
+fn newest_verdict<'c>(comments: &'c [Comment], bot_login: &str) -> Option<(&'c Comment, Marker)> {
+    comments
+        .iter()
+        .rev()
+        .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(bot_login)))
+        .find_map(|c| Some((c, Marker::parse(&c.body).filter(|m| m.kind == "verdict")?)))
+}
+
+/// The recipe PRs of a verdict marker's `watch=` (`owner/repo:N` joined by `+`).
+fn watched(marker: &Marker) -> Vec<(String, u64)> {
+    let Some(list) = marker.get("watch") else { return Vec::new() };
+    list.split('+')
+        .filter_map(|item| {
+            let (repo, number) = item.rsplit_once(':')?;
+            Some((repo.to_owned(), number.parse().ok()?))
+        })
+        .filter(|(repo, _)| RECIPE_REPOSITORIES.contains(&repo.as_str()))
+        .take(MAX_AWAITED)
+        .collect()
+}
+
+/// The reconcile's watch of linked recipe PRs (issue 25 item 4): the head's status is
+/// `failure` and the bot's newest verdict, at this head, waits for linked recipe PRs (its
+/// marker's `watch=`). Each is polled through the upstream client (its host allowlist and
+/// bounds), at most [`MAX_AWAITED`], with a backoff per PR. All merged: the sign-off is
+/// verified again and the verdict says so. One closed without merge: the watch stops (the
+/// marker loses `watch=`, the verdict says why). Otherwise nothing changes until the next poll.
+async fn watch_recipes<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    comments: &[Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some((comment, marker)) = newest_verdict(comments, &cfg.bot_login) else { return Ok(()) };
+    let awaited = watched(&marker);
+    let key = marker.get("signoff").and_then(|k| k.parse::<SignoffKey>().ok());
+    let Some(key) = key.filter(|_| !awaited.is_empty() && marker.get("sha") == Some(pull.head.sha.as_str())) else {
+        return Ok(());
+    };
+    let id = (repo.to_string(), pull.number);
+    if !cfg.verify.watch.due(&id) {
+        return Ok(());
+    }
+    let upstream = UpstreamClient::new(cfg.verify.upstream.clone())
+        .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?;
+    let (mut merged, mut closed, mut open) = (Vec::new(), Vec::new(), Vec::new());
+    for (owner_repo, number) in &awaited {
+        let name = format!("{owner_repo}#{number}");
+        match upstream.pull(owner_repo, *number).await {
+            Fact::Ok(p) if p.merged_at.is_some() => merged.push(name),
+            Fact::Ok(p) if p.state == "closed" => closed.push(name),
+            Fact::Ok(_) => open.push(name),
+            Fact::Unavailable(reason) => {
+                out.note(format!("watch: {name} could not be read ({reason})"));
+                open.push(name);
+            }
+        }
+    }
+    let (verdict, record) = decompose(&comment.body);
+    if !closed.is_empty() {
+        cfg.verify.watch.clear(&id);
+        let mut unwatched = marker.clone();
+        unwatched.fields.retain(|(k, _)| k != "watch");
+        let rest = verdict.split_once('\n').map_or("", |(_, rest)| rest);
+        let note = render_bilingual("recipe_note", &json!({"merged": [], "closed": closed, "watching": []}))?;
+        let body = compose(&format!("{unwatched}\n{rest}"), Some(&note), record.as_ref());
+        gh.update_issue_comment(repo, comment.id, &body).await?;
+        out.note(format!("watch of {closed:?} stopped: closed without merge"));
+        return Ok(());
+    }
+    if !open.is_empty() {
+        cfg.verify.watch.wait(&id);
+        out.note(format!("watch: {open:?} not merged yet"));
+        return Ok(());
+    }
+    cfg.verify.watch.clear(&id);
+    let Some((author, posted_at)) = signer_of(gh, repo, pull.number, key, comments).await? else {
+        out.note(format!("sign-off {key} no longer exists: not verified again"));
+        return Ok(());
+    };
+    out.note(format!("recipe PRs {merged:?} merged: re-verifying sign-off {key}"));
+    let trigger = Trigger::RecipeMerged { author: &author, posted_at, signed: record.as_ref(), merged: &merged };
+    let target = SignoffTarget { repo, pr: pull.number, key, trigger };
+    verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await
+}
+
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
 /// required status on the head is `pending` (a verification that never finished), or missing
 /// while the newest eligible sign-off has no verdict comment (a delivery that never arrived),
@@ -623,6 +794,9 @@ pub(super) async fn repair<G: GitHub>(
         Err(GitHubError::DryRun(_)) => return Ok(()),
         Err(err) => return Err(err.into()),
     };
+    if current == Some(StatusState::Failure) {
+        return watch_recipes(gh, cfg, repo, pull, comments, out).await;
+    }
     if !matches!(current, None | Some(StatusState::Pending)) {
         return Ok(());
     }
@@ -644,8 +818,12 @@ pub(super) async fn repair<G: GitHub>(
         }
     }
     candidates.sort_by_key(|(at, key, _)| std::cmp::Reverse((*at, *key)));
+    let policy = match candidates.is_empty() {
+        true => return Ok(()),
+        false => resolve_policy(gh, repo, pull).await,
+    };
     for (at, key, author) in &candidates {
-        if !eligibility_of(gh, repo, pull, &author.login).await?.0.is_eligible() {
+        if !eligibility_of(gh, repo, pull, &policy, &author.login).await?.0.is_eligible() {
             continue;
         }
         let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();

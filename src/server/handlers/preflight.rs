@@ -1,0 +1,157 @@
+//! Preflight for authors (issue 25 item 3, docs/decisions.md HG5): on a push of a PR that
+//! touches benchmark files, the check run `sweepgate/preflight` on the head lists what would
+//! FAIL among the checks that judge the PR's own files, each with its fix, in English and 中文.
+//! The verifier's collector and checks, with the PR body as the additional detail section; no
+//! LLM, no human. Its conclusion is `neutral` when something would fail, `success` when
+//! nothing would: it never blocks. One check run per head, edited in place.
+
+use serde_json::json;
+
+use crate::checks::preflight::Preflight;
+use crate::checks::{verify, Catalog, Lang};
+use crate::evidence::collect::{collect, CollectRequest, Known, UpstreamClient};
+use crate::evidence::{Signoff, SignoffKind};
+use crate::github::types::{CheckRunInput, CheckRunOutput, PullRequest};
+use crate::github::{GitHub, GitHubError, RepoRef};
+use crate::intake::signoff::{SignoffKey, SignoffUrl};
+use crate::report::render_bilingual;
+use crate::report::verdict::message_text;
+
+use super::{HandlerError, Outcome};
+
+/// The check run's name.
+pub const PREFLIGHT_CHECK: &str = "sweepgate/preflight";
+/// The `pull_request` actions that run preflight: a new head, or a new PR body.
+pub const PREFLIGHT_ACTIONS: [&str; 4] = ["opened", "reopened", "synchronize", "edited"];
+/// Its `external_id`: the bot edits only the preflight check run it made.
+const EXTERNAL_ID: &str = "sweepgate-preflight";
+/// Most bytes of the PR body judged (a sign-off body is bounded the same way).
+const MAX_BODY_BYTES: usize = 64 * 1024;
+/// GitHub refuses a check-run summary above 65535 characters.
+const MAX_SUMMARY_CHARS: usize = 60_000;
+
+/// The PR body as the additional detail section of a sign-off by the PR's author.
+fn author_signoff(repo: &RepoRef, pull: &PullRequest) -> Signoff {
+    let body = pull.body.as_deref().unwrap_or_default();
+    let end = (0..=body.len().min(MAX_BODY_BYTES)).rev().find(|i| body.is_char_boundary(*i)).unwrap_or(0);
+    Signoff {
+        kind: SignoffKind::Comment,
+        id: 0,
+        author: crate::github::types::User::login_of(pull.user.as_ref()).to_string(),
+        body: format!("### Additional detail section:\n{}\n", &body[..end]),
+        url: format!("https://github.com/{repo}/pull/{}", pull.number),
+        created_at: String::new(),
+        updated_at: String::new(),
+    }
+}
+
+/// The check run's body: each would-be FAIL with its fix, then what waits for the sign-off.
+fn render(preflight: &Preflight, head: &str) -> Result<String, crate::report::RenderError> {
+    let catalog = Catalog::embedded();
+    let rows: Vec<serde_json::Value> = preflight
+        .fails
+        .iter()
+        .map(|row| {
+            let spec = catalog.check(row.id);
+            let text = |lang| message_text(row, lang).unwrap_or_else(|e| format!("({e})"));
+            json!({"id": row.id, "name": spec.name.en, "name_zh": spec.name.zh,
+                   "message": text(Lang::En), "message_zh": text(Lang::Zh),
+                   "fix": spec.remediation.en, "fix_zh": spec.remediation.zh})
+        })
+        .collect();
+    let names = |ids: &[u8]| -> Vec<serde_json::Value> {
+        ids.iter()
+            .map(|id| json!({"id": id, "name": catalog.check(*id).name.en, "name_zh": catalog.check(*id).name.zh}))
+            .collect()
+    };
+    let context = json!({"head": head, "rows": rows, "clear": names(&preflight.clear),
+                         "after": names(&preflight.after_signoff)});
+    render_bilingual("preflight", &context)
+}
+
+/// A summary within GitHub's bound, cut at a line and saying so.
+fn bounded(summary: String) -> String {
+    if summary.chars().count() <= MAX_SUMMARY_CHARS {
+        return summary;
+    }
+    let cut: String = summary.chars().take(MAX_SUMMARY_CHARS).collect();
+    let cut = cut.rsplit_once('\n').map_or(cut.as_str(), |(kept, _)| kept).to_owned();
+    format!(
+        "{cut}\n\n… (truncated: GitHub's limit on a check-run summary / 已截断：超出 GitHub 检查运行摘要的长度上限)\n"
+    )
+}
+
+/// Runs preflight on the PR's head and writes its check run.
+pub(super) async fn preflight<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    action: &str,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    if !cfg.verify.preflight || pull.state != "open" || !PREFLIGHT_ACTIONS.contains(&action) {
+        return Ok(());
+    }
+    let head = pull.head.sha.clone();
+    let existing = match gh.list_check_runs(repo, &head).await {
+        Ok(runs) => {
+            runs.into_iter().find(|r| r.name == PREFLIGHT_CHECK && r.external_id.as_deref() == Some(EXTERNAL_ID))
+        }
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    // A redelivered push is done already; an edited PR body is judged again (Check 3's links).
+    if action != "edited" && existing.as_ref().is_some_and(|r| r.status == "completed") {
+        out.note(format!("preflight on {head} is done already"));
+        return Ok(());
+    }
+    let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: 0 };
+    let request = CollectRequest {
+        repo: repo.clone(),
+        pr: pull.number,
+        signoff: SignoffUrl { repo: repo.to_string(), pr: pull.number, key },
+        review_date: chrono::Utc::now().date_naive(),
+    };
+    let upstream = UpstreamClient::new(cfg.verify.upstream.clone())
+        .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?;
+    let known = Known { pull: Some(pull.clone()), signoff: Some(author_signoff(repo, pull)), ..Known::default() };
+    let (conclusion, title, summary) = match collect(gh, &upstream, &request, &cfg.verify.limits, known).await {
+        Ok(evidence) => {
+            let verdict = verify(&evidence);
+            let preflight = Preflight::of(&evidence, &verdict);
+            let title = match preflight.fails.len() {
+                0 => "Nothing would fail before sign-off / 签核前没有会失败的检查".to_owned(),
+                n => format!("{n} check(s) would fail / {n} 项检查将会失败"),
+            };
+            (preflight.conclusion(), title, render(&preflight, &head)?)
+        }
+        Err(err) => {
+            let context = json!({"head": head, "error": err.to_string()});
+            (
+                "neutral",
+                "Preflight could not run / 预检无法运行".to_owned(),
+                render_bilingual("preflight_error", &context)?,
+            )
+        }
+    };
+    let summary = bounded(summary);
+    out.preflight = Some(summary.clone());
+    let input = CheckRunInput {
+        name: PREFLIGHT_CHECK.into(),
+        head_sha: head.clone(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        details_url: cfg.verify.details.as_ref().map(|d| d.url(repo, pull.number)),
+        external_id: Some(EXTERNAL_ID.into()),
+        output: CheckRunOutput { title, summary, text: String::new() },
+    };
+    match existing {
+        Some(run) => gh.update_check_run(repo, run.id, &input).await?,
+        None => {
+            gh.create_check_run(repo, &input).await?;
+        }
+    }
+    out.note(format!("preflight on {head}: {conclusion}"));
+    Ok(())
+}
