@@ -45,6 +45,11 @@ PY
     status=0
     /usr/bin/time -f '%M %e' -o "$tmp/time" "$bin" verify --bundle "$bundle" --format json >"$tmp/out" 2>"$tmp/err" || status=$?
     read -r kib secs < <(tail -1 "$tmp/time")
-    statuses=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["verdict"], " ".join(f"{c[\"id\"]}:{c[\"status\"]}" for c in r["checks"] if c["status"] != "PASS"))' "$tmp/out" 2>/dev/null || echo "no report")
+    statuses=$(python3 - "$tmp/out" <<'PY' 2>/dev/null || echo "no report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+print(report["verdict"], " ".join("%s:%s" % (c["id"], c["status"]) for c in report["checks"] if c["status"] != "PASS"))
+PY
+)
     echo "| verify, ${bytes} B of head files, diffs in evidence.json: ${diffs} | peak RSS $((kib / 1024)) MiB | ${secs} s | exit ${status}: ${statuses} |"
 done
