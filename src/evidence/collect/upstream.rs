@@ -716,20 +716,13 @@ mod tests {
     /// and not retried; one that arrives whole is read.
     #[tokio::test]
     async fn a_trickling_upstream_answer_is_cut_off_and_not_retried() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::io::AsyncWriteExt;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
                 tokio::spawn(async move {
-                    let (mut request, mut buf) = (Vec::new(), [0u8; 1024]);
-                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => request.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let request = String::from_utf8_lossy(&request).into_owned();
+                    let Some(request) = crate::github::transfer::read_request_head(&mut socket).await else { return };
                     if request.contains("/repos/o/fast/") {
                         let body = match request.contains("/files") {
                             true => "[]",
