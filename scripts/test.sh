@@ -23,7 +23,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
-echo "== workflows (actionlint, zizmor)"
+echo "== workflows and Dockerfile (actionlint, zizmor, hadolint)"
 bash scripts/lint-workflows.sh
 echo "== cargo test"
 cargo test --all-targets --locked --no-fail-fast

@@ -49,6 +49,8 @@ enum Command {
     Queue(cli::queue::QueueArgs),
     /// List the sub-rules of checks 0-18: how each is decided, its fixture or reason, its source.
     Checks(cli::checks::ChecksArgs),
+    /// Print the GitHub App manifest (events and permissions `serve` needs) for a webhook URL.
+    AppManifest(cli::app_manifest::AppManifestArgs),
 }
 
 fn init_logging(format: LogFormat) {
@@ -90,6 +92,7 @@ fn main() -> ExitCode {
         Command::Launch(args) => cli::launch::run(args),
         Command::Queue(args) => cli::queue::run(args),
         Command::Checks(args) => cli::checks::run(args),
+        Command::AppManifest(args) => cli::app_manifest::run(args),
     };
     match result {
         Ok(code) => code,

@@ -404,6 +404,7 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
     let scripts = launch.scripts();
     for path in &scripts {
         let text = head.text(path).ok_or_else(|| format!("{path} is not text"))?;
+        cx.charge_scan(path, text.len())?;
         let resolve = |from: &str, target: &str| crate::domain::launch::sourced(head, from, target);
         match serving_settings::from_script(text, path, &resolve) {
             Some(settings) => out.push(Scope { variant: None, settings }),
@@ -1033,6 +1034,23 @@ mod tests {
         let info = o.message.args["informational"].to_string();
         assert!(info.contains(r#"{"name":"--port","class":"harness"}"#), "{info}");
         assert!(info.contains(r#"{"name":"--max-running-requests","class":"sweep"}"#), "{info}");
+    }
+
+    /// Issue 24: Check 3's scans share the verification's byte budget; past it the launcher's
+    /// settings are unknown, naming the budget (the test above passes within it).
+    #[test]
+    fn past_the_scan_budget_the_settings_are_unknown_naming_it() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        merged(&mut e, COOKBOOK);
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - SCRIPT.len()).unwrap();
+        let o = check(&cx);
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["settings_unknown".to_owned()]), "{o:?}");
+        let reason = o.message.args["problems"][0]["reason"].as_str().unwrap_or_default();
+        assert_eq!(
+            reason,
+            format!("{SCRIPT_PATH}: the scripts scanned in this verification exceed its 33554432-byte budget")
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the checks share: the Evidence, and values derived from it once (parsed policy files,
 //! parsed sign-off, …). Derivations are pure and lazy: a check that needs nothing pays nothing.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use super::affected::AffectedConfig;
@@ -8,6 +9,7 @@ use super::{reason, Reason};
 use crate::domain::checklist_template::{ChecklistTemplate, Topic};
 use crate::domain::codeowners::Codeowners;
 use crate::domain::models_md::ModelsMd;
+use crate::evidence::limits::MAX_SCAN_BYTES;
 use crate::evidence::{Evidence, Fact};
 use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
@@ -26,6 +28,8 @@ pub struct Context<'e> {
     pub(super) all_configs: OnceLock<Result<Vec<AffectedConfig>, String>>,
     /// The launcher reach of every affected config (`reach::affected_reach`).
     pub(super) reach: OnceLock<Result<Vec<super::reach::ConfigReach>, String>>,
+    /// Bytes of scripts the launch reach and Check 3 may still scan ([`MAX_SCAN_BYTES`]).
+    scan_left: AtomicUsize,
 }
 
 impl<'e> Context<'e> {
@@ -39,6 +43,27 @@ impl<'e> Context<'e> {
             models_md: OnceLock::new(),
             all_configs: OnceLock::new(),
             reach: OnceLock::new(),
+            scan_left: AtomicUsize::new(MAX_SCAN_BYTES),
+        }
+    }
+
+    /// Whether the scan budget of this verification is spent.
+    pub(super) fn scan_spent(&self) -> bool {
+        self.scan_left.load(Ordering::Relaxed) == 0
+    }
+
+    /// Charges `bytes` of `what` (a script or a config's launch path) to the verification's scan
+    /// budget; `Err` names the bound once it is spent, so the fact that needed the scan is
+    /// unavailable (decision HE9). Checks run in a fixed order, so the same evidence spends the
+    /// budget on the same files.
+    pub(super) fn charge_scan(&self, what: &str, bytes: usize) -> Result<(), String> {
+        let left = self.scan_left.load(Ordering::Relaxed);
+        self.scan_left.store(left.saturating_sub(bytes), Ordering::Relaxed);
+        match bytes > left {
+            true => {
+                Err(format!("{what}: the scripts scanned in this verification exceed its {MAX_SCAN_BYTES}-byte budget"))
+            }
+            false => Ok(()),
         }
     }
 

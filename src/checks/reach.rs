@@ -35,6 +35,7 @@ fn compute(cx: &Context) -> Result<Vec<ConfigReach>, String> {
         let Some((key, node)) = entry else { return Err(format!("{}: no entry {}", config.file, config.key)) };
         let mut launch = model.config(&config.file, key, node);
         let path = std::mem::take(&mut launch.reach);
+        cx.charge_scan(&format!("the launch path of {}", config.key), reached_bytes(cx, &path))?;
         out.push(ConfigReach { config, path, launch });
     }
     Ok(out)
@@ -46,10 +47,28 @@ pub fn affected_reach(cx: &Context) -> Result<Vec<ConfigReach>, String> {
     cx.reach.get_or_init(|| compute(cx)).clone()
 }
 
+/// Bytes of the files a launch path reads at the head.
+fn reached_bytes(cx: &Context, path: &LaunchPath) -> usize {
+    path.files.iter().map(|f| cx.evidence.head.get(&f.path).map_or(0, <[u8]>::len)).sum()
+}
+
 /// What one script reaches at the head (a changed launcher that no affected config names).
+/// Once the verification's scan budget is spent, the script itself is unreachable
+/// ([`Why::TooDeep`]: beyond the bounds the launch path is followed within).
 pub fn script_reach(cx: &Context, path: &str) -> LaunchPath {
+    let beyond = || LaunchPath {
+        files: Vec::new(),
+        unavailable: vec![Unreachable { reference: path.to_owned(), via: path.to_owned(), why: Why::TooDeep }],
+    };
+    if cx.scan_spent() {
+        return beyond();
+    }
     let root = Reached { path: path.to_owned(), kind: ReachKind::Launcher, via: path.to_owned(), depth: 0 };
-    crate::domain::launch::follow::reach_from(&cx.evidence.head, vec![root], vec![])
+    let reach = crate::domain::launch::follow::reach_from(&cx.evidence.head, vec![root], vec![]);
+    match cx.charge_scan(path, reached_bytes(cx, &reach)) {
+        Ok(()) => reach,
+        Err(_) => beyond(),
+    }
 }
 
 /// The files a content check (9, 11) judges: the scripts and recipes the PR adds or changes,
@@ -131,6 +150,54 @@ mod tests {
         assert_eq!(trt.path.unavailable.len(), 1);
         assert_eq!(trt.path.unavailable[0].reference, "CONFIG_FILE=recipes/trtllm/dsr1/gone.yaml");
         assert_eq!(trt.path.unavailable[0].via, "configs/amd-master.yaml:31");
+    }
+
+    /// Issue 24: the launch reach shares one scan budget per verification. Within it a changed
+    /// launcher is followed and Check 10 passes; once it is spent the launcher is unreachable
+    /// (`too_deep`) and Check 10 fails naming it; an affected config's reach names the budget.
+    #[test]
+    fn the_scan_budget_makes_launch_paths_unreachable_once_spent() {
+        use crate::checks::{c10_engine_patches, Status};
+        use crate::evidence::limits::MAX_SCAN_BYTES;
+        let launcher = "benchmarks/single_node/fixed_seq_len/x_fp8_b200_sglang.sh";
+        let text = "source \"$(dirname \"$0\")/../../benchmark_lib.sh\"\npython3 -m sglang.launch_server --tp 8\n";
+        let mut e = with_change(evidence(), launcher, "@@ -0,0 +1,1 @@\n+python3 -m sglang.launch_server --tp 8\n");
+        e.head.insert(launcher, text);
+        e.head.insert("benchmarks/benchmark_lib.sh", "export A=1\n");
+        let reached = text.len() + "export A=1\n".len();
+
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", MAX_SCAN_BYTES - reached).unwrap();
+        assert_eq!(script_reach(&cx, launcher).files.len(), 2, "exactly within the budget");
+        assert_eq!(c10_engine_patches::check(&Context::new(&e)).status, Status::Pass);
+
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", MAX_SCAN_BYTES - reached + 1).unwrap();
+        let path = script_reach(&cx, launcher);
+        assert!(path.files.is_empty());
+        assert_eq!(
+            path.unavailable,
+            [Unreachable { reference: launcher.into(), via: launcher.into(), why: Why::TooDeep }]
+        );
+        assert!(cx.scan_spent());
+        let o = c10_engine_patches::check(&cx);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "path_unavailable"), "{o:?}");
+
+        let changelog = "@@ -1,1 +1,3 @@\n x\n+- config-keys:\n+  - dsv4-fp4-mi355x-sglang-disagg-agentic-mtp\n";
+        let mut e = with_change(evidence(), "perf-changelog.yaml", changelog);
+        e.head.insert("configs/amd-master.yaml", MASTER);
+        for (path, text) in
+            amd_tree().paths().map(|p| (p.to_owned(), amd_tree().text(p).unwrap_or_default().to_owned()))
+        {
+            e.head.insert(&path, text.as_str());
+        }
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", MAX_SCAN_BYTES).unwrap();
+        let reason = affected_reach(&cx).unwrap_err();
+        assert_eq!(
+            reason,
+            "the launch path of dsv4-fp4-mi355x-sglang-disagg-agentic-mtp: the scripts scanned in this verification exceed its 33554432-byte budget"
+        );
     }
 
     #[test]

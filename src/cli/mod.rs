@@ -1,6 +1,7 @@
 //! Subcommand implementations: argument structs and thin calls into the library.
 
 pub mod action;
+pub mod app_manifest;
 pub mod checks;
 pub mod collect;
 pub mod dispatch;

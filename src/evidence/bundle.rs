@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::limits::{self, MAX_ARTIFACT_BYTES, MAX_EVIDENCE_JSON, MAX_TREE_BYTES};
 use super::{Evidence, Fact, PublishedRun, ALL_SERIES};
 use crate::repo::{MemTree, RepoError, Tree, WorkTree};
 
@@ -31,9 +32,6 @@ pub const BUNDLE_FORMAT: u32 = 2;
 
 /// The oldest format this build reads.
 pub const OLDEST_BUNDLE_FORMAT: u32 = 1;
-
-/// evidence.json is bounded like every other input.
-const MAX_EVIDENCE_JSON: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
@@ -89,10 +87,11 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
         let run = PublishedRun { run_id, pr: 0, source: "format1".into(), merged_at: None };
         evidence.upstream.published_runs.entry(ALL_SERIES.into()).or_insert(Fact::Ok(Some(run)));
     }
-    evidence.base = load_tree(dir, "base", &mut evidence.trees.base)?;
-    evidence.head = load_tree(dir, "head", &mut evidence.trees.head)?;
+    limits::bound_patches(&mut evidence.files);
+    evidence.base = load_tree(dir, "base", MAX_TREE_BYTES, &mut evidence.trees.base);
+    evidence.head = load_tree(dir, "head", MAX_TREE_BYTES, &mut evidence.trees.head);
     match &mut evidence.trees.policy {
-        Some(fact) => evidence.policy = load_tree(dir, "policy", fact)?,
+        Some(fact) => evidence.policy = load_tree(dir, "policy", MAX_TREE_BYTES, fact),
         // Policy read at the base commit (or a bundle from before `policy_sha`).
         None if evidence.pull_request.policy_sha.is_none() => {
             evidence.pull_request.policy_sha = Some(evidence.pull_request.base_sha.clone());
@@ -100,7 +99,7 @@ pub fn read_bundle(dir: &Path) -> Result<Evidence, BundleError> {
         None => {}
     }
     let mut artifacts_fact = Fact::Ok(());
-    evidence.artifacts = load_tree(dir, "artifacts", &mut artifacts_fact)?;
+    evidence.artifacts = load_tree(dir, "artifacts", MAX_ARTIFACT_BYTES, &mut artifacts_fact);
     if let Fact::Unavailable(reason) = artifacts_fact {
         mark_artifacts_unavailable(&mut evidence, &reason);
     }
@@ -148,18 +147,32 @@ fn mark_artifacts_unavailable(evidence: &mut Evidence, reason: &str) {
     }
 }
 
-/// Loads the tree directory `name` of a bundle; one that is absent makes its fact unavailable
-/// (a recorded reason is kept). The reason names the directory relative to the bundle, so the
-/// report does not depend on where the bundle is.
-fn load_tree(bundle: &Path, name: &str, fact: &mut Fact<()>) -> Result<MemTree, BundleError> {
+/// Loads the tree directory `name` of a bundle; one that is absent, cannot be read or is beyond
+/// the size policy (`limits::check_tree`, the collector's bound) is empty and its fact
+/// unavailable (a recorded reason is kept). The reason names the directory relative to the
+/// bundle, so the report does not depend on where the bundle is.
+fn load_tree(bundle: &Path, name: &str, max_bytes: u64, fact: &mut Fact<()>) -> MemTree {
     let dir = bundle.join(name);
     let mut tree = MemTree::new();
-    if dir.is_dir() {
-        tree.copy_from(&WorkTree::new(&dir), "")?;
-    } else if fact.as_ok().is_some() {
-        *fact = Fact::Unavailable(format!("the bundle has no {name}/ directory"));
+    let loaded = match dir.is_dir() {
+        true => tree
+            .copy_from(&WorkTree::new(&dir), "")
+            .map_err(|e| e.to_string())
+            .and_then(|()| limits::check_tree(&tree, max_bytes)),
+        false => Err(format!("the bundle has no {name}/ directory")),
+    };
+    match loaded {
+        Ok(()) => tree,
+        Err(reason) => {
+            if fact.as_ok().is_some() {
+                *fact = Fact::Unavailable(match dir.is_dir() {
+                    true => format!("the bundle's {name}/: {reason}"),
+                    false => reason,
+                });
+            }
+            MemTree::new()
+        }
     }
-    Ok(tree)
 }
 
 /// Writes a bundle directory (created if missing; existing files are overwritten).
@@ -224,6 +237,34 @@ mod tests {
         e.artifacts.insert("7/eval_x/results.json", "{}");
         e.artifacts.insert("7/job-logs/41.log", "+ python3 -m sglang.launch_server\n");
         e
+    }
+
+    /// Issue 24: a bundle beyond the size policy is read; what is beyond it is unavailable. A
+    /// head file above the file bound made the whole bundle unreadable before.
+    #[test]
+    fn a_tree_or_diff_beyond_the_size_policy_is_unavailable_not_a_refused_bundle() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = crate::checks::tests_support::with_change(
+            evidence(),
+            "benchmarks/x.sh",
+            &"+".repeat(limits::MAX_PATCH_BYTES + 1),
+        );
+        write_bundle(dir.path(), &e).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        assert_eq!(read.trees.head, Fact::Ok(()), "within the policy");
+        assert!(read.files[0].patch.is_none(), "a diff above the policy is left out, as collect leaves it out");
+        std::fs::write(dir.path().join("head/big.sh"), vec![b'x'; limits::MAX_FILE_BYTES as usize + 1]).unwrap();
+        let read = read_bundle(dir.path()).unwrap();
+        assert_eq!(
+            read.trees.head,
+            Fact::Unavailable(
+                "the bundle's head/: big.sh is 8388609 bytes; sweepgate reads repository files of at most 8388608 bytes"
+                    .into()
+            )
+        );
+        assert!(read.head.paths().next().is_none());
+        let verdict = crate::checks::verify(&read);
+        assert_eq!(verdict.word, crate::checks::VerdictWord::Rejected);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod bundle;
 pub mod collect;
+pub mod limits;
 
 use std::collections::BTreeMap;
 

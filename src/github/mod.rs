@@ -2,6 +2,7 @@
 //! App auth and retries ([`octo`]), a dry-run outbox ([`outbox`]), and webhook signatures
 //! ([`webhook`]). The verifier reuses the same trait.
 
+pub mod app;
 pub mod octo;
 pub mod outbox;
 pub mod sticky;

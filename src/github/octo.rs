@@ -772,7 +772,7 @@ mod tests {
     /// byte every 50 ms, as job logs do directly; `/many` ignores `per_page` (101 items a page);
     /// `/big` answers full pages of 100 strings of 100 bytes, forever.
     async fn hostile_server() -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::io::AsyncWriteExt;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let base = url.clone();
@@ -780,14 +780,7 @@ mod tests {
             while let Ok((mut socket, _)) = listener.accept().await {
                 let base = base.clone();
                 tokio::spawn(async move {
-                    let (mut request, mut buf) = (Vec::new(), [0u8; 1024]);
-                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => request.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let text = String::from_utf8_lossy(&request).into_owned();
+                    let Some(text) = crate::github::transfer::read_request_head(&mut socket).await else { return };
                     let path = text.split(' ').nth(1).unwrap_or_default().to_owned();
                     let json = |items: Vec<Value>| {
                         let body = Value::Array(items).to_string();

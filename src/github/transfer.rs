@@ -138,6 +138,21 @@ where
     }
 }
 
+/// Reads one HTTP request's head from a test server's socket (`None` when the client went
+/// away), for the hostile servers of this module's users' tests.
+#[cfg(test)]
+pub(crate) async fn read_request_head(socket: &mut tokio::net::TcpStream) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let (mut request, mut buf) = (Vec::new(), [0u8; 1024]);
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(String::from_utf8_lossy(&request).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -277,6 +277,12 @@ const HANDLED_ACTIONS: [(&str, &[&str], &str); 5] = [
     ("merge_group", &["checks_requested"], "only checks_requested merge groups are read"),
 ];
 
+/// The events the bot reads, in the order of its table (the GitHub App subscribes to exactly
+/// these; `github::app`).
+pub fn handled_events() -> impl Iterator<Item = &'static str> {
+    HANDLED_ACTIONS.iter().map(|(event, _, _)| *event)
+}
+
 /// Longest form-encoded body decoded (GitHub caps payloads at 25 MB).
 const MAX_FORM_BODY: usize = 32 * 1024 * 1024;
 

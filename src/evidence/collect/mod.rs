@@ -31,6 +31,7 @@ use crate::checks::c03_upstream_recipe::{upstream_links, LinkKind, UpstreamLink}
 use crate::checks::scan::{role, Role};
 use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
+use crate::evidence::limits::{bound_patches, check_tree, MAX_ARTIFACT_BYTES, MAX_TREE_BYTES};
 use crate::evidence::{
     ChangedFile, CheckRun, Comment, Evidence, Fact, Job, Permission, PullRequest, Signoff, SignoffKind, Trees,
     WorkflowRun,
@@ -88,7 +89,7 @@ impl Default for CollectLimits {
             archive: ArchiveLimits::default(),
             max_runs: 12,
             max_download_bytes: 1 << 30,
-            max_unpacked_bytes: 1 << 30,
+            max_unpacked_bytes: MAX_ARTIFACT_BYTES,
             artifact_prefixes: ["eval_", "bmk_"].map(String::from).to_vec(),
             max_upstream: 16,
             max_job_logs: 16,
@@ -307,7 +308,7 @@ async fn collect_from<G: GitHub>(
     };
 
     let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr));
-    let files: Vec<ChangedFile> = match files {
+    let mut files: Vec<ChangedFile> = match files {
         Ok(files) => files
             .into_iter()
             .map(|f| ChangedFile {
@@ -319,6 +320,10 @@ async fn collect_from<G: GitHub>(
             .collect(),
         Err(err) => return Err(CollectError::Pull { repo: repo.clone(), pr, source: err }),
     };
+    let dropped = bound_patches(&mut files);
+    if dropped > 0 {
+        tracing::info!("{dropped} diff(s) above the size policy are left out; their files are read whole at the head");
+    }
     // Without the commit list, the pinned head is the only commit known to be in the PR.
     let commits: Vec<String> = commits.map(|c| c.into_iter().map(|c| c.sha).collect()).unwrap_or_else(|err| {
         tracing::warn!("PR commits unavailable: {err}");
@@ -669,7 +674,7 @@ async fn read_tree<G: GitHub>(
         Ok(bytes) => (unpack_tarball(&bytes, limits.archive, wanted).map_err(|e| e.to_string()), bytes.len() as u64),
         Err(err) => (Err(err.to_string()), 0),
     };
-    match result {
+    match result.and_then(|tree| check_tree(&tree, MAX_TREE_BYTES).map(|()| tree)) {
         Ok(tree) => (tree, Fact::Ok(()), size),
         Err(reason) => {
             tracing::warn!("repository contents at {sha}: {reason}");

@@ -25,6 +25,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::evidence::{Fact, UpstreamContent, UpstreamPull};
+use crate::github::transfer::{Meter, TransferCut, TransferLimits};
 
 /// Manifest media types a registry may answer with; an index digest is what `docker pull` pins.
 const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.index.v1+json, \
@@ -81,6 +82,9 @@ pub struct UpstreamConfig {
     pub timeout: Duration,
     pub attempts: u32,
     pub backoff: Duration,
+    /// The minimum-rate rule of every answer's body (`github::transfer`, as for GitHub's
+    /// downloads): a body that trickles is cut off and not retried.
+    pub transfer: TransferLimits,
 }
 
 impl Default for UpstreamConfig {
@@ -104,6 +108,15 @@ impl Default for UpstreamConfig {
             timeout: Duration::from_secs(30),
             attempts: 3,
             backoff: Duration::from_millis(300),
+            // Within the 30 s total timeout: every 10 s must bring 16 KiB (an answer is at most
+            // MAX_JSON_BYTES; a whole small answer ends the body before a window is judged).
+            transfer: TransferLimits {
+                download_timeout: Duration::from_secs(30),
+                rate_window: Duration::from_secs(10),
+                min_window_bytes: 16 << 10,
+                max_answer_bytes: MAX_JSON_BYTES as u64,
+                max_list_bytes: MAX_JSON_BYTES as u64,
+            },
         }
     }
 }
@@ -382,14 +395,19 @@ impl UpstreamClient {
             return Err(Failure::Retry(format!("{url}: HTTP {}", status.as_u16())));
         }
         let headers = response.headers().clone();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Retry(format!("{url}: {e}")))? {
-            if body.len() + chunk.len() > MAX_JSON_BYTES {
-                return Err(Failure::Final(format!("{url}: answer larger than {MAX_JSON_BYTES} bytes")));
+        let mut meter = Meter::new(self.config.transfer, MAX_JSON_BYTES as u64);
+        loop {
+            match meter.take(response.chunk()).await {
+                Ok(true) => {}
+                Ok(false) => return Ok((status, headers, meter.into_bytes())),
+                Err(TransferCut::Broken(e)) => return Err(Failure::Retry(format!("{url}: {e}"))),
+                Err(TransferCut::TooLarge(_)) => {
+                    return Err(Failure::Final(format!("{url}: answer larger than {MAX_JSON_BYTES} bytes")))
+                }
+                // A server that trickles would trickle again: not retried.
+                Err(cut) => return Err(Failure::Final(format!("{url}: {cut}"))),
             }
-            body.extend_from_slice(&chunk);
         }
-        Ok((status, headers, body))
     }
 
     async fn get_json(&self, url: &str, auth: Option<&str>) -> Result<Value, String> {
@@ -693,6 +711,53 @@ pub fn html_to_text(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 24 item 5: an upstream answer that trickles is cut off by the minimum-rate rule
+    /// and not retried; one that arrives whole is read.
+    #[tokio::test]
+    async fn a_trickling_upstream_answer_is_cut_off_and_not_retried() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let Some(request) = crate::github::transfer::read_request_head(&mut socket).await else { return };
+                    if request.contains("/repos/o/fast/") {
+                        let body = match request.contains("/files") {
+                            true => "[]",
+                            false => r#"{"state":"open","draft":false,"merged_at":null,"head":{"sha":"abc"}}"#,
+                        };
+                        let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                        let _ = socket.write_all((head + body).as_bytes()).await;
+                        return;
+                    }
+                    let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n{").await;
+                    while socket.write_all(b" ").await.is_ok() {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                });
+            }
+        });
+        let config = UpstreamConfig {
+            github_api: format!("http://{address}"),
+            allowed_hosts: [address.to_string()].into(),
+            allow_private_addresses: true,
+            backoff: Duration::from_millis(1),
+            transfer: TransferLimits {
+                rate_window: Duration::from_millis(200),
+                min_window_bytes: 1_000,
+                ..UpstreamConfig::default().transfer
+            },
+            ..UpstreamConfig::default()
+        };
+        let client = UpstreamClient::new(config).unwrap();
+        let Fact::Unavailable(reason) = client.pull("o/slow", 1).await else { panic!("a trickle is no answer") };
+        assert!(reason.contains("(the server trickles); the download was cut off"), "{reason}");
+        assert_eq!(client.requests(), 1, "not retried");
+        let fast = client.pull("o/fast", 1).await;
+        assert!(matches!(&fast, Fact::Ok(p) if p.state == "open"), "{fast:?}");
+    }
 
     #[test]
     fn image_references_like_docker_pull() {
