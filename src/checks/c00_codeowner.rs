@@ -248,7 +248,7 @@ mod tests {
         e.trees.policy = Some(Fact::Unavailable("the tip of the target branch main: HTTP 502".into()));
         let verdict = crate::checks::verify(&e);
         let row = verdict.result(0).map(|r| (r.outcome.status, r.outcome.message.args["what"].clone()));
-        assert_eq!(row, Some((Status::Fail, json!("the policy files at the target branch's tip"))));
+        assert_eq!(row, Some((Status::Fail, json!({"$reason": "what_tree", "tree": "policy"}))));
     }
 
     #[test]

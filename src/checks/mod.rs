@@ -346,9 +346,8 @@ fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome:
         (reads.base, "base", cx.base_available()),
         (reads.head, "head", cx.head_available()),
     ];
-    let missing = trees
-        .into_iter()
-        .find_map(|(read, tree, fact)| if read { fact.err().map(|why| (tree, why)) } else { None });
+    let missing =
+        trees.into_iter().find_map(|(read, tree, fact)| if read { fact.err().map(|why| (tree, why)) } else { None });
     let Some((tree, why)) = missing else { return outcome };
     let status = if allowed.contains(&Status::Fail) { Status::Fail } else { Status::Warn };
     Outcome::new(status, "unavailable").arg("what", reason("what_tree").arg("tree", tree)).arg("reason", why)
