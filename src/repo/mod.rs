@@ -84,11 +84,13 @@ fn under(dir: &str, path: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct WorkTree {
     root: PathBuf,
+    /// The root with symbolic links resolved, computed on first use (`None`: unreadable).
+    canonical_root: std::sync::OnceLock<Option<PathBuf>>,
 }
 
 impl WorkTree {
     pub fn new(root: impl Into<PathBuf>) -> WorkTree {
-        WorkTree { root: root.into() }
+        WorkTree { root: root.into(), canonical_root: std::sync::OnceLock::new() }
     }
 
     pub fn root(&self) -> &Path {
@@ -98,8 +100,9 @@ impl WorkTree {
     /// Whether `full` is inside the root once symbolic links are resolved: a link is read as
     /// the file it names in the tree, never one outside it.
     fn inside(&self, full: &Path) -> bool {
-        match (std::fs::canonicalize(full), std::fs::canonicalize(&self.root)) {
-            (Ok(file), Ok(root)) => file.starts_with(root),
+        let root = self.canonical_root.get_or_init(|| std::fs::canonicalize(&self.root).ok());
+        match (std::fs::canonicalize(full), root) {
+            (Ok(file), Some(root)) => file.starts_with(root),
             // A missing file reads as absent below; an unreadable root errs there.
             _ => true,
         }

@@ -533,7 +533,7 @@ impl<'t> LaunchTree<'t> {
         let selector = reference.as_ref().and_then(|r| r.selector.as_ref()).map(ToString::to_string);
         let rel = normalize_path(written.split(':').next().unwrap_or(written).trim().trim_start_matches("./"));
         let copied = run.and_then(|run| {
-            let mut copies: Vec<&runner::Copy> = run.copies.iter().collect();
+            let mut copies: Vec<&runner::CheckoutCopy> = run.copies.iter().collect();
             copies.sort_by_key(|c| !c.sure);
             copies.into_iter().find_map(|c| c.source_of(&rel))
         });

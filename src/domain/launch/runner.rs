@@ -15,7 +15,7 @@ pub struct RunnerRun {
     /// The srt-slurm checkouts it clones (`git clone` then `git checkout`), in order.
     pub checkouts: Vec<Checkout>,
     /// Repository folders it copies into the checkout (`cp -rT <workspace dir> <checkout dir>`).
-    pub copies: Vec<Copy>,
+    pub copies: Vec<CheckoutCopy>,
     /// `file:line` of its `srtctl apply`: the job runs the `CONFIG_FILE` recipe of the checkout.
     pub srtctl: Option<String>,
     pub unresolved: Vec<Unresolved>,
@@ -49,7 +49,7 @@ pub struct Checkout {
 
 /// A repository folder or file copied over the checkout, as the recipes `srtctl` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Copy {
+pub struct CheckoutCopy {
     /// Repository path of the source.
     pub from: String,
     /// Checkout-relative destination (`recipes/vllm/kimi-k3/agentic`, or a file's path).
@@ -60,7 +60,7 @@ pub struct Copy {
     pub sure: bool,
 }
 
-impl Copy {
+impl CheckoutCopy {
     /// The repository file a checkout path `rel` is, if this copy wrote it.
     pub fn source_of(&self, rel: &str) -> Option<String> {
         if self.folder {
@@ -439,7 +439,7 @@ fn scan_checkout(
                         (false, true) => format!("{}/{name}", normalize_path(to.trim_start_matches("./"))),
                         _ => normalize_path(to.trim_start_matches("./")),
                     };
-                    run.copies.push(Copy { from: source, to, folder, at: at.to_owned(), sure });
+                    run.copies.push(CheckoutCopy { from: source, to, folder, at: at.to_owned(), sure });
                 }
                 (Err(u), _) | (_, Err(u)) => run.unresolved.push(u),
             }
