@@ -10,11 +10,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use sweepgate::domain::launch::recipe_sources;
 use sweepgate::domain::srt::RecipeBook;
 use sweepgate::intake::labels::{decide, PrFacts};
 use sweepgate::matrix::output::ChangelogMetadata;
 use sweepgate::matrix::{MatrixOutput, Row};
-use sweepgate::repo::{Layout, WorkTree};
+use sweepgate::repo::WorkTree;
 use sweepgate::sweep::plan::plan;
 use sweepgate::sweep::plan_input::Plan;
 use sweepgate::sweep::plan_jobs::{dispatch_plan, JobDefaults};
@@ -70,7 +71,9 @@ fn main() {
         let start = Instant::now();
         let decision = decide(&["full-sweep-fail-fast"], &facts);
         let sweep = plan(&decision, &matrix);
-        let mut book = RecipeBook::new(&tree, &Layout::default()).unwrap_or_else(|e| panic!("{e}"));
+        // The planner reads where the launch model says each recipe is read (decision LM12).
+        let sources = recipe_sources(&tree).unwrap_or_else(|e| panic!("{e}"));
+        let mut book = RecipeBook::new(&tree, sources);
         let out = dispatch_plan(&sweep, &defaults, &mut book).unwrap_or_else(|e| panic!("{e}"));
         let bytes = serde_json::to_vec(&out.plan).unwrap_or_default();
         let parsed = Plan::parse(&bytes, "bench").unwrap_or_else(|e| panic!("{e}"));

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use sweepgate::domain::launch;
-use sweepgate::domain::srt::{self, Checks, Point};
-use sweepgate::domain::srt_recipe::{Recipe, RecipeFacts, RecipeRef, Selector};
+use sweepgate::domain::srt::{Checks, Point, RecipeBook, RecipeLookupError};
+use sweepgate::domain::srt_recipe::{Recipe, RecipeFacts, Selector};
+use sweepgate::repo::WorkTree;
 use sweepgate::yaml;
 
 fn acceptance_dir() -> Option<PathBuf> {
@@ -132,32 +133,31 @@ fn conc_list(entry: &Value) -> Vec<i64> {
 #[test]
 fn real_master_points_select_exactly_one_variant() {
     let Some(root) = acceptance_dir() else { return };
-    let recipes_dir = root.join(RECIPES);
+    // The recipe each row runs is the one the launch model says its launcher reads.
+    let tree = WorkTree::new(&root);
+    let mut book = RecipeBook::new(&tree, launch::recipe_sources(&tree).unwrap_or_else(|e| panic!("{e}")));
     let (mut checked, mut outside) = (0, 0);
     let mut failures: BTreeMap<String, String> = BTreeMap::new();
     for (key, row) in master_rows(&root) {
         let point = Point::from_json(&row).unwrap_or_else(|e| panic!("{key}: {e}"));
         let Ok(reference) = point.config_file() else { continue };
-        let Some(path) = launch::recipe_path(&reference.path, Some(&recipes_dir.display().to_string()), "")
-            .map(PathBuf::from)
-            .filter(|p| p.is_file())
-        else {
-            outside += 1; // lives in srt-slurm's own recipes/, not in this repository
-            continue;
-        };
-        checked += 1;
-        let recipe = load(&path);
-        let selector =
-            RecipeRef::parse(&format!("x:{}", reference.selector.map(|s| s.to_string()).unwrap_or_default()))
-                .ok()
-                .and_then(|r| r.selector);
-        if let Err(e) = srt::select(&recipe, selector.as_ref(), &point, Checks::default()) {
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let first = e.to_string().lines().nth(1).map(|l| l.trim().split(':').next().unwrap_or_default().to_owned());
-            failures.insert(format!("{key} {stem}"), first.unwrap_or_default());
+        let stem = Path::new(&reference.path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        match book.select_row(&row, Checks::default()) {
+            Ok(_) => checked += 1,
+            // Not in this repository: srt-slurm's own recipes/ (the tree holds no launcher to say more).
+            Err(RecipeLookupError::Missing { .. } | RecipeLookupError::Unresolved(_)) => outside += 1,
+            Err(RecipeLookupError::Select(e)) => {
+                checked += 1;
+                let first =
+                    e.to_string().lines().nth(1).map(|l| l.trim().split(':').next().unwrap_or_default().to_owned());
+                failures.insert(format!("{key} {stem}"), first.unwrap_or_default());
+            }
+            Err(e) => panic!("{key}: {e}"),
         }
     }
-    assert_eq!((checked, outside), (241, 224), "rows whose recipe is in / outside the repository");
+    // 13 rows name their recipe by repository path (the Aug-2026 layout); the test's own path
+    // join counted them as outside until the launch model resolved them (decision LM12).
+    assert_eq!((checked, outside), (254, 211), "rows whose recipe is in / outside the repository");
     // Upstream inconsistencies sweepgate reports (each checked by hand against the files):
     let known: BTreeMap<String, String> = [
         // The point counts vLLM data-parallel ranks as workers; the recipe runs one DP worker.

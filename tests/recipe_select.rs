@@ -206,7 +206,9 @@ fn point_and_repository_errors_are_explained() {
         worker(1, 8, 8, true, None),
         json!([8]),
     );
-    assert!(text(&select(&elsewhere).stderr).contains("not in the repository (CONFIG_FILE=recipes/h200/8k1k.yaml)"));
+    // The recipe a row runs is where its entry's launcher reads it: a row no entry runs has none.
+    assert!(text(&select(&elsewhere).stderr)
+        .contains("CONFIG_FILE=recipes/h200/8k1k.yaml: no multi-node master-config entry runs this recipe"));
     let single =
         json!({"framework": "sglang", "precision": "fp8", "spec-decoding": "none", "conc": 4, "tp": 8}).to_string();
     assert!(text(&select(&single).stderr).contains("not a multinode matrix row"));

@@ -9,6 +9,7 @@ use super::affected::affected_configs;
 use super::reach::{self, LaunchPath, ReachKind, Why};
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome};
+use crate::domain::launch::shell::ScriptValues;
 use crate::domain::waiver::{links_to_waiver, Waiver};
 use crate::repo::{Layout, Logical};
 
@@ -37,13 +38,11 @@ const REPOSITORY_VARIABLES: [&str; 4] = ["GITHUB_WORKSPACE", "SCRIPT_DIR", "INFM
 /// What a repository variable expands to: not an absolute path, so never an engine path.
 const REPOSITORY: &str = "<repository>";
 
-/// The shell variables a script assigns (`NAME=value`, `export NAME=value`), every value kept.
-///
-/// This is Check 10's stop-gap for the launch model's variable expansion (decision FC3): when
-/// `domain::launch` lands, [`Variables::expand`] should read its environment instead.
+/// The values a script's variables may hold (every assignment, any branch: the launch model's
+/// [`ScriptValues`]), and the image versions an engine install is compared with.
 #[derive(Debug, Default)]
 struct Variables {
-    values: std::collections::BTreeMap<String, Vec<String>>,
+    values: ScriptValues,
     /// The version of every affected config's image tag (`lmsysorg/sglang:v0.5.9-cu130` → `0.5.9`),
     /// or `None` for a tag without one.
     image_versions: Vec<Option<String>>,
@@ -51,73 +50,25 @@ struct Variables {
 
 impl Variables {
     fn of(text: &str, images: &[String]) -> Variables {
-        static ASSIGN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        let assign = ASSIGN.get_or_init(|| {
-            regex::Regex::new(
-                r"^\s*(?:export\s+|local\s+|readonly\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$",
-            )
-            .expect("literal regex")
-        });
-        let mut values: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
-        for line in text.lines().map(scan::code_part) {
-            if let Some(c) = assign.captures(line) {
-                let value = c[2].trim().trim_matches(['"', '\'']).to_owned();
-                let known = values.entry(c[1].to_owned()).or_default();
-                if !known.contains(&value) {
-                    known.push(value);
-                }
-            }
+        Variables {
+            values: ScriptValues::of(text),
+            image_versions: images.iter().map(|i| image_version(i.as_str())).collect(),
         }
-        Variables { values, image_versions: images.iter().map(|i| image_version(i.as_str())).collect() }
     }
 
-    /// Every expansion of `token`'s `$NAME` / `${NAME}` / `${NAME:-default}` references, or why
-    /// there is none: a variable that no assignment and no repository variable resolves, or
-    /// more expansions than [`MAX_EXPANSIONS`] (PR input is bounded; such a path is unresolved).
-    fn expand(&self, token: &str, depth: u8) -> Result<Vec<String>, Unexpanded> {
-        let Some(at) = token.find('$') else { return Ok(vec![token.to_owned()]) };
-        let rest = &token[at + 1..];
-        if rest.starts_with('(') {
-            // A command substitution is not evaluated: its text stays, so an engine marker in it
-            // (`sglang.__file__`) still names the engine.
-            return Ok(vec![token.to_owned()]);
+    /// Every expansion of `token`, as the shell expands it over every value its variables may
+    /// hold, or why there is none: a variable that no assignment and no repository variable
+    /// resolves, or more expansions than [`MAX_EXPANSIONS`] (PR input is bounded; such a path is
+    /// unresolved). A command substitution is not evaluated: its text stays, so an engine marker
+    /// in it (`sglang.__file__`) still names the engine.
+    fn expand(&self, token: &str) -> Result<Vec<String>, Unexpanded> {
+        let repository: Vec<(&str, &str)> = REPOSITORY_VARIABLES.iter().map(|v| (*v, REPOSITORY)).collect();
+        match self.values.expand(token, &repository, MAX_EXPANSIONS) {
+            Ok(paths) => Ok(paths),
+            Err(u) if u.why == "command_substitution" => Ok(vec![token.to_owned()]),
+            Err(u) if u.why == "too_many_values" => Err(Unexpanded::TooMany),
+            Err(_) => Err(Unexpanded::Unknown),
         }
-        let (name, default, after) = if let Some(inner) = rest.strip_prefix('{') {
-            let Some(end) = inner.find('}') else { return Err(Unexpanded::Unknown) };
-            let body = &inner[..end];
-            let (name, default) = match body.split_once(":-") {
-                Some((n, d)) => (n, Some(d)),
-                None => (body, None),
-            };
-            (name, default, &inner[end + 1..])
-        } else {
-            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            (&rest[..end], None, &rest[end..])
-        };
-        if name.is_empty() || depth > 4 {
-            return Err(Unexpanded::Unknown);
-        }
-        let values: Vec<String> = if REPOSITORY_VARIABLES.contains(&name) {
-            vec![REPOSITORY.to_owned()]
-        } else if let Some(assigned) = self.values.get(name) {
-            assigned.clone()
-        } else if let Some(default) = default {
-            vec![default.to_owned()]
-        } else {
-            return Err(Unexpanded::Unknown);
-        };
-        let mut out = Vec::new();
-        for value in values {
-            for head in self.expand(&value, depth + 1)? {
-                for tail in self.expand(after, depth + 1)? {
-                    if out.len() == MAX_EXPANSIONS {
-                        return Err(Unexpanded::TooMany);
-                    }
-                    out.push(format!("{}{head}{tail}", &token[..at]));
-                }
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -161,7 +112,7 @@ fn target_of(token: &str, vars: &Variables) -> Target {
         return if touches_engine(token) { Target::Engine } else { Target::Other };
     }
     let engine = |p: &String| touches_engine(p) && ENGINE_TREES.iter().any(|n| p.contains(n));
-    match vars.expand(token, 0) {
+    match vars.expand(token) {
         Ok(paths) if paths.iter().any(engine) => Target::Engine,
         Ok(_) => Target::Other,
         // Too many combinations to look at: unresolved, whatever the path names.
@@ -214,7 +165,7 @@ fn engine_installs(code: &str, vars: &Variables) -> Vec<String> {
                 continue;
             }
             let spec = word.trim_matches(['"', '\'']);
-            let specs = match vars.expand(spec, 0) {
+            let specs = match vars.expand(spec) {
                 Ok(specs) => specs,
                 // Bounded PR input: what it installs cannot be looked at, so it counts.
                 Err(Unexpanded::TooMany) => {
@@ -928,6 +879,10 @@ mod tests {
         // PR input is bounded: a path with too many combinations of assigned values is unresolved.
         let many: String = (0..40).map(|i| format!("A=a{i}\nB=b{i}\n")).collect::<String>() + "cp x \"$A/$B/x\"\n";
         assert_eq!(kinds(&many), [("unresolved_write", Some("$A/$B/x".into()))]);
+        // Nested defaults expand whole, as the shell (and the launch model) expands them.
+        let nested =
+            "ROOT=${SGL_ROOT:-${WORKSPACE:-/sgl-workspace}}/sglang\ncp fix.py \"$ROOT/python/sglang/srt/x.py\"\n";
+        assert_eq!(kinds(nested), [("source_edit", None)]);
         let unresolved = "sed -i 's/a/b/' \"$SGL_DIR/sglang/srt/layers/x.py\"\n";
         assert_eq!(kinds(unresolved), [("unresolved_write", Some("$SGL_DIR/sglang/srt/layers/x.py".into()))]);
     }

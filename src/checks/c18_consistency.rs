@@ -17,7 +17,8 @@
 //! A proven inconsistency FAILs, and so does a sub-item that cannot be decided because evidence
 //! the collector gathers is missing (decision FC1, superseding V3): the row names the fact and
 //! what a maintainer must open. Only (h) and a recipe the collector never gathers (one that
-//! lives in the srt-slurm checkout, not in the repository) WARN, as informational.
+//! lives in the srt-slurm checkout the runner launcher clones, as the launch model reads it)
+//! WARN, as informational.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,7 +30,9 @@ use super::c03_upstream_recipe::{row_concurrencies, show_concurrencies, variant_
 use super::c06_upstream_image::canonical_image;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint};
 use super::generated::{has_config, rows_by_config, LoadError};
+use super::reach::affected_reach;
 use super::{reason, Context, Outcome, Reason, Status};
+use crate::domain::launch::RecipeSources;
 use crate::domain::master_config::{self, SrtRecipeRow};
 use crate::domain::srt::{
     with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, Rejection, SelectError,
@@ -37,7 +40,6 @@ use crate::domain::srt::{
 use crate::domain::srt_recipe::{FactVariant, Recipe, Role, SingleNodePoint};
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
 use crate::matrix::Row;
-use crate::repo::RepoError;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
 use crate::yaml;
 
@@ -128,20 +130,14 @@ fn is_registry_image(container: &str) -> bool {
 /// the row, or why there is none. A recipe outside the repository (only in the srt-slurm
 /// checkout, which the collector does not gather) is informational; a recipe directory that
 /// cannot be looked up blocks.
-fn check_recipes(
-    book: &mut Result<RecipeBook<'_>, RepoError>,
-    key: &str,
-    rows: &[Row],
-    image: &str,
-    out: &mut Findings,
-) {
+fn check_recipes(book: &mut Result<RecipeBook<'_>, String>, key: &str, rows: &[Row], image: &str, out: &mut Findings) {
     let checks = Checks { pool: None, concurrency: ConcurrencyRule::Equal };
     // Single-node rows carry no `prefill` block and run no recipe.
     for row in rows.iter().filter(|r| r.contains_key("prefill")) {
         let book = match book {
             Ok(book) => book,
             Err(e) => {
-                out.missing('b', reason("recipe_dir_unreadable").arg("config", key).arg("error", quoted(e)));
+                out.missing('b', reason("recipe_sources_unknown").arg("config", key).arg("error", quoted(e)));
                 continue;
             }
         };
@@ -157,12 +153,19 @@ fn check_recipes(
                 out.fail('b', reason("recipe_unreadable").arg("config", key).arg("error", quoted(e)));
                 continue;
             }
+            Err(RecipeLookupError::External { reference, checkout }) => {
+                out.not_gathered(
+                    'b',
+                    reason("recipe_in_checkout").arg("config", key).arg("recipe", reference).arg("checkout", checkout),
+                );
+                continue;
+            }
             Err(
-                e @ (RecipeLookupError::NoRecipesDir(_)
-                | RecipeLookupError::NotOverlaid(_)
+                e @ (RecipeLookupError::NotLaunched(_)
+                | RecipeLookupError::Unresolved(_)
                 | RecipeLookupError::Missing { .. }),
             ) => {
-                out.not_gathered('b', reason("recipe_not_gathered").arg("config", key).arg("error", quoted(e)));
+                out.missing('b', reason("recipe_not_found").arg("config", key).arg("error", quoted(e)));
                 continue;
             }
         };
@@ -616,7 +619,8 @@ pub fn check(cx: &Context) -> Outcome {
     }
     let mut out = Findings::default();
     out.assessed.insert('a');
-    let mut recipes = RecipeBook::new(&ev.head, cx.layout());
+    let mut recipes =
+        affected_reach(cx).map(|r| RecipeBook::new(&ev.head, RecipeSources::of(r.iter().map(|c| &c.launch))));
     match rows_by_config(&ev.head, &affected) {
         Err(LoadError::Missing(error)) => {
             out.missing('a', reason("inputs_incomplete").arg("tree", "head").arg("error", quoted(error)))
@@ -795,13 +799,27 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_recipe_outside_the_repository_is_informational() {
-        // A CONFIG_FILE recipe that only the srt-slurm checkout has: the collector never gathers it.
-        let o = with_recipe(&MULTI.replace("demo/disagg.yaml", "demo/gone.yaml"), RECIPE);
+    fn a_recipe_missing_from_the_repository_fails_and_one_of_the_srt_slurm_checkout_is_informational() {
+        // Without a launcher that clones srt-slurm, `recipes/…` is the repository's recipe folder:
+        // a file missing there cannot be compared, so (b) FAILs naming it.
+        let gone = MULTI.replace("demo/disagg.yaml", "demo/gone.yaml");
+        let o = with_recipe(&gone, RECIPE);
+        assert_eq!((o.status, sub_items(&o, "missing")), (Status::Fail, vec!["b".to_owned()]), "{o:?}");
+        assert!(assert_renders(18, &o)[0].contains("demo/gone.yaml: not in the repository"), "{o:?}");
+        // The gb200 launcher clones srt-slurm and copies nothing over it: the recipe is the
+        // checkout's, which the collector never gathers (informational).
+        let mut e = pr(&gone, 19);
+        e.head.insert(
+            "runners/launch_gb200-nv.sh",
+            "git clone --branch v1 https://github.com/NVIDIA/srt-slurm.git s\ncd s\nsrtctl apply -f \"$CONFIG_FILE\"\n",
+        );
+        let o = check(&Context::new(&e));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "incomplete"), "{o:?}");
         assert_eq!(sub_items(&o, "noted"), ["b"]);
         assert!(sub_items(&o, "missing").is_empty());
-        assert!(assert_renders(18, &o)[0].contains("not in the repository"), "{o:?}");
+        let [en, zh] = assert_renders(18, &o);
+        assert!(en.contains("srt-slurm checkout `NVIDIA/srt-slurm@v1`"), "{en}");
+        assert!(zh.contains("`NVIDIA/srt-slurm@v1`"), "{zh}");
     }
 
     #[test]

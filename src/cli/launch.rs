@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use serde_json::json;
-use sweepgate::domain::launch::{ConfigLaunch, LaunchTree, LAUNCH_DIRS};
-use sweepgate::repo::MemTree;
+use sweepgate::domain::launch::{launch_files, ConfigLaunch, LaunchTree};
 
 use super::{OutputFormat, RepoArgs};
 
@@ -67,11 +66,7 @@ fn text(c: &ConfigLaunch) -> String {
 }
 
 pub fn run(args: &LaunchArgs) -> anyhow::Result<ExitCode> {
-    let source = args.repo.open()?;
-    let mut tree = MemTree::new();
-    for dir in LAUNCH_DIRS {
-        tree.copy_from(source.as_ref(), dir)?;
-    }
+    let tree = launch_files(args.repo.open()?.as_ref())?;
     let model = LaunchTree::new(&tree).all(&args.configs);
     if let Some(missing) = args.configs.iter().find(|k| !model.iter().any(|c| &c.config == *k)) {
         anyhow::bail!("--config {missing}: no such master-config entry");

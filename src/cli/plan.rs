@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::Serialize;
+use sweepgate::domain::launch::recipe_sources;
 use sweepgate::domain::srt::RecipeBook;
 use sweepgate::intake::labels::LabelDecision;
 use sweepgate::matrix::process::ProcessOptions;
-use sweepgate::repo::Layout;
 use sweepgate::sweep::plan::{plan, SweepPlan};
 use sweepgate::sweep::plan_input::{Plan, MAX_POINTS};
 use sweepgate::sweep::plan_jobs::{dispatch_plan, JobDefaults, PoolPlan};
@@ -103,7 +103,7 @@ fn to_dispatch(args: &PlanArgs, opened: &Opened, sweep: &SweepPlan) -> anyhow::R
     let head = opened.head.commit();
     let sweep_id = format!("pr{pr}-{}", head.get(..10).unwrap_or(head));
     let defaults = JobDefaults { launcher, pool: &pool, repo, pr, sweep_id: &sweep_id };
-    let mut recipes = RecipeBook::new(&opened.head, &Layout::default())?;
+    let mut recipes = RecipeBook::new(&opened.head, recipe_sources(&opened.head)?);
     let pool_plan = dispatch_plan(sweep, &defaults, &mut recipes)?;
     // The dispatcher's own validation, so what is printed is known to be accepted.
     Plan::parse(&serde_json::to_vec(&pool_plan.plan)?, "the generated plan")?;

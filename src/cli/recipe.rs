@@ -2,9 +2,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use sweepgate::domain::launch::recipe_sources;
 use sweepgate::domain::srt::{self, Checks, ConcurrencyRule, Point, RecipeBook, TargetPool};
 use sweepgate::domain::srt_recipe::{Recipe, RecipeRef, Variant};
-use sweepgate::repo::Layout;
 use sweepgate::sweep::pool;
 use sweepgate::yaml;
 
@@ -78,7 +78,7 @@ fn select(args: &SelectArgs) -> anyhow::Result<ExitCode> {
     let tree = args.repo.open()?;
     let pool = args.point.pool.as_deref().map(pool::load_file).transpose()?;
     let checks = Checks { pool: pool.as_ref().map(|p| p as &dyn TargetPool), concurrency: args.point.conc_rule };
-    let found = RecipeBook::new(tree.as_ref(), &Layout::default())?.select_row(&row, checks)?;
+    let found = RecipeBook::new(tree.as_ref(), recipe_sources(tree.as_ref())?).select_row(&row, checks)?;
     for warning in &found.warnings {
         eprintln!("warning: {warning}");
     }

@@ -9,10 +9,11 @@ use std::fmt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::domain::launch::RecipeSources;
 use crate::domain::srt_recipe::{
     pos_of, Backend, Recipe, RecipeError, RecipeFacts, RecipeRef, Role, Selector, Variant,
 };
-use crate::repo::{Layout, Logical, RepoError, Tree};
+use crate::repo::Tree;
 use crate::yaml::{self, Pos};
 
 /// One worker side of a multinode matrix row (spec 20 §3.4, §5.3).
@@ -464,11 +465,12 @@ struct LoadedRecipe {
     candidates: Candidates,
 }
 
-/// A repository's SRT recipes as rows reference them: each file read, parsed and resolved once,
-/// so planning hundreds of points pays for each recipe file once.
+/// A repository's SRT recipes as rows reference them, each file read, parsed and resolved
+/// once, so planning hundreds of points pays for each recipe file once. Which file a
+/// `CONFIG_FILE` names is the launch model's answer ([`RecipeSources`], decision LM12).
 pub struct RecipeBook<'t> {
     tree: &'t dyn Tree,
-    recipes_dir: Option<String>,
+    sources: RecipeSources,
     /// Keyed by path and selector: the file and its variants, or why not.
     files: HashMap<String, Result<LoadedRecipe, RecipeLookupError>>,
 }
@@ -476,11 +478,13 @@ pub struct RecipeBook<'t> {
 /// Why a row's recipe could not be found or read in the repository.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RecipeLookupError {
-    #[error("the repository has no SRT recipe directory, so CONFIG_FILE={0} cannot be resolved")]
-    NoRecipesDir(String),
-    #[error("CONFIG_FILE={0} names neither recipes/… nor a srt-slurm-recipes/ path, so it is not a recipe of this repository")]
-    NotOverlaid(String),
-    #[error("{path}: not in the repository (CONFIG_FILE={reference}); it may only exist in the srt-slurm checkout")]
+    #[error("CONFIG_FILE={0}: no multi-node master-config entry runs this recipe")]
+    NotLaunched(String),
+    #[error("CONFIG_FILE={0}: the runner launcher does not decide where this recipe is read from (`sweepgate launch` shows why)")]
+    Unresolved(String),
+    #[error("CONFIG_FILE={reference} is read from the srt-slurm checkout {checkout} the runner launcher clones, which the repository does not hold")]
+    External { reference: String, checkout: String },
+    #[error("{path}: not in the repository (CONFIG_FILE={reference})")]
     Missing { path: String, reference: String },
     #[error("{0}")]
     Repo(String),
@@ -489,9 +493,8 @@ pub enum RecipeLookupError {
 }
 
 impl<'t> RecipeBook<'t> {
-    pub fn new(tree: &'t dyn Tree, layout: &Layout) -> Result<RecipeBook<'t>, RepoError> {
-        let recipes_dir = layout.resolve(tree, Logical::SrtRecipesDir)?;
-        Ok(RecipeBook { tree, recipes_dir, files: HashMap::new() })
+    pub fn new(tree: &'t dyn Tree, sources: RecipeSources) -> RecipeBook<'t> {
+        RecipeBook { tree, sources, files: HashMap::new() }
     }
 
     /// The one variant `row` (a multinode matrix row) runs, checked against the row.
@@ -500,8 +503,8 @@ impl<'t> RecipeBook<'t> {
         let reference = point.config_file()?;
         let selector = reference.selector.as_ref();
         let key = format!("{}\0{}", reference.path, selector.map(ToString::to_string).unwrap_or_default());
-        let (tree, recipes_dir) = (self.tree, self.recipes_dir.as_deref());
-        let loaded = self.files.entry(key).or_insert_with(|| load_recipe(tree, recipes_dir, &reference));
+        let (tree, sources) = (self.tree, &self.sources);
+        let loaded = self.files.entry(key).or_insert_with(|| load_recipe(tree, sources, &reference));
         let loaded = loaded.as_ref().map_err(Clone::clone)?;
         let selected = loaded.candidates.select(&point, checks)?;
         Ok(RowRecipe {
@@ -514,18 +517,22 @@ impl<'t> RecipeBook<'t> {
     }
 }
 
-/// Reads, parses and resolves the recipe `reference` names.
+/// Reads, parses and resolves the recipe `reference` names, from the file the launch model
+/// says the launcher reads.
 fn load_recipe(
     tree: &dyn Tree,
-    recipes_dir: Option<&str>,
+    sources: &RecipeSources,
     reference: &RecipeRef,
 ) -> Result<LoadedRecipe, RecipeLookupError> {
     let shown = reference.path.clone();
-    if recipes_dir.is_none() && reference.path.starts_with("recipes/") {
-        return Err(RecipeLookupError::NoRecipesDir(shown));
+    let source = sources.source(&shown).ok_or_else(|| RecipeLookupError::NotLaunched(shown.clone()))?;
+    if let Some(checkout) = &source.external {
+        return Err(RecipeLookupError::External { reference: shown, checkout: checkout.clone() });
     }
-    let path = crate::domain::launch::recipe_path(&reference.path, recipes_dir, "")
-        .ok_or_else(|| RecipeLookupError::NotOverlaid(shown.clone()))?;
+    if source.path.is_empty() {
+        return Err(RecipeLookupError::Unresolved(shown));
+    }
+    let path = source.path.clone();
     let bytes = tree
         .read(&path)
         .map_err(|e| RecipeLookupError::Repo(e.to_string()))?

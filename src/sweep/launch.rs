@@ -15,6 +15,7 @@ use super::plan_input::{Plan, MAX_POINTS};
 use super::plan_jobs::{dispatch_plan, JobDefaults, PlanJobError, SkippedRow};
 use super::pool::PoolProfile;
 use crate::domain::ci_priority::{self, CiPriority, PolicySource};
+use crate::domain::launch::recipe_sources;
 use crate::domain::srt::RecipeBook;
 use crate::intake::labels::LabelDecision;
 use crate::matrix::diff::{additions_from_unified_diff, git_diff};
@@ -105,7 +106,7 @@ pub fn build(target: &LaunchTarget<'_>, decision: &LabelDecision, pools: &[Launc
     let sweep = plan(decision, &matrix);
     let policy_tree = GitTree::open(target.repo_dir, target.policy_sha).map_err(repo_err)?;
     let (policy, priority_policy) = priority_policy(&policy_tree, target.policy_sha, &head, &layout)?;
-    let mut recipes = RecipeBook::new(&head, &layout).map_err(repo_err)?;
+    let mut recipes = RecipeBook::new(&head, recipe_sources(&head).map_err(repo_err)?);
     let mut launch = Launch { plans: Vec::new(), skipped: Vec::new(), priorities: HashMap::new(), priority_policy };
     let mut skipped_by_all: Option<Vec<SkippedRow>> = None;
     for pool in pools {

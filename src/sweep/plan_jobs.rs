@@ -234,8 +234,9 @@ fn row_env(row: &Row) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::launch::recipe_sources;
     use crate::intake::labels::{decide, PrFacts};
-    use crate::repo::{Layout, MemTree};
+    use crate::repo::MemTree;
     use crate::sweep::plan::plan;
     use serde_json::json;
 
@@ -243,6 +244,13 @@ mod tests {
         include_str!("../../fixtures/repo/benchmarks/multi_node/srt-slurm-recipes/sglang/demo/disagg-1p1d.yaml");
     const RECIPE_PATH: &str = "benchmarks/multi_node/srt-slurm-recipes/sglang/demo/disagg-1p1d.yaml";
     const POOL: &str = include_str!("../../pools/gb200-nv.toml");
+    /// The master-config entry whose rows name the recipe: the planner reads recipes where the
+    /// launch model says the entry's launcher reads them.
+    const MASTER: &str = "dsr1-fp4-gb200-dynamo-sglang:\n  multinode: true\n  runner: gb200\n  framework: dynamo-sglang\n  scenarios:\n    fixed-seq-len:\n      - isl: 1024\n        osl: 1024\n        search-space:\n          - prefill:\n              additional-settings:\n                - CONFIG_FILE=recipes/sglang/demo/disagg-1p1d.yaml\n";
+
+    fn book(tree: &MemTree) -> RecipeBook<'_> {
+        RecipeBook::new(tree, recipe_sources(tree).unwrap_or_else(|e| panic!("{e}")))
+    }
 
     fn pool(extra: &str) -> PoolProfile {
         PoolProfile::parse(&format!("{extra}\n{POOL}"), "gb200-nv", "pools/gb200-nv.toml")
@@ -287,8 +295,8 @@ mod tests {
     }
 
     fn build(sweep: &SweepPlan, pool: &PoolProfile, recipe: &str) -> Result<PoolPlan, PlanJobError> {
-        let tree = MemTree::new().with(RECIPE_PATH, recipe);
-        let mut book = RecipeBook::new(&tree, &Layout::default()).unwrap();
+        let tree = MemTree::new().with("configs/dsr1-master.yaml", MASTER).with(RECIPE_PATH, recipe);
+        let mut book = book(&tree);
         let defaults = JobDefaults { launcher: "launch.sh", pool, repo: "o/r", pr: 7, sweep_id: "pr7-abc" };
         dispatch_plan(sweep, &defaults, &mut book)
     }
@@ -322,8 +330,10 @@ mod tests {
     #[test]
     fn a_missing_recipe_is_an_error_naming_the_path() {
         let s = sweep(&["full-sweep-enabled"], vec![], vec![multinode_row()]);
-        let tree = MemTree::new().with("benchmarks/multi_node/srt-slurm-recipes/other.yaml", "x: 1\n");
-        let mut book = RecipeBook::new(&tree, &Layout::default()).unwrap();
+        let tree = MemTree::new()
+            .with("configs/dsr1-master.yaml", MASTER)
+            .with("benchmarks/multi_node/srt-slurm-recipes/other.yaml", "x: 1\n");
+        let mut book = book(&tree);
         let p = pool("");
         let defaults = JobDefaults { launcher: "l", pool: &p, repo: "o/r", pr: 7, sweep_id: "s" };
         let err = dispatch_plan(&s, &defaults, &mut book).unwrap_err().to_string();

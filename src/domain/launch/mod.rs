@@ -20,6 +20,8 @@ pub mod follow;
 pub mod runner;
 pub mod shell;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 pub use class::Class;
@@ -30,7 +32,7 @@ pub use shell::Unresolved;
 use crate::domain::runners::Runners;
 use crate::domain::serving_settings::{self, RoleSettings, SettingKind};
 use crate::domain::srt_recipe::{Recipe, RecipeRef, Selector};
-use crate::repo::{normalize_path, Layout, Logical, MemTree};
+use crate::repo::{normalize_path, Layout, Logical, MemTree, RepoError, Tree};
 use crate::yaml::{self, Node, Value};
 
 /// The workflow environment names a job binds (unset ones read as empty in a launcher):
@@ -288,13 +290,60 @@ fn variants(entry: &Node) -> Vec<(Variant, Option<(String, u32)>)> {
 /// The repository path of a `CONFIG_FILE` value: srt-slurm's `recipes/<rest>` is the
 /// repository's recipe folder (the launchers copy it there), the Aug-2026+ form is a
 /// repository path already.
-pub fn recipe_path(written: &str, recipes_dir: Option<&str>, root: &str) -> Option<String> {
-    let path = written.split(':').next().unwrap_or(written).trim();
-    if let Some(rest) = path.strip_prefix("recipes/") {
+fn recipe_path(written: &str, recipes_dir: Option<&str>, root: &str) -> Option<String> {
+    let rel = written_path(written);
+    if let Some(rest) = rel.strip_prefix("recipes/") {
         return recipes_dir.map(|d| format!("{}/{rest}", d.trim_end_matches('/')));
     }
-    let rel = normalize_path(path.trim_start_matches("./"));
     rel.contains("srt-slurm-recipes/").then(|| if rel.starts_with(root) { rel } else { format!("{root}{rel}") })
+}
+
+/// The launch folders of a repository tree ([`LAUNCH_DIRS`]), read into memory once.
+pub fn launch_files(tree: &dyn Tree) -> Result<MemTree, RepoError> {
+    let mut files = MemTree::new();
+    for dir in LAUNCH_DIRS {
+        files.copy_from(tree, dir)?;
+    }
+    Ok(files)
+}
+
+/// The recipe sources of every multi-node entry of a repository tree.
+pub fn recipe_sources(tree: &dyn Tree) -> Result<RecipeSources, RepoError> {
+    Ok(LaunchTree::new(&launch_files(tree)?).recipe_sources())
+}
+
+/// The path a `CONFIG_FILE` value names, without its `:selector` and leading `./`: how the
+/// model, the planner and Check 18 key a recipe reference.
+pub fn written_path(written: &str) -> String {
+    normalize_path(written.split(':').next().unwrap_or(written).trim().trim_start_matches("./"))
+}
+
+/// Where each recipe reference of a set of configs is read from, as their launchers read it
+/// (decision LM12): the sweep planner and Check 18 select recipe variants through it, so a
+/// launcher's copies and its srt-slurm checkout decide the file for them as for every check.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecipeSources {
+    by_written: BTreeMap<String, Vec<RecipeUse>>,
+}
+
+impl RecipeSources {
+    pub fn of<'a>(launches: impl IntoIterator<Item = &'a ConfigLaunch>) -> RecipeSources {
+        let mut by_written: BTreeMap<String, Vec<RecipeUse>> = BTreeMap::new();
+        for r in launches.into_iter().flat_map(|c| &c.recipes) {
+            let uses = by_written.entry(written_path(&r.written)).or_default();
+            if !uses.iter().any(|u| u.path == r.path && u.external == r.external) {
+                uses.push(r.clone());
+            }
+        }
+        RecipeSources { by_written }
+    }
+
+    /// How the configs read `written`: a repository file that exists first, then a checkout's
+    /// file, then the rest (a missing file, an undecided checkout). `None`: no config names it.
+    pub fn source(&self, written: &str) -> Option<&RecipeUse> {
+        let uses = self.by_written.get(&written_path(written))?;
+        uses.iter().find(|u| u.exists).or_else(|| uses.iter().find(|u| u.external.is_some())).or_else(|| uses.first())
+    }
 }
 
 impl<'t> LaunchTree<'t> {
@@ -344,6 +393,28 @@ impl<'t> LaunchTree<'t> {
 
     /// The model of the entry `key_node: entry` of master file `file`.
     pub fn config(&self, file: &str, key_node: &Node, entry: &Node) -> ConfigLaunch {
+        let mut out = self.jobs_and_recipes(file, key_node, entry);
+        self.follow(&mut out, entry);
+        self.settings(&mut out);
+        out.unresolved.sort();
+        out.unresolved.dedup();
+        out
+    }
+
+    /// Where the recipes of every multi-node entry are read from, as their launchers read them
+    /// (the jobs and recipes of the model, without the reach and settings).
+    pub fn recipe_sources(&self) -> RecipeSources {
+        let launches: Vec<ConfigLaunch> = self
+            .entries()
+            .iter()
+            .filter(|(_, _, entry)| matches!(entry.get("multinode").map(|n| &n.value), Some(Value::Bool(true))))
+            .map(|(file, key, entry)| self.jobs_and_recipes(file, key, entry))
+            .collect();
+        RecipeSources::of(&launches)
+    }
+
+    /// The runners, jobs and recipes of an entry: what its launchers run, per variant.
+    fn jobs_and_recipes(&self, file: &str, key_node: &Node, entry: &Node) -> ConfigLaunch {
         let key = key_node.key_text().map(|t| t.into_owned()).unwrap_or_default();
         let at = format!("{file}:{}", key_node.pos.line);
         let label = text_field(entry, "runner");
@@ -394,8 +465,6 @@ impl<'t> LaunchTree<'t> {
                 Vec::new()
             }
         };
-        let mut roots: Vec<Reached> = Vec::new();
-        let mut unavailable: Vec<Unreachable> = Vec::new();
         let prefix = text_field(entry, "model-prefix");
         for (variant, srt) in variants(entry) {
             if let Some((written, line)) = &srt {
@@ -438,6 +507,13 @@ impl<'t> LaunchTree<'t> {
                 self.by_naming_rule(&mut out, entry, &prefix, &variant, &label, &at);
             }
         }
+        out
+    }
+
+    /// The files the config's scripts and recipes reach, and what they cannot.
+    fn follow(&self, out: &mut ConfigLaunch, entry: &Node) {
+        let mut roots: Vec<Reached> = Vec::new();
+        let mut unavailable: Vec<Unreachable> = Vec::new();
         for j in &out.jobs {
             if let Some(s) = j.script.as_ref().filter(|_| j.script_exists) {
                 if !roots.iter().any(|r| r.path == *s) {
@@ -463,18 +539,15 @@ impl<'t> LaunchTree<'t> {
             }
         }
         if roots.is_empty() && unavailable.is_empty() {
+            let (prefix, label) = (text_field(entry, "model-prefix"), text_field(entry, "runner"));
             let stem = format!("{prefix}_{}_{}_{}", text_field(entry, "precision"), sku(&label), out.framework);
             unavailable.push(Unreachable {
                 reference: format!("benchmarks/…/{stem}.sh"),
-                via: at.clone(),
+                via: format!("{}:{}", out.file, out.line),
                 why: Why::NoLauncher,
             });
         }
         out.reach = follow::reach_from(self.tree, roots, unavailable);
-        self.settings(&mut out);
-        out.unresolved.sort();
-        out.unresolved.dedup();
-        out
     }
 
     /// The effective settings of its scripts (server command and env, sourced scripts
@@ -531,7 +604,7 @@ impl<'t> LaunchTree<'t> {
     fn add_recipe(&self, out: &mut ConfigLaunch, written: &str, run: Option<&RunnerRun>, at: &str) {
         let reference = RecipeRef::parse(written).ok();
         let selector = reference.as_ref().and_then(|r| r.selector.as_ref()).map(ToString::to_string);
-        let rel = normalize_path(written.split(':').next().unwrap_or(written).trim().trim_start_matches("./"));
+        let rel = written_path(written);
         let copied = run.and_then(|run| {
             let mut copies: Vec<&runner::CheckoutCopy> = run.copies.iter().collect();
             copies.sort_by_key(|c| !c.sure);
@@ -833,6 +906,14 @@ mod tests {
         assert_eq!(gb300.runners, ["gb300-nv"]);
         assert_eq!(gb300.recipes[0].external.as_deref(), Some("NVIDIA/srt-slurm@HEAD"));
         assert!(gb300.unresolved.is_empty(), "{:?}", gb300.unresolved);
+
+        // The planner and Check 18 read the same files through the recipe sources.
+        let sources = LaunchTree::new(&t).recipe_sources();
+        assert_eq!(sources, RecipeSources::of(&model));
+        let copied_source = sources.source(&format!("./{}", copied.written)).unwrap();
+        assert_eq!(copied_source.path, copied.path, "selector and ./ do not change the key");
+        assert_eq!(sources.source(&own.written).unwrap().external, own.external);
+        assert_eq!(sources.source("recipes/none.yaml"), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! script it runs (decision LM1). Control flow is followed as bash runs it where the tests can
 //! be decided (see [`super::shell`]); undecided branches are *maybe*.
 
-use super::shell::{split_top, split_words, Env, Tri, Unresolved, Val, MAX_LINES};
+use super::shell::{after_declaration, assignment, split_top, split_words, Env, Tri, Unresolved, Val, MAX_LINES};
 use crate::domain::serving_settings::logical_lines;
 use crate::repo::{normalize_path, MemTree};
 
@@ -139,15 +139,6 @@ fn activity(frames: &[Frame]) -> Tri {
 
 fn in_loop(frames: &[Frame]) -> bool {
     frames.iter().any(|f| matches!(f, Frame::Loop { .. }))
-}
-
-/// `NAME=value` at a command's start.
-fn assignment(word: &str) -> Option<(&str, &str)> {
-    let (name, value) = word.split_once('=')?;
-    let ok = !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !name.as_bytes()[0].is_ascii_digit();
-    ok.then_some((name, value))
 }
 
 /// Heredoc terminator of a line (`<<EOF`, `<<'EOF'`, `<<-"EOF"`).
@@ -341,10 +332,7 @@ fn statement_step(
         return;
     }
     let words = split_words(st);
-    let mut i = 0;
-    while i < words.len() && matches!(words[i].as_str(), "export" | "local" | "declare" | "readonly" | "{") {
-        i += 1;
-    }
+    let i = words.len() - after_declaration(&words).len();
     let assigns = words[i..].iter().take_while(|w| assignment(w).is_some()).count();
     let is_command = i + assigns < words.len();
     for word in &words[i..i + assigns] {

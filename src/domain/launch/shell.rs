@@ -497,9 +497,177 @@ fn strip_glob(v: &str, pattern: &str, suffix: bool, longest: bool) -> String {
     v.to_owned()
 }
 
+/// `NAME=value` at a command's start.
+pub(super) fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let ok = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit();
+    ok.then_some((name, value))
+}
+
+/// The words of a statement after its declaration keyword (`export`, `local`, `declare -x`, …).
+pub(super) fn after_declaration(words: &[String]) -> &[String] {
+    let mut i = 0;
+    let mut declared = false;
+    while let Some(w) = words.get(i) {
+        if matches!(w.as_str(), "export" | "local" | "declare" | "readonly" | "typeset") {
+            declared = true;
+        } else if !(w == "{" || declared && w.starts_with('-')) {
+            break;
+        }
+        i += 1;
+    }
+    &words[i..]
+}
+
+/// Every value each variable of a script may hold: each `NAME=value` it assigns, on any line
+/// and in any branch, as written. A check that must consider every path a script may touch
+/// (Check 10's engine writes) expands words over all of them, through [`Env::expand`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptValues {
+    written: BTreeMap<String, Vec<String>>,
+}
+
+impl ScriptValues {
+    pub fn of(text: &str) -> ScriptValues {
+        let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (_, line) in crate::domain::serving_settings::logical_lines(text).into_iter().take(MAX_LINES) {
+            for statement in split_top(&line, &["&&", "||", ";"]).into_iter().map(|(_, st)| st) {
+                let words = split_words(statement.trim());
+                for word in after_declaration(&words).iter().map_while(|w| assignment(w)) {
+                    let (name, value) = word;
+                    let known = written.entry(name.to_owned()).or_default();
+                    if !known.iter().any(|v| v == value) {
+                        known.push(value.to_owned());
+                    }
+                }
+            }
+        }
+        ScriptValues { written }
+    }
+
+    /// Every expansion of `word` over the values its variables may hold, at most `max`.
+    /// `fixed` binds names whatever the script assigns. A variable the script never assigns
+    /// reads as unset where the word gives it a default (`${NAME:-d}`), and is unresolved
+    /// elsewhere; a command substitution is unresolved (its text is in the fact).
+    pub fn expand(&self, word: &str, fixed: &[(&str, &str)], max: usize) -> Result<Vec<String>, Unresolved> {
+        self.expand_depth(word, fixed, max, 0)
+    }
+
+    fn expand_depth(
+        &self,
+        word: &str,
+        fixed: &[(&str, &str)],
+        max: usize,
+        depth: usize,
+    ) -> Result<Vec<String>, Unresolved> {
+        if depth > MAX_NESTING {
+            return Err(Unresolved::new(word, "too_deep", word));
+        }
+        let mut choices: Vec<(String, Vec<String>)> = Vec::new();
+        let mut unset: Vec<String> = Vec::new();
+        for (name, defaulted) in references(word) {
+            if choices.iter().any(|(n, _)| *n == name) || unset.contains(&name) {
+                continue;
+            }
+            if let Some((_, v)) = fixed.iter().find(|(n, _)| *n == name) {
+                choices.push((name, vec![(*v).to_owned()]));
+            } else if let Some(raws) = self.written.get(&name) {
+                let mut values: Vec<String> = Vec::new();
+                for raw in raws {
+                    // A value computed by a command keeps its text, so what it names stays visible.
+                    let expanded = match self.expand_depth(raw, fixed, max, depth + 1) {
+                        Err(u) if u.why == "command_substitution" => vec![raw.clone()],
+                        other => other?,
+                    };
+                    for v in expanded {
+                        if !values.contains(&v) {
+                            values.push(v);
+                        }
+                    }
+                }
+                choices.push((name, values));
+            } else if defaulted {
+                unset.push(name);
+            } else {
+                return Err(Unresolved::new(&format!("${name}"), "runner_environment", word));
+            }
+        }
+        let combinations = choices.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len().max(1)));
+        if combinations.is_none_or(|n| n > max) {
+            return Err(Unresolved::new(word, "too_many_values", word));
+        }
+        let unset: Vec<&str> = unset.iter().map(String::as_str).collect();
+        let mut out: Vec<String> = Vec::new();
+        let mut pick = vec![0usize; choices.len()];
+        loop {
+            let mut env = Env::new(&unset);
+            for ((name, values), &i) in choices.iter().zip(&pick) {
+                if let Some(v) = values.get(i) {
+                    env.bind(name, v);
+                }
+            }
+            let value = env.expand(word, word)?;
+            if !out.contains(&value) {
+                out.push(value);
+            }
+            // The next combination, odometer-style.
+            let Some(k) = (0..pick.len()).rev().find(|&k| pick[k] + 1 < choices[k].1.len()) else { break };
+            pick[k] += 1;
+            pick[k + 1..].iter_mut().for_each(|p| *p = 0);
+        }
+        Ok(out)
+    }
+}
+
+/// The variables a word references (`$NAME`, `${NAME…}`, nested defaults included), each with
+/// whether that reference gives a default (`${NAME:-…}`, `${NAME-…}`, `${NAME:=…}`).
+fn references(word: &str) -> Vec<(String, bool)> {
+    let bytes = word.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let braced = bytes.get(i + 1) == Some(&b'{');
+        let start = i + 1 + usize::from(braced);
+        let end = (start..bytes.len())
+            .find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_'))
+            .unwrap_or(bytes.len());
+        if end > start && !bytes[start].is_ascii_digit() {
+            let rest = &word[end..];
+            let defaulted = braced && (rest.starts_with(":-") || rest.starts_with('-') || rest.starts_with(":="));
+            out.push((word[start..end].to_owned(), defaulted));
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn script_values_expand_words_over_every_value_a_variable_may_hold() {
+        let script =
+            "if [[ $X ]]; then\n  DIR=/opt/a\nelse\n  declare -x DIR=\"/opt/b\"\nfi\nSUB=${DIR}/s; LOG=$(date)\n";
+        let v = ScriptValues::of(script);
+        assert_eq!(v.expand("$SUB/f", &[], 16).unwrap(), ["/opt/a/s/f", "/opt/b/s/f"]);
+        assert_eq!(v.expand("${UNSET:-${DIR}}", &[], 16).unwrap(), ["/opt/a", "/opt/b"], "nested defaults");
+        assert_eq!(v.expand("$WS/x", &[("WS", "<repository>")], 16).unwrap(), ["<repository>/x"]);
+        assert_eq!(v.expand("$UNSET/x", &[], 16).unwrap_err().why, "runner_environment");
+        assert_eq!(v.expand("$LOG", &[], 16).unwrap(), ["$(date)"], "a command's value keeps its text");
+        assert_eq!(
+            v.expand("$SUB$SUB", &[], 2).unwrap(),
+            ["/opt/a/s/opt/a/s", "/opt/b/s/opt/b/s"],
+            "one value per run"
+        );
+        assert_eq!(v.expand("$SUB", &[], 1).unwrap_err().why, "too_many_values");
+    }
 
     fn env() -> Env {
         let mut e = Env::new(&["SCENARIO_SUBDIR", "CONFIG_FILE"]);
