@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, tar_gz, REPO};
-use support::{comment_event, pr_event, ServerProcess, BOT, TOKEN};
+use support::{action_command, comment_event, pr_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, Evidence};
 use sweepgate::repo::{MemTree, Tree};
 
@@ -422,21 +422,7 @@ async fn run_action(fake: &FakeGitHub, upstream: &FakeUpstream, event: &Value) -
     let (fake_url, upstream_url) = (fake.url.clone(), upstream.url.clone());
     let summary_path = summary.clone();
     let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_sweepgate"))
-            .arg("action")
-            .args(["--upstream-github-api", &upstream_url, "--huggingface-url", &upstream_url])
-            .args([
-                "--registry",
-                &format!("docker.io={upstream_url}"),
-                "--registry",
-                &format!("nvcr.io={upstream_url}"),
-            ])
-            .args(["--upstream-allow-host", upstream_url.trim_start_matches("http://"), "--upstream-allow-private"])
-            .env("GITHUB_EVENT_NAME", "pull_request")
-            .env("GITHUB_EVENT_PATH", &event_path)
-            .env("GITHUB_TOKEN", TOKEN)
-            .env("GITHUB_API_URL", &fake_url)
-            .env("SWEEPGATE_BOT_LOGIN", BOT)
+        action_command(&fake_url, &upstream_url, "pull_request", &event_path)
             .env("GITHUB_STEP_SUMMARY", &summary_path)
             .env_remove("GITHUB_OUTPUT")
             .env_remove("SWEEPGATE_PREFLIGHT")
