@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, tar_gz, REPO};
-use support::{comment_event, pr_event, ServerProcess, BOT, TOKEN};
+use support::{action_command, comment_event, pr_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, Evidence};
 use sweepgate::repo::{MemTree, Tree};
 
@@ -146,7 +146,7 @@ async fn a_main_merge_carries_the_signoff_forward_and_a_content_push_needs_a_fre
     tree.insert(master, text);
     serve_commit(&fake, &content, &tree);
     push(&fake, pr, &content);
-    let tarballs = fake.world().count(&format!("GET /repos/{REPO}/tarball/"));
+    let logged = fake.world().log.len();
     server.deliver("pull_request", "p-2", &synchronize(pr, &content)).await;
     server.wait_handled(3).await;
     assert_eq!(
@@ -157,7 +157,11 @@ async fn a_main_merge_carries_the_signoff_forward_and_a_content_push_needs_a_fre
         )],
         "no pending: no verification runs"
     );
-    assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), tarballs, "no collection");
+    // The status comes before any collection (preflight, on by default, collects afterwards).
+    let log = fake.world().log[logged..].to_vec();
+    let status = log.iter().position(|l| l.starts_with(&format!("POST /repos/{REPO}/statuses/{content}")));
+    let first_tarball = log.iter().position(|l| l.starts_with(&format!("GET /repos/{REPO}/tarball/")));
+    assert!(status.is_some_and(|s| first_tarball.is_none_or(|t| s < t)), "no collection before the status: {log:#?}");
     let (id, body) = verdict(&fake, pr);
     assert_eq!(id, verdict_id, "the same verdict comment, edited");
     assert!(body.contains("### A fresh sign-off is needed") && body.contains("### 需要重新签核"), "{body}");
@@ -407,4 +411,210 @@ async fn preflight_lists_a_would_be_fail_before_any_signoff() {
     server.deliver("pull_request", "p-2", &event).await;
     server.wait_handled(2).await;
     assert_eq!(runs(&fake).len(), 1, "one preflight check run per head");
+}
+
+/// Runs `sweepgate action` on one `pull_request` event against the fake GitHub: (stdout, the
+/// job summary it wrote).
+async fn run_action(fake: &FakeGitHub, upstream: &FakeUpstream, event: &Value) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (event_path, summary) = (dir.path().join("event.json"), dir.path().join("summary.md"));
+    std::fs::write(&event_path, serde_json::to_vec(event).unwrap()).unwrap();
+    let (fake_url, upstream_url) = (fake.url.clone(), upstream.url.clone());
+    let summary_path = summary.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        action_command(&fake_url, &upstream_url, "pull_request", &event_path)
+            .env("GITHUB_STEP_SUMMARY", &summary_path)
+            .env_remove("GITHUB_OUTPUT")
+            .env_remove("SWEEPGATE_PREFLIGHT")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    (stdout, std::fs::read_to_string(&summary).unwrap())
+}
+
+/// Issue 25 item 5: the Action, in its own event model (one `pull_request` `synchronize` per
+/// run, no reconcile), carries an APPROVED sign-off forward across a main merge, sets
+/// `failure` "a fresh sign-off is needed" on a content push, and writes the preflight report
+/// (on by default) into its job summary as well as the check run, the summary alone when the
+/// token may not use check runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_carries_forward_or_fails_on_synchronize_and_writes_preflight_to_the_job_summary() {
+    let (original, fake, upstream, server) = approved(&[]).await;
+    server.stop();
+    let (pr, signed) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let merged = "c".repeat(40);
+    let mut tree = original.head.clone();
+    tree.insert("README.md", "main moved on\n");
+    serve_commit(&fake, &merged, &tree);
+    push(&fake, pr, &merged);
+    let (stdout, summary) = run_action(&fake, &upstream, &synchronize(pr, &merged)).await;
+    let (state, description) = statuses_on(&fake, &merged).last().unwrap().clone();
+    assert_eq!(state, "success", "{stdout}");
+    assert!(description.contains(&format!("carried forward from {}", &signed[..7])), "{description}");
+    assert!(verdict(&fake, pr).1.contains(&format!("Carried forward from `{signed}`")));
+    assert!(summary.contains(&format!("## Preflight for `{merged}`")), "{summary}");
+    assert!(summary.contains(&format!("## `{merged}` 的预检")), "{summary}");
+    let runs: Vec<Value> = fake.world().check_runs.iter().map(|(_, c)| c.clone()).collect();
+    assert!(runs.iter().any(|c| c["name"] == "sweepgate/preflight" && c["head_sha"] == merged.as_str()), "{runs:#?}");
+
+    let content = "d".repeat(40);
+    let master = "configs/nvidia-master.yaml";
+    let text = format!("{}\n", tree.text(master).unwrap());
+    tree.insert(master, text);
+    serve_commit(&fake, &content, &tree);
+    push(&fake, pr, &content);
+    // A token without the `checks` permission: the report still reaches the job summary.
+    let checks = format!("GET /repos/{REPO}/commits/{content}/check-runs");
+    fake.fail_next(Fault { status: 403, matching: checks, ..Fault::default() });
+    let (stdout, summary) = run_action(&fake, &upstream, &synchronize(pr, &content)).await;
+    assert!(summary.contains(&format!("## Preflight for `{content}`")), "{summary}");
+    assert!(stdout.contains("(no check run)"), "{stdout}");
+    assert!(!fake.world().check_runs.iter().any(|(_, c)| c["head_sha"] == content.as_str()));
+    let on_content = statuses_on(&fake, &content);
+    assert_eq!(on_content.len(), 1, "{on_content:?} {stdout}");
+    assert_eq!(on_content[0].0, "failure");
+    assert!(on_content[0].1.starts_with("a fresh sign-off is needed: 1 file(s) changed"), "{on_content:?}");
+    assert!(verdict(&fake, pr).1.contains(&format!("- `{master}`")));
+}
+
+/// Issue 25 item 4: the reconcile's backoff per watched PR is kept in the state file, so a
+/// restarted server resumes the watch where the last one left it and turns the status to
+/// `success` when the recipe PR merges; the ended watch leaves the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_resumes_the_recipe_watch_with_its_backoff() {
+    const RECIPE: (&str, u64) = ("sgl-project/sglang", 47394);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.sqlite");
+    let args = ["--reconcile-secs", "1", "--state", state.to_str().unwrap()];
+    let (original, fake, upstream, server) = signed_off(&args, |u| {
+        let mut s = u.state();
+        let pull = &mut s.pulls.get_mut(&(RECIPE.0.to_owned(), RECIPE.1)).unwrap().0;
+        pull["state"] = json!("open");
+        pull["merged_at"] = Value::Null;
+    })
+    .await;
+    let head = original.pull_request.head_sha.clone();
+    let rows = |state: &std::path::Path| -> Vec<(String, i64, i64)> {
+        let conn = rusqlite::Connection::open(state).unwrap();
+        let mut stmt = conn.prepare("SELECT repo, pr, wait_ms FROM recipe_watch").unwrap();
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    // The reconcile polls the open recipe PR and records its backoff.
+    for _ in 0..300 {
+        if !rows(&state).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    server.stop();
+    let kept = rows(&state);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!((kept[0].0.as_str(), kept[0].1), (REPO, original.pull_request.number as i64));
+    assert!(kept[0].2 >= 2000, "the backoff is in the state file: {kept:?}");
+
+    {
+        let mut s = upstream.state();
+        let pull = &mut s.pulls.get_mut(&(RECIPE.0.to_owned(), RECIPE.1)).unwrap().0;
+        pull["state"] = json!("closed");
+        pull["merged_at"] = json!("2026-12-01T08:00:00Z");
+    }
+    let server = start_server(&fake, &upstream, &args).await;
+    let on_head = wait_for_state(&fake, &head, "success").await;
+    assert!(on_head.last().unwrap().1.contains("APPROVED"), "{on_head:?}");
+    assert!(verdict(&fake, original.pull_request.number).1.contains("### Re-verified: the linked recipe PR merged"));
+    server.stop();
+    assert!(rows(&state).is_empty(), "the ended watch left the state file");
+}
+
+/// Issue 25 "Bad input and security": carry-forward never approves content no eligible signer
+/// saw. Each push below, from the signed head, ends in `failure` "a fresh sign-off is needed"
+/// naming what changed, through the server's `synchronize` handler (the fingerprint's own tests,
+/// `checks::fingerprint::tests`, decide each case on its inputs, the affected-config part too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_push_that_changes_the_prs_own_content_needs_a_fresh_signoff() {
+    let (original, fake, _upstream, server) = approved(&["--preflight=false"]).await;
+    let (pr, signed) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    const MASTER: &str = "configs/nvidia-master.yaml";
+    const CHANGELOG: &str = "perf-changelog.yaml";
+    let (master, changelog) = (MASTER, CHANGELOG);
+    let files = fake.world().files[&(REPO.to_owned(), pr)].clone();
+    let text = |path: &str| original.head.text(path).unwrap().to_owned();
+    type Case<'a> = (&'static str, Box<dyn Fn(&mut MemTree, &mut Vec<Value>) + 'a>, &'static [&'static str]);
+    let cases: Vec<Case<'_>> = vec![
+        ("one byte of a PR file", Box::new(move |t, _| t.insert(master, format!("{} ", text(master)))), &[MASTER]),
+        (
+            "a file added",
+            Box::new(|t, f| {
+                t.insert("benchmarks/new_launcher.sh", "#!/bin/sh\n");
+                f.push(json!({"filename": "benchmarks/new_launcher.sh", "status": "added", "additions": 1, "deletions": 0}));
+            }),
+            &["benchmarks/new_launcher.sh"],
+        ),
+        (
+            "a file removed from the change (its edit reverted)",
+            Box::new(|t, f| {
+                t.insert(changelog, original.base.text(changelog).unwrap().to_owned());
+                f.retain(|x| x["filename"] != changelog);
+            }),
+            &[CHANGELOG],
+        ),
+        (
+            "a rename",
+            Box::new(move |t, f| {
+                let content = t.remove(master).unwrap();
+                t.insert("configs/nv-master.yaml", content);
+                let entry = f.iter_mut().find(|x| x["filename"] == master).unwrap();
+                entry["filename"] = json!("configs/nv-master.yaml");
+                entry["previous_filename"] = json!(master);
+                entry["status"] = json!("renamed");
+            }),
+            &["configs/nv-master.yaml", MASTER],
+        ),
+        (
+            "a force-push to other content with the same paths",
+            Box::new(move |t, _| {
+                for path in [master, changelog] {
+                    let other = format!("{}# rewritten\n", t.text(path).unwrap());
+                    t.insert(path, other);
+                }
+            }),
+            &[MASTER, CHANGELOG],
+        ),
+        (
+            "a merge of the target branch touching a PR file",
+            Box::new(move |t, _| {
+                t.insert("README.md", "main moved on\n");
+                let merged = format!("# main's header\n{}", t.text(master).unwrap());
+                t.insert(master, merged);
+            }),
+            &[MASTER],
+        ),
+    ];
+    for (n, (case, change, named)) in cases.into_iter().enumerate() {
+        let sha = format!("{:040x}", 0xa0 + n);
+        let mut tree = original.head.clone();
+        let mut listed = files.clone();
+        change(&mut tree, &mut listed);
+        serve_commit(&fake, &sha, &tree);
+        fake.world().files.insert((REPO.to_owned(), pr), listed);
+        push(&fake, pr, &sha);
+        server.deliver("pull_request", &format!("bad-{n}"), &synchronize(pr, &sha)).await;
+        server.wait_handled(n as u64 + 2).await;
+        let expected = format!(
+            "a fresh sign-off is needed: {} file(s) changed since the sign-off of {}",
+            named.len(),
+            &signed[..7]
+        );
+        assert_eq!(statuses_on(&fake, &sha), [("failure".to_string(), expected)], "{case}");
+        let (_, body) = verdict(&fake, pr);
+        assert!(body.contains("### A fresh sign-off is needed"), "{case}: {body}");
+        for path in named {
+            assert!(body.contains(&format!("- `{path}`")), "{case} names {path}: {body}");
+        }
+    }
 }

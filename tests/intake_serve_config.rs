@@ -47,6 +47,21 @@ fn built_in_defaults_apply_when_nothing_else_sets_a_value() {
     assert_eq!(setting(&out, "github_timeout_secs"), ("30".into(), "default".into()));
     assert_eq!(setting(&out, "state"), ("\".sweepgate/state.sqlite\"".into(), "default".into()));
     assert_eq!(setting(&out, "webhook_secrets"), ("\"<1 redacted>\"".into(), "flag".into()));
+    assert_eq!(setting(&out, "preflight"), ("true".into(), "default".into()), "preflight is on by default");
+}
+
+#[test]
+fn preflight_is_turned_off_by_the_file_the_env_or_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &format!("{CONFIG}preflight = false\n"));
+    let out = serve(&["--config", &config, "--print-config"], &[]);
+    assert_eq!(setting(&out, "preflight"), ("false".into(), "config".into()));
+    let out = serve(&["--webhook-secret", "s", "--print-config"], &[("SWEEPGATE_PREFLIGHT", "false")]);
+    assert_eq!(setting(&out, "preflight"), ("false".into(), "env".into()));
+    let out = serve(&["--config", &config, "--preflight", "--print-config"], &[]);
+    assert_eq!(setting(&out, "preflight"), ("true".into(), "flag".into()), "a bare --preflight is on");
+    let out = serve(&["--webhook-secret", "s", "--preflight=false", "--print-config"], &[]);
+    assert_eq!(setting(&out, "preflight"), ("false".into(), "flag".into()));
 }
 
 #[test]

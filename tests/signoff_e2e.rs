@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, REPO};
-use support::{comment_event, ServerProcess, BOT, TOKEN};
+use support::{action_command, comment_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::read_bundle;
 
 fn signoff_event(pr: u64, id: u64, login: &str, body: &str, previous: Option<&str>) -> Value {
@@ -233,21 +233,7 @@ async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
     let fake_url = fake.url.clone();
     let upstream_url = upstream.url.clone();
     let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_sweepgate"))
-            .arg("action")
-            .args(["--upstream-github-api", &upstream_url])
-            .args([
-                "--registry",
-                &format!("docker.io={upstream_url}"),
-                "--registry",
-                &format!("nvcr.io={upstream_url}"),
-            ])
-            .args(["--upstream-allow-host", upstream_url.trim_start_matches("http://"), "--upstream-allow-private"])
-            .env("GITHUB_EVENT_NAME", "workflow_dispatch")
-            .env("GITHUB_EVENT_PATH", &event_path)
-            .env("GITHUB_TOKEN", TOKEN)
-            .env("GITHUB_API_URL", &fake_url)
-            .env("SWEEPGATE_BOT_LOGIN", BOT)
+        action_command(&fake_url, &upstream_url, "workflow_dispatch", &event_path)
             .env_remove("GITHUB_STEP_SUMMARY")
             .output()
             .unwrap()

@@ -109,9 +109,11 @@ pub struct VerifierArgs {
     /// Handles asked to review WARN rows (repeatable), e.g. --reviewer @maint-a.
     #[arg(long = "reviewer", env = "SWEEPGATE_REVIEWERS", value_delimiter = ',')]
     pub reviewers: Vec<String>,
-    /// Preflight for authors: on each push of a PR that touches benchmark files, the check run
-    /// `sweepgate/preflight` lists what would FAIL before sign-off (one collection per head).
-    #[arg(long, env = "SWEEPGATE_PREFLIGHT")]
+    /// Preflight for authors, on by default: on each push of a PR that touches benchmark files,
+    /// the check run `sweepgate/preflight` lists what would FAIL before sign-off (one collection
+    /// per head). `--preflight=false` (or `SWEEPGATE_PREFLIGHT=false`) turns it off.
+    #[arg(long, env = "SWEEPGATE_PREFLIGHT", default_value_t = true, action = clap::ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub preflight: bool,
     #[command(flatten)]
     pub upstream: UpstreamArgs,

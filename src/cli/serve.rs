@@ -297,6 +297,7 @@ fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs,
     let v = &mut a.verifier;
     l.set("signoff_status_context", &mut v.signoff_status_context, file.signoff_status_context);
     l.set("advisory", &mut v.advisory, file.advisory);
+    l.set("preflight", &mut v.preflight, file.preflight);
     l.set("reviewers", &mut v.reviewers, file.reviewers);
     l.set("upstream_github_api", &mut v.upstream.upstream_github_api, file.upstream_github_api);
     l.set("huggingface_url", &mut v.upstream.huggingface_url, file.huggingface_url);

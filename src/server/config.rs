@@ -45,6 +45,8 @@ pub struct ServeFile {
     pub dispatch_ledger: Option<PathBuf>,
     pub signoff_status_context: Option<String>,
     pub advisory: Option<bool>,
+    /// Preflight for authors (`--preflight`, on by default; `preflight = false` turns it off).
+    pub preflight: Option<bool>,
     pub reviewers: Option<Vec<String>>,
     pub upstream_github_api: Option<String>,
     pub huggingface_url: Option<String>,

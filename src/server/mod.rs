@@ -191,6 +191,7 @@ impl Server {
 /// reconciler when configured).
 pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Result<Server, StateError> {
     let state = Arc::new(StateDb::open(&config.state_file)?);
+    config.bot.verify.watch.attach(state.clone())?;
     let store = Arc::new(QueueStore::open(&config.state_file, config.dedupe_capacity, config.dedupe_ttl)?);
     store.checkpoint_in_background(Duration::from_secs(1))?;
     let lanes = Arc::new(Lanes::new(config.queue_capacity));

@@ -1,6 +1,7 @@
 //! The server's durable state (`--state`, one SQLite file): the repositories deliveries came
-//! from, which the periodic reconcile visits. The same file holds the event queue
-//! ([`super::queue`]), which also deduplicates deliveries.
+//! from, which the periodic reconcile visits, and the reconcile's backoff per PR watching linked
+//! recipe PRs (issue 25 item 4). The same file holds the event queue ([`super::queue`]), which
+//! also deduplicates deliveries.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,7 +48,9 @@ impl StateDb {
         conn.busy_timeout(Duration::from_secs(5)).map_err(err)?;
         conn.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, installation_id INTEGER);",
+             CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, installation_id INTEGER);
+             CREATE TABLE IF NOT EXISTS recipe_watch (repo TEXT NOT NULL, pr INTEGER NOT NULL,
+                 next_ms INTEGER NOT NULL, wait_ms INTEGER NOT NULL, PRIMARY KEY (repo, pr));",
         )
         .map_err(err)?;
         let repos = conn
@@ -93,6 +96,71 @@ impl StateDb {
     }
 }
 
+/// Most PRs whose recipe watch keeps a backoff (a row is a few dozen bytes). Past it the
+/// backoff due soonest is forgotten: that PR is polled at the next pass, as it would be anyway.
+pub const MAX_WATCHES: usize = 10_000;
+
+/// A watched PR: its repository's full name and its number.
+pub type WatchedPr = (String, u64);
+
+/// One PR's backoff for polling its linked recipe PRs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchWait {
+    /// Not polled before this wall-clock instant (ms since the epoch).
+    pub next_ms: i64,
+    /// The wait that set `next_ms` (the next one doubles it).
+    pub wait_ms: u64,
+}
+
+impl StateDb {
+    /// Every recorded recipe-watch backoff, by repository name and PR number (at most
+    /// [`MAX_WATCHES`], the latest first).
+    pub fn watches(&self) -> Result<Vec<(WatchedPr, WatchWait)>, StateError> {
+        blocking(|| {
+            let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+            let mut stmt =
+                conn.prepare("SELECT repo, pr, next_ms, wait_ms FROM recipe_watch ORDER BY next_ms DESC LIMIT ?1")?;
+            let rows = stmt.query_map([MAX_WATCHES as i64], |row| {
+                let key = (row.get::<_, String>(0)?, row.get::<_, i64>(1)?.max(0) as u64);
+                Ok((key, WatchWait { next_ms: row.get(2)?, wait_ms: row.get::<_, i64>(3)?.max(0) as u64 }))
+            })?;
+            rows.collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| self.err(e))
+    }
+
+    /// Records the backoff of `repo`'s PR `pr`, keeping at most [`MAX_WATCHES`] rows.
+    pub fn put_watch(&self, repo: &str, pr: u64, wait: WatchWait) -> Result<(), StateError> {
+        blocking(|| {
+            let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+            conn.execute(
+                "INSERT INTO recipe_watch (repo, pr, next_ms, wait_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (repo, pr) DO UPDATE SET next_ms = excluded.next_ms, wait_ms = excluded.wait_ms",
+                params![repo, pr as i64, wait.next_ms, wait.wait_ms.min(i64::MAX as u64) as i64],
+            )?;
+            conn.execute(
+                "DELETE FROM recipe_watch WHERE rowid IN (SELECT rowid FROM recipe_watch ORDER BY next_ms
+                 LIMIT max(0, (SELECT count(*) FROM recipe_watch) - ?1))",
+                [MAX_WATCHES as i64],
+            )
+        })
+        .map(drop)
+        .map_err(|e| self.err(e))
+    }
+
+    /// Forgets the backoff of `repo`'s PR `pr` (its watch ended).
+    pub fn drop_watch(&self, repo: &str, pr: u64) -> Result<(), StateError> {
+        blocking(|| {
+            self.conn
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .execute("DELETE FROM recipe_watch WHERE repo = ?1 AND pr = ?2", params![repo, pr as i64])
+        })
+        .map(drop)
+        .map_err(|e| self.err(e))
+    }
+}
+
 /// Wall-clock milliseconds: ids must keep their age across restarts, so no `Instant`.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -113,5 +181,26 @@ mod tests {
         drop(d);
         let d = StateDb::open(&path).unwrap();
         assert_eq!(d.known_repos(), [(repo, Some(8))]);
+    }
+
+    #[test]
+    fn recipe_watch_backoffs_survive_reopening_the_file_and_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let d = StateDb::open(&path).unwrap();
+        let wait = |next_ms| WatchWait { next_ms, wait_ms: 4000 };
+        d.put_watch("o/r", 7, wait(10)).unwrap();
+        d.put_watch("o/r", 7, wait(20)).unwrap();
+        d.put_watch("o/r", 8, wait(30)).unwrap();
+        d.drop_watch("o/r", 8).unwrap();
+        drop(d);
+        let d = StateDb::open(&path).unwrap();
+        assert_eq!(d.watches().unwrap(), [(("o/r".to_owned(), 7), wait(20))]);
+        for pr in 0..MAX_WATCHES as u64 + 2 {
+            d.put_watch("o/many", pr, wait(100 + pr as i64)).unwrap();
+        }
+        let kept = d.watches().unwrap();
+        assert_eq!(kept.len(), MAX_WATCHES, "bounded");
+        assert!(!kept.iter().any(|(k, _)| k.0 == "o/r" || k.1 < 2), "the ones due soonest were forgotten");
     }
 }

@@ -20,6 +20,23 @@ pub const TOKEN: &str = "ghs_test_token";
 pub const BOT: &str = "sweepgate[bot]";
 pub const REPO: &str = "example-org/bench-repo";
 
+/// `sweepgate action` on the event `name` whose payload is at `event_path`, against the fake
+/// GitHub at `fake_url`, every upstream (GitHub API, Hugging Face, registries) at `upstream_url`.
+pub fn action_command(fake_url: &str, upstream_url: &str, name: &str, event_path: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sweepgate"));
+    command
+        .arg("action")
+        .args(["--upstream-github-api", upstream_url, "--huggingface-url", upstream_url])
+        .args(["--registry", &format!("docker.io={upstream_url}"), "--registry", &format!("nvcr.io={upstream_url}")])
+        .args(["--upstream-allow-host", upstream_url.trim_start_matches("http://"), "--upstream-allow-private"])
+        .env("GITHUB_EVENT_NAME", name)
+        .env("GITHUB_EVENT_PATH", event_path)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_API_URL", fake_url)
+        .env("SWEEPGATE_BOT_LOGIN", BOT);
+    command
+}
+
 /// `sweepgate serve` as a child process; killed when dropped.
 pub struct ServerProcess {
     pub url: String,

@@ -94,15 +94,21 @@ pub(super) async fn preflight<G: GitHub>(
         return Ok(());
     }
     let head = pull.head.sha.clone();
+    // `None`: the token may not read or write check runs; the report still reaches the
+    // Action's job summary (`out.preflight`).
     let existing = match gh.list_check_runs(repo, &head).await {
         Ok(runs) => {
-            runs.into_iter().find(|r| r.name == PREFLIGHT_CHECK && r.external_id.as_deref() == Some(EXTERNAL_ID))
+            Some(runs.into_iter().find(|r| r.name == PREFLIGHT_CHECK && r.external_id.as_deref() == Some(EXTERNAL_ID)))
         }
         Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) if refused(&err) => {
+            out.note(format!("preflight check run not readable ({err}): the report is only in the outcome"));
+            None
+        }
         Err(err) => return Err(err.into()),
     };
     // A redelivered push is done already; an edited PR body is judged again (Check 3's links).
-    if action != "edited" && existing.as_ref().is_some_and(|r| r.status == "completed") {
+    if action != "edited" && existing.as_ref().is_some_and(|r| r.as_ref().is_some_and(|r| r.status == "completed")) {
         out.note(format!("preflight on {head} is done already"));
         return Ok(());
     }
@@ -146,12 +152,26 @@ pub(super) async fn preflight<G: GitHub>(
         external_id: Some(EXTERNAL_ID.into()),
         output: CheckRunOutput { title, summary, text: String::new() },
     };
-    match existing {
-        Some(run) => gh.update_check_run(repo, run.id, &input).await?,
+    let written = match existing {
         None => {
-            gh.create_check_run(repo, &input).await?;
+            out.note(format!("preflight on {head}: {conclusion} (no check run)"));
+            return Ok(());
         }
+        Some(Some(run)) => gh.update_check_run(repo, run.id, &input).await,
+        Some(None) => gh.create_check_run(repo, &input).await.map(drop),
+    };
+    match written {
+        Ok(()) => out.note(format!("preflight on {head}: {conclusion}")),
+        // Advisory: a token without `checks: write` (an Action's) loses the check run only.
+        Err(err) if refused(&err) => {
+            out.note(format!("preflight on {head}: {conclusion}; check run not written ({err})"))
+        }
+        Err(err) => return Err(err.into()),
     }
-    out.note(format!("preflight on {head}: {conclusion}"));
     Ok(())
+}
+
+/// GitHub refused the token (no `checks` permission): not a failure worth retrying.
+fn refused(err: &GitHubError) -> bool {
+    matches!(err, GitHubError::Http { status: 403, .. })
 }

@@ -35,6 +35,7 @@ use crate::report::verdict::{render_markdown, ReportOptions};
 
 use super::{post_status, upsert, HandlerError, Outcome, Target};
 use crate::github::sticky::find_own;
+use crate::server::state::{now_ms, StateDb, StateError, WatchWait, WatchedPr, MAX_WATCHES};
 
 /// Largest CODEOWNERS read (GitHub ignores files of 3 MB or more).
 const MAX_CODEOWNERS_BYTES: u64 = 3 * 1024 * 1024;
@@ -52,15 +53,31 @@ pub struct VerifyConfig {
     pub details: Option<std::sync::Arc<crate::server::details::DetailsStore>>,
     /// When the reconcile may next poll each PR's awaited recipe PRs.
     pub watch: std::sync::Arc<WatchBackoff>,
-    /// Run preflight (the check run `sweepgate/preflight`) on each push (`--preflight`).
+    /// Run preflight (the check run `sweepgate/preflight`) on each push; on unless
+    /// `--preflight=false`.
     pub preflight: bool,
 }
 
 /// The reconcile's backoff per PR for polling linked recipe PRs (issue 25 item 4): after a poll
 /// that finds one still open, the next waits [`WATCH_FIRST_WAIT`], doubling up to
-/// [`WATCH_MAX_WAIT`]. In memory: a restarted server polls at once, then backs off again.
-#[derive(Debug, Default)]
-pub struct WatchBackoff(std::sync::Mutex<BTreeMap<(String, u64), (std::time::Instant, std::time::Duration)>>);
+/// [`WATCH_MAX_WAIT`]. Kept in the server's state file once [`WatchBackoff::attach`]ed (decision
+/// HG7), so a restarted server keeps each PR's wait; at most [`MAX_WATCHES`] PRs (past it the
+/// one due soonest is forgotten and polled at the next pass). Wall-clock times: a deadline
+/// further away than [`WATCH_MAX_WAIT`] (the clock went back) is due.
+#[derive(Default)]
+pub struct WatchBackoff {
+    waits: std::sync::Mutex<BTreeMap<WatchedPr, WatchWait>>,
+    store: std::sync::OnceLock<std::sync::Arc<StateDb>>,
+}
+
+impl std::fmt::Debug for WatchBackoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchBackoff")
+            .field("waits", &self.lock().len())
+            .field("stored", &self.store.get().is_some())
+            .finish()
+    }
+}
 
 /// The wait after the first poll that finds a recipe PR still open.
 pub const WATCH_FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -68,25 +85,56 @@ pub const WATCH_FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs
 pub const WATCH_MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl WatchBackoff {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, u64), (std::time::Instant, std::time::Duration)>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<WatchedPr, WatchWait>> {
+        self.waits.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Whether the PR's recipe PRs may be polled now.
-    fn due(&self, pr: &(String, u64)) -> bool {
-        self.lock().get(pr).is_none_or(|(next, _)| std::time::Instant::now() >= *next)
+    /// Keeps the backoff in `state` from now on, starting from the waits it recorded.
+    pub fn attach(&self, state: std::sync::Arc<StateDb>) -> Result<(), StateError> {
+        let recorded = state.watches()?;
+        self.lock().extend(recorded);
+        // Attached once per server; a second attach keeps the first store.
+        let _ = self.store.set(state);
+        Ok(())
     }
 
-    /// A poll found a recipe PR still open (or unreadable): wait longer before the next.
-    fn wait(&self, pr: &(String, u64)) {
-        let mut map = self.lock();
-        let wait = map.get(pr).map_or(WATCH_FIRST_WAIT, |(_, last)| (*last * 2).min(WATCH_MAX_WAIT));
-        map.insert(pr.clone(), (std::time::Instant::now() + wait, wait));
+    /// Whether the PR's recipe PRs may be polled at `now_ms`.
+    fn due(&self, pr: &WatchedPr, now_ms: i64) -> bool {
+        let max_ms = WATCH_MAX_WAIT.as_millis() as i64;
+        self.lock().get(pr).is_none_or(|w| now_ms >= w.next_ms || w.next_ms - now_ms > max_ms)
+    }
+
+    /// A poll at `now_ms` found a recipe PR still open (or unreadable): wait longer before the next.
+    fn wait(&self, pr: &WatchedPr, now_ms: i64) {
+        let wait = {
+            let mut waits = self.lock();
+            let first = WATCH_FIRST_WAIT.as_millis() as u64;
+            let wait_ms = waits
+                .get(pr)
+                .map_or(first, |w| w.wait_ms.saturating_mul(2).clamp(first, WATCH_MAX_WAIT.as_millis() as u64));
+            let wait = WatchWait { next_ms: now_ms.saturating_add(wait_ms as i64), wait_ms };
+            if !waits.contains_key(pr) && waits.len() >= MAX_WATCHES {
+                let soonest = waits.iter().min_by_key(|(_, w)| w.next_ms).map(|(k, _)| k.clone());
+                soonest.map(|k| waits.remove(&k));
+            }
+            waits.insert(pr.clone(), wait);
+            wait
+        };
+        if let Some(state) = self.store.get() {
+            if let Err(err) = state.put_watch(&pr.0, pr.1, wait) {
+                tracing::warn!(%err, "recording a recipe-watch backoff (kept in memory)");
+            }
+        }
     }
 
     /// The watch of the PR ended (merged, closed, or a new verdict).
-    fn clear(&self, pr: &(String, u64)) {
-        self.lock().remove(pr);
+    fn clear(&self, pr: &WatchedPr) {
+        let known = self.lock().remove(pr).is_some();
+        if let Some(state) = self.store.get().filter(|_| known) {
+            if let Err(err) = state.drop_watch(&pr.0, pr.1) {
+                tracing::warn!(%err, "forgetting a recipe-watch backoff");
+            }
+        }
     }
 }
 
@@ -99,7 +147,7 @@ impl Default for VerifyConfig {
             limits: CollectLimits::default(),
             details: None,
             watch: Default::default(),
-            preflight: false,
+            preflight: true,
         }
     }
 }
@@ -724,7 +772,7 @@ async fn watch_recipes<G: GitHub>(
         return Ok(());
     };
     let id = (repo.to_string(), pull.number);
-    if !cfg.verify.watch.due(&id) {
+    if !cfg.verify.watch.due(&id, now_ms()) {
         return Ok(());
     }
     let upstream = UpstreamClient::new(cfg.verify.upstream.clone())
@@ -755,7 +803,7 @@ async fn watch_recipes<G: GitHub>(
         return Ok(());
     }
     if !open.is_empty() {
-        cfg.verify.watch.wait(&id);
+        cfg.verify.watch.wait(&id, now_ms());
         out.note(format!("watch: {open:?} not merged yet"));
         return Ok(());
     }
@@ -842,6 +890,44 @@ pub(super) async fn repair<G: GitHub>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restarted_server_keeps_each_recipe_watch_backoff() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let pr = ("o/r".to_owned(), 7);
+        let first = WATCH_FIRST_WAIT.as_millis() as i64;
+        let watch = WatchBackoff::default();
+        watch.attach(std::sync::Arc::new(StateDb::open(&path).unwrap())).unwrap();
+        assert!(watch.due(&pr, 1_000), "never polled: due");
+        watch.wait(&pr, 1_000);
+        assert!(!watch.due(&pr, 1_000 + first - 1) && watch.due(&pr, 1_000 + first));
+        watch.wait(&pr, 1_000 + first);
+        drop(watch);
+
+        // The restart: a new server reads the same state file.
+        let watch = WatchBackoff::default();
+        watch.attach(std::sync::Arc::new(StateDb::open(&path).unwrap())).unwrap();
+        let next = 1_000 + 3 * first;
+        assert!(!watch.due(&pr, next - 1), "the doubled wait survived the restart");
+        assert!(watch.due(&pr, next));
+        watch.wait(&pr, next);
+        assert!(!watch.due(&pr, next + 4 * first - 1) && watch.due(&pr, next + 4 * first), "and goes on doubling");
+        watch.clear(&pr);
+        assert!(watch.due(&pr, 0), "a cleared watch polls at once");
+        let reopened = StateDb::open(&path).unwrap();
+        assert!(reopened.watches().unwrap().is_empty(), "cleared in the file too");
+    }
+
+    #[test]
+    fn a_recipe_watch_deadline_beyond_the_longest_wait_is_due() {
+        let watch = WatchBackoff::default();
+        let pr = ("o/r".to_owned(), 7);
+        watch.wait(&pr, 10_000_000);
+        let max = WATCH_MAX_WAIT.as_millis() as i64;
+        assert!(!watch.due(&pr, 10_000_000), "waiting");
+        assert!(watch.due(&pr, 10_000_000 - max), "the clock went back: polled");
+    }
 
     fn comment(id: u64, login: &str, body: &str) -> Comment {
         Comment {
