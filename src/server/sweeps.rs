@@ -624,11 +624,12 @@ impl SweepService {
                 None => checks.create(record.installation, &repo, &input).await,
             }
         });
-        // Once GitHub shows the sweep completed, the collector can read it back: the check run
-        // gains the comparison with the published curve (or why it could not be made). A
-        // refused update leaves the sweep unconcluded, so the next round posts both again.
-        let posted = match (posted, &conclusion) {
-            (Ok(run), Some(_)) => {
+        // Once GitHub shows the sweep succeeded, the collector can read it back: the check run
+        // gains the comparison with the published curve (or why it could not be made; decision
+        // PF6). A refused update leaves the sweep unconcluded, so the next round posts both again.
+        let posted = match (posted, conclusion.as_deref()) {
+            // Only a sweep that succeeded is a run a reviewer compares (Check 1's rule too).
+            (Ok(run), Some("success")) => {
                 let performance = runtime.block_on(checks.performance(record.installation, &repo, record.pr, run));
                 if let Err(why) = &performance {
                     tracing::warn!(sweep = id, error = %why, "no comparison with the published curve");
