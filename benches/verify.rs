@@ -29,9 +29,12 @@ fn main() {
     let (per, fails) =
         time(|| sweepgate::checks::verify(&evidence).with_status(sweepgate::checks::Status::Fail).count());
     println!("verify published-rejected: {per:?} per verdict ({ROUNDS} rounds, {fails} FAIL rows)");
-    // What `verify` does more with the comparison: `checks::performance::compare`, once per
-    // rendering, on seed-004 (a published run and a head run of one agentic series).
+    // What `verify` does more with the comparison: `checks::performance::compare` on its own (an
+    // upper bound: inside `verify` it shares the checks' context), on seed-004 (a published run and a head run of one agentic series).
     let evidence = bundle("seed-004");
+    let (per, fails) =
+        time(|| sweepgate::checks::verify(&evidence).with_status(sweepgate::checks::Status::Fail).count());
+    println!("verify seed-004 (comparison included): {per:?} per verdict ({ROUNDS} rounds, {fails} FAIL rows)");
     let (per, rows) = time(|| sweepgate::checks::performance::compare(&evidence).rows.len());
     println!("comparison seed-004: {per:?} per comparison ({ROUNDS} rounds, {} rows)", rows / ROUNDS as usize);
 }

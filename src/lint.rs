@@ -5,6 +5,7 @@ use crate::diag::{read_text, Diagnostic, LintReport};
 use crate::domain::eval_thresholds::EvalThresholds;
 use crate::domain::golden_al::{self, GoldenAlFile};
 use crate::domain::models_md::{self, ModelsMd};
+use crate::domain::sweepgate_policy::SweepgatePolicy;
 use crate::domain::waiver::Waiver;
 use crate::repo::{Layout, Logical, RepoError, Tree};
 use crate::yaml;
@@ -40,6 +41,9 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                     lint_parsed(tree, &path, &mut report, "eval_threshold_files", EvalThresholds::parse)
                 }
                 Logical::Codeowners => lint_codeowners(tree, &path, &mut report),
+                Logical::SweepgatePolicy => {
+                    lint_parsed(tree, &path, &mut report, "sweepgate_policy_files", SweepgatePolicy::parse)
+                }
                 Logical::ReviewChecklist => lint_checklist(tree, &path, &mut report),
                 Logical::ModelsMd | Logical::ModelsZhMd => {
                     lint_parsed(tree, &path, &mut report, "models_md_files", ModelsMd::parse)

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::{ServerProcess, SECRET};
+use sweepgate::checks::performance::Performance;
 use sweepgate::github::types::CheckRunInput;
 use sweepgate::github::{GitHubError, RepoRef};
 use sweepgate::server::sweeps::{CheckRuns, SweepService, SweepSettings};
@@ -39,6 +40,15 @@ impl CheckRuns for Accept {
         _: &'a CheckRunInput,
     ) -> Pin<Box<dyn std::future::Future<Output = Result<(), GitHubError>> + Send + 'a>> {
         Box::pin(async { Ok(()) })
+    }
+    fn performance<'a>(
+        &'a self,
+        _: Option<u64>,
+        _: &'a RepoRef,
+        _: u64,
+        _: u64,
+    ) -> Pin<Box<dyn std::future::Future<Output = Result<Performance, String>> + Send + 'a>> {
+        Box::pin(async { Ok(Performance::default()) })
     }
 }
 

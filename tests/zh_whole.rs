@@ -360,6 +360,7 @@ fn the_sweep_check_runs_chinese_text_is_whole_chinese() {
     let notes = ["could not resume on pool local: the ledger is locked by another process".to_owned()];
     let policy =
         PolicySource::File { path: "configs/ci-priority.yaml".into(), at: "0123456789abcdef".into(), proposed: true };
+    let not_compared = Err("the PR's evidence could not be collected: HTTP 502".to_owned());
     let view = SweepView {
         check_name: "sweepgate/sweep",
         sweep_id: "pr7-abc-a1",
@@ -370,6 +371,7 @@ fn the_sweep_check_runs_chinese_text_is_whole_chinese() {
         cancelled: false,
         notes: &notes,
         priority_policy: Some(&policy),
+        performance: Some(&not_compared),
     };
     let out = view.render().expect("renders");
     let mut found = Vec::new();

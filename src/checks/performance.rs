@@ -15,8 +15,10 @@ use super::c01_in_pr_sweep::qualifying_run;
 use super::curves::{run_curves, Curve, MeasuredPoint, RunCurves};
 use super::generated::has_config;
 use super::Context;
+use crate::domain::sweepgate_policy::SweepgatePolicy;
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
-use crate::results::compare::{compare_point, Coverage, PointInput, Row, Values};
+use crate::repo::Logical;
+use crate::results::compare::{compare_point, Class, Coverage, Metric, PointInput, Row, Values};
 use crate::results::pareto::{frontier, removed_point_coverage, Direction, Point};
 
 /// Most rows of one comparison (4 per point); the rest are counted in `truncated`.
@@ -30,6 +32,75 @@ pub struct Performance {
     pub rows: Vec<Row>,
     /// Rows left out beyond [`MAX_ROWS`].
     pub truncated: usize,
+    /// The WARN row a repository opts in to (decision PF4): set only when a point of the
+    /// published frontier regresses beyond its band. Never changes a check's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<Warning>,
+}
+
+/// Frontier points that regress beyond their noise band, in a repository that asks to be warned
+/// (`performance.warn-on-frontier-regression` in `.github/sweepgate.yaml` at the target tip).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// The policy file that opts in (or that could not be read).
+    pub policy: String,
+    /// Why the opt-in could not be read: the row then says a warning may be wanted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    pub points: Vec<WarnPoint>,
+}
+
+/// One regressing frontier point and the metrics that regress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarnPoint {
+    pub config: String,
+    pub point: String,
+    pub metrics: Vec<Metric>,
+}
+
+/// Whether the repository opts in to the WARN row: `Ok(Some(path))` yes, `Ok(None)` no (no
+/// file, or the key off), `Err((path, why))` the policy could not be read.
+fn opt_in(cx: &Context) -> Result<Option<String>, (String, String)> {
+    let ev = cx.evidence;
+    let default = Logical::SweepgatePolicy.default_candidates().join(" or ");
+    if let Fact::Unavailable(reason) = ev.policy_fact() {
+        return Err((default, reason.clone()));
+    }
+    let tree = ev.policy_tree();
+    let path = match cx.layout().resolve(tree, Logical::SweepgatePolicy) {
+        Ok(Some(path)) => path,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err((default, e.to_string())),
+    };
+    let Some(text) = tree.text(&path) else { return Err((path, "not UTF-8 text".into())) };
+    match SweepgatePolicy::parse(text, &path) {
+        Ok(policy) => Ok(policy.warn_on_frontier_regression.then_some(path)),
+        Err(diags) => {
+            let why = diags.first().map_or_else(|| "unreadable".to_owned(), ToString::to_string);
+            Err((path, why))
+        }
+    }
+}
+
+/// The WARN row of `rows`, when a published frontier point regresses beyond its band and the
+/// repository opts in (or its opt-in cannot be read). Within the band, or not opted in: none.
+fn warning(cx: &Context, rows: &[Row]) -> Option<Warning> {
+    let mut points: Vec<WarnPoint> = Vec::new();
+    for r in rows.iter().filter(|r| r.frontier && r.class == Class::Regression) {
+        match points.last_mut() {
+            Some(p) if p.config == r.config && p.point == r.point => p.metrics.push(r.metric),
+            _ => points.push(WarnPoint { config: r.config.clone(), point: r.point.clone(), metrics: vec![r.metric] }),
+        }
+    }
+    if points.is_empty() {
+        return None;
+    }
+    let (policy, unreadable) = match opt_in(cx) {
+        Ok(None) => return None,
+        Ok(Some(path)) => (path, None),
+        Err((path, why)) => (path, Some(why)),
+    };
+    Some(Warning { policy, unreadable, points })
 }
 
 /// The comparison for the verdict: the qualifying in-PR run against the published runs (empty
@@ -149,6 +220,7 @@ fn compare_run_in(cx: &Context, head_run: u64) -> Performance {
             }
         }
     }
+    out.warning = warning(cx, &out.rows);
     out
 }
 
@@ -216,7 +288,7 @@ mod tests {
     use crate::checks::c18_consistency::tests::with_curves;
     use crate::checks::curves::fixtures::add_fixed_point;
     use crate::evidence::{PublishedRun, WorkflowRun};
-    use crate::results::compare::{Class, Metric, Note};
+    use crate::results::compare::Note;
 
     fn classes(perf: &Performance, metric: Metric) -> Vec<(&str, Class, Option<f64>)> {
         perf.rows.iter().filter(|r| r.metric == metric).map(|r| (r.point.as_str(), r.class, r.delta_pct)).collect()
@@ -269,25 +341,77 @@ mod tests {
         assert_eq!(removed.coverage, Some(Coverage::OutsideFrontier), "Check 18(g)'s verdict on the removed point");
     }
 
-    #[test]
-    fn main_branch_runs_narrow_the_band_and_a_regression_beyond_it_is_named() {
+    /// Three main-branch runs of tp8 c4 around 1000 tok/s/GPU (with the published run: 1000,
+    /// 1000, 990, 1010 → MAD 5 → band 3 × 1.4826 × 0.5 % = 2.22 %), and the head at `head_tput`.
+    fn with_history(head_tput: f64) -> Evidence {
         let mut e = with_curves(76.3, 2600.0);
-        // Three main-branch runs of tp8 c4 around 1000 tok/s/GPU (with the published run:
-        // 1000, 1000, 990, 1010 → MAD 5 → band 3 × 1.4826 × 0.5 % = 2.22 %), and a head at −5 %.
         for (run, tput) in [(11, 1000.0), (12, 990.0), (13, 1010.0)] {
             let listed = serde_json::json!({"id": run, "name": "Run Sweep", "path": ".github/workflows/run-sweep.yml",
                 "head_sha": "f".repeat(40), "event": "push", "status": "completed", "conclusion": "success"});
             e.runs.insert(run, serde_json::from_value::<WorkflowRun>(listed).expect("a workflow run"));
             add_fixed_point(&mut e, run, 8, 4, 5.0, 120.0, tput);
         }
-        add_fixed_point(&mut e, 7, 8, 4, 4.0, 130.0, 950.0);
-        let perf = compare(&e);
+        add_fixed_point(&mut e, 7, 8, 4, 4.0, 130.0, head_tput);
+        e
+    }
+
+    #[test]
+    fn main_branch_runs_narrow_the_band_and_a_regression_beyond_it_is_named() {
+        let perf = compare(&with_history(950.0));
         let row = perf.rows.iter().find(|r| r.metric == Metric::TputPerGpu).unwrap();
         assert_eq!(
             (row.class, row.delta_pct, row.noise_pct, row.history),
             (Class::Regression, Some(-5.0), Some(2.22), 4)
         );
         assert!(row.notes.is_empty() && row.frontier, "{row:?}");
+        assert_eq!(perf.warning, None, "advisory by default: no WARN row without the opt-in");
+    }
+
+    const OPT_IN: &str = "performance:\n  warn-on-frontier-regression: true\n";
+
+    #[test]
+    fn an_opted_in_repository_gets_a_warn_row_for_a_frontier_regression_beyond_its_band() {
+        let mut e = with_history(950.0);
+        let quiet = compare(&e);
+        e.base.insert(".github/sweepgate.yaml", OPT_IN);
+        let perf = compare(&e);
+        let warning = perf.warning.as_ref().expect("a WARN row");
+        assert_eq!((warning.policy.as_str(), warning.unreadable.as_deref()), (".github/sweepgate.yaml", None));
+        assert_eq!(
+            warning.points,
+            [WarnPoint {
+                config: perf.rows[0].config.clone(),
+                point: "8k1k tp8 ep1 dpa:false spec:none c4".into(),
+                metrics: vec![Metric::TputPerGpu]
+            }]
+        );
+        assert_eq!(perf.rows, quiet.rows, "the opt-in changes no row, it adds the warning");
+        // Policy is read at the target branch's tip, never from the PR head.
+        let mut at_tip = with_history(950.0);
+        at_tip.head.insert(".github/sweepgate.yaml", OPT_IN);
+        at_tip.trees.policy = Some(Fact::Ok(()));
+        assert_eq!(compare(&at_tip).warning, None, "the PR cannot opt itself in");
+        at_tip.policy.insert(".github/sweepgate.yaml", OPT_IN);
+        assert!(compare(&at_tip).warning.is_some());
+    }
+
+    #[test]
+    fn within_the_band_or_opted_out_there_is_no_warn_row_and_an_unreadable_opt_in_is_named() {
+        // −0.5 % is within the 2.22 % band.
+        let mut within = with_history(995.0);
+        within.base.insert(".github/sweepgate.yaml", OPT_IN);
+        assert_eq!(compare(&within).warning, None);
+        let mut off = with_history(950.0);
+        off.base.insert(".github/sweepgate.yaml", OPT_IN.replace("true", "false"));
+        assert_eq!(compare(&off).warning, None);
+        let mut broken = with_history(950.0);
+        broken.base.insert(".github/sweepgate.yaml", "performance:\n  warn-on-frontier-regression: sometimes\n");
+        let warning = compare(&broken).warning.expect("the regression still shows, with why the opt-in is unknown");
+        assert!(warning.unreadable.as_deref().is_some_and(|w| w.contains("expected true or false")), "{warning:?}");
+        let mut no_tip = with_history(950.0);
+        no_tip.trees.policy = Some(Fact::Unavailable("the tip of the target branch main: HTTP 502".into()));
+        let warning = compare(&no_tip).warning.expect("an unknown opt-in is named, never read as 'off'");
+        assert!(warning.unreadable.as_deref().is_some_and(|w| w.contains("HTTP 502")), "{warning:?}");
     }
 
     #[test]
@@ -300,5 +424,27 @@ mod tests {
         assert!(perf.rows.iter().all(|r| r.class == Class::Unknown && r.notes == [Note::NoBaseline]), "{perf:#?}");
         e.upstream.published_runs.insert(ALL_SERIES.into(), Fact::Unavailable("HTTP 502".into()));
         assert!(compare(&e).rows.iter().all(|r| r.notes == [Note::NoBaseline]));
+    }
+
+    /// Some upstream aggregates have no TTFT: the row names the missing metric, the other
+    /// metrics of the point are still compared, and nothing panics or is skipped.
+    #[test]
+    fn an_aggregate_without_ttft_names_the_missing_metric_in_its_row() {
+        let mut e = with_curves(76.3, 2600.0);
+        let head: Vec<String> = e.artifacts.paths().filter(|p| p.starts_with("7/bmk_")).map(str::to_owned).collect();
+        assert!(!head.is_empty());
+        for path in head {
+            let mut agg: serde_json::Value = serde_json::from_str(e.artifacts.text(&path).unwrap()).unwrap();
+            agg.as_object_mut().unwrap().remove("median_ttft");
+            e.artifacts.insert(path, agg.to_string());
+        }
+        let perf = compare(&e);
+        let c4 = "8k1k tp8 ep1 dpa:false spec:none c4";
+        let ttft = perf.rows.iter().find(|r| r.metric == Metric::Ttft && r.point == c4).unwrap();
+        assert_eq!((ttft.class, ttft.head, ttft.delta_pct), (Class::Unknown, None, None), "{ttft:?}");
+        assert!(ttft.published.is_some() && ttft.notes.contains(&Note::NoMetric), "{ttft:?}");
+        let tput = perf.rows.iter().find(|r| r.metric == Metric::TputPerGpu && r.point == c4).unwrap();
+        assert_eq!((tput.class, tput.delta_pct), (Class::Improvement, Some(20.0)), "the other metrics still compare");
+        assert_eq!(perf.rows.iter().filter(|r| r.point == c4).count(), 4, "no metric is skipped silently");
     }
 }

@@ -476,7 +476,7 @@ async fn run_server<C: Clients>(
     let addr = listener.local_addr()?;
     if let Some(mut settings) = sweeps {
         settings.details = config.bot.verify.details.clone();
-        let checks = Arc::new(ClientCheckRuns(clients.clone()));
+        let checks = Arc::new(ClientCheckRuns(clients.clone(), config.bot.verify.clone()));
         config.bot.sweeps = Some(SweepService::open(settings, checks, tokio::runtime::Handle::current())?);
     }
     let server = build(config, clients, metrics)?;

@@ -14,4 +14,5 @@ pub mod runners;
 pub mod serving_settings;
 pub mod srt;
 pub mod srt_recipe;
+pub mod sweepgate_policy;
 pub mod waiver;

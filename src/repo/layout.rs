@@ -18,10 +18,12 @@ pub enum Logical {
     /// SRT-Slurm recipes root (the folder that holds `sglang/`, `trtllm/`, `vllm/`).
     SrtRecipesDir,
     Codeowners,
+    /// What the repository opts in to (`domain::sweepgate_policy`).
+    SweepgatePolicy,
 }
 
 impl Logical {
-    pub const ALL: [Logical; 10] = [
+    pub const ALL: [Logical; 11] = [
         Logical::Changelog,
         Logical::ConfigsDir,
         Logical::ModelsMd,
@@ -32,6 +34,7 @@ impl Logical {
         Logical::EvalThresholds,
         Logical::SrtRecipesDir,
         Logical::Codeowners,
+        Logical::SweepgatePolicy,
     ];
 
     /// Whether this names a folder rather than a file.
@@ -58,6 +61,7 @@ impl Logical {
                 &["inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes", "benchmarks/multi_node/srt-slurm-recipes"]
             }
             Logical::Codeowners => &[".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"],
+            Logical::SweepgatePolicy => &[".github/sweepgate.yaml"],
         }
     }
 }

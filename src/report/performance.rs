@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::checks::performance::Performance;
+use crate::checks::performance::{Performance, WarnPoint};
 use crate::checks::Lang;
 use crate::results::chart::{overlay_svg, OverlayChart};
 use crate::results::compare::{Class, Coverage, Metric, Note, Row};
@@ -57,6 +57,20 @@ pub struct PerformanceView {
     pub all_noise: bool,
     /// Rows left out of the comparison itself (bounded input).
     pub truncated: usize,
+    /// The opted-in WARN row (decision PF4), its points bounded at [`COMPACT_ROWS`].
+    pub warning: Option<WarningView>,
+}
+
+/// The WARN row, as the templates word it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WarningView {
+    pub policy: String,
+    pub unreadable: Option<String>,
+    /// Frontier points that regress beyond their band.
+    pub count: usize,
+    pub points: Vec<WarnPoint>,
+    /// Points left out beyond [`COMPACT_ROWS`].
+    pub more: usize,
 }
 
 /// A value in the precision a reader compares: whole numbers above 100, else three significant
@@ -124,6 +138,13 @@ pub fn performance_view(perf: &Performance, compact: bool) -> PerformanceView {
         total: perf.rows.len(),
         all_noise: !perf.rows.is_empty() && perf.rows.iter().all(|r| r.class == Class::Noise),
         truncated: perf.truncated,
+        warning: perf.warning.as_ref().map(|w| WarningView {
+            policy: w.policy.clone(),
+            unreadable: w.unreadable.clone(),
+            count: w.points.len(),
+            points: w.points.iter().take(COMPACT_ROWS).cloned().collect(),
+            more: w.points.len().saturating_sub(COMPACT_ROWS),
+        }),
     }
 }
 
@@ -232,6 +253,7 @@ mod tests {
                 row("c16", Metric::TputPerGpu, Class::Regression),
             ],
             truncated: 0,
+            warning: None,
         };
         let v = performance_view(&perf, true);
         let shown: Vec<(&str, Class)> = v.configs[0].rows.iter().map(|r| (r.point.as_str(), r.class)).collect();
@@ -239,11 +261,52 @@ mod tests {
         assert_eq!((v.configs[0].noise, v.configs[0].regressions, v.all_noise), (1, 1, false));
         assert_eq!((v.configs[0].rows[0].delta.as_str(), v.configs[0].rows[0].band.as_str()), ("-10.0%", "±4.5%"));
         assert_eq!(performance_view(&perf, false).configs[0].rows.len(), 3);
-        let quiet = Performance { rows: vec![row("c4", Metric::E2el, Class::Noise)], truncated: 0 };
+        let quiet = Performance { rows: vec![row("c4", Metric::E2el, Class::Noise)], truncated: 0, warning: None };
         assert!(performance_view(&quiet, true).all_noise);
         assert_eq!(
             (number(Some(0.004545)), number(Some(35.0)), number(None)),
             ("0.0045".into(), "35.00".into(), "–".into())
         );
+    }
+
+    #[test]
+    fn the_opted_in_warn_row_shows_in_both_languages_escaped() {
+        let warning = crate::checks::performance::Warning {
+            policy: ".github/sweepgate.yaml".into(),
+            unreadable: None,
+            points: vec![WarnPoint {
+                config: "k".into(),
+                point: "c16 <b>|x".into(),
+                metrics: vec![Metric::TputPerGpu],
+            }],
+        };
+        let perf = Performance {
+            rows: vec![row("c16 <b>|x", Metric::TputPerGpu, Class::Regression)],
+            truncated: 0,
+            warning: Some(warning.clone()),
+        };
+        let en = markdown(&performance_view(&perf, true), Lang::En).unwrap();
+        let zh = markdown(&performance_view(&perf, true), Lang::Zh).unwrap();
+        assert!(
+            en.contains(
+                "⚠️ **WARN**: 1 published frontier point regresses beyond its noise band (`.github/sweepgate.yaml` \
+                 asks to be warned; this never fails the verification): k c16 &lt;b&gt;\\|x (tput/GPU)."
+            ),
+            "{en}"
+        );
+        assert!(
+            zh.contains("⚠️ **WARN**：1 个已发布前沿点的退步超出其噪声带（`.github/sweepgate.yaml` 要求发出警告"),
+            "{zh}"
+        );
+        assert!(!en.contains("<b>") && !zh.contains("<b>"), "PR-sourced point labels are escaped: {en}");
+        assert!(zh.contains("k c16 &lt;b&gt;\\|x（每 GPU 吞吐量）"), "{zh}");
+        let unknown = Performance {
+            warning: Some(crate::checks::performance::Warning { unreadable: Some("HTTP 502".into()), ..warning }),
+            ..perf.clone()
+        };
+        let en = markdown(&performance_view(&unknown, true), Lang::En).unwrap();
+        assert!(en.contains("whether this repository asks to be warned is unknown: `.github/sweepgate.yaml` cannot be read (`HTTP 502`)"), "{en}");
+        let none = Performance { warning: None, ..perf };
+        assert!(!markdown(&performance_view(&none, true), Lang::En).unwrap().contains("WARN"));
     }
 }

@@ -308,6 +308,9 @@ struct JsonVerdict {
     performance: Vec<crate::results::compare::Row>,
     /// Comparisons left out beyond the bound on rows.
     performance_truncated: usize,
+    /// The opted-in WARN row (decision PF4); absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    performance_warning: Option<crate::checks::performance::Warning>,
 }
 
 /// The machine-readable verdict (`sweepgate verify --format json`).
@@ -343,6 +346,7 @@ pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, Ren
         checks,
         performance: performance.rows.clone(),
         performance_truncated: performance.truncated,
+        performance_warning: performance.warning.clone(),
     };
     let mut text = serde_json::to_string_pretty(&out).unwrap_or_default();
     text.push('\n');

@@ -45,7 +45,8 @@ impl Metric {
     }
 }
 
-/// One point's measured values (NaN when the aggregate lacks one).
+/// One point's measured values: NaN when the aggregate lacks one (the aggregate reader parses
+/// strict JSON, so a NaN here is always a missing metric, never a literal).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Values {
     pub tput_per_gpu: f64,
@@ -83,8 +84,10 @@ pub enum Class {
 pub enum Note {
     /// The published run, or its aggregates for this series, could not be read.
     NoBaseline,
-    /// A value is zero, negative or not finite.
+    /// A value is zero, negative or infinite.
     Invalid,
+    /// An aggregate lacks the metric (some upstream aggregates have no TTFT, for one).
+    NoMetric,
     /// Fewer than [`MIN_HISTORY`] history values: the band is [`DEFAULT_BAND_PCT`].
     DefaultBand,
 }
@@ -223,10 +226,16 @@ pub fn compare_point(input: &PointInput<'_>) -> Vec<Row> {
                 frontier: input.frontier,
                 coverage: input.coverage,
             };
-            let invalid = [published, head].iter().flatten().any(|v| !valid(*v));
+            let present = [published, head].into_iter().flatten();
+            let missing = present.clone().any(f64::is_nan);
+            let invalid = present.clone().any(|v| !v.is_nan() && !valid(v));
             if invalid {
                 row.notes.push(Note::Invalid);
             }
+            if missing {
+                row.notes.push(Note::NoMetric);
+            }
+            let invalid = invalid || missing;
             match (published, head) {
                 (Some(p), Some(h)) => {
                     let band = noise_band(&history);
@@ -338,6 +347,12 @@ mod tests {
         assert_eq!((rows[0].class, rows[0].head, rows[0].delta_pct), (Class::Unknown, Some(0.0), None));
         assert_eq!(rows[0].notes, [Note::Invalid, Note::DefaultBand]);
         assert_eq!((rows[1].class, rows[1].head), (Class::Unknown, None));
+        assert_eq!(rows[1].notes, [Note::NoMetric, Note::DefaultBand], "a missing metric is named, not 'invalid'");
+        let infinite = compare_point(&input(Some(p), Some(values(f64::INFINITY, 50.0, 1.0, 20.0)), &[p]));
+        assert_eq!(
+            (infinite[0].class, &infinite[0].notes[..]),
+            (Class::Unknown, &[Note::Invalid, Note::DefaultBand][..])
+        );
         assert!(compare_point(&input(None, Some(p), &[])).iter().all(|r| r.class == Class::New));
         let mut removed = input(Some(p), None, &[]);
         removed.coverage = Some(Coverage::AboveSegment);

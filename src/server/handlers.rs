@@ -5,7 +5,7 @@
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
 mod merge_group;
-mod preflight;
+pub(crate) mod preflight;
 mod signoff;
 
 use serde_json::json;

@@ -17,7 +17,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::handlers::preflight::head_request;
+use super::handlers::VerifyConfig;
 use super::Clients;
+use crate::checks::performance::{compare_run, Performance};
+use crate::evidence::collect::{collect, UpstreamClient};
 use crate::github::types::CheckRunInput;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::labels::LabelDecision;
@@ -69,10 +73,21 @@ pub trait CheckRuns: Send + Sync {
         id: u64,
         input: &'a CheckRunInput,
     ) -> Pin<Box<dyn Future<Output = Result<(), GitHubError>> + Send + 'a>>;
+    /// The completed sweep whose check run is `check_run` against the published curve (issue 26):
+    /// the PR's Evidence as the collector gathers it (the sweep read back from the results
+    /// store, the published runs looked up and their aggregates read as for a verdict), compared
+    /// by `checks::performance`. `Err` names why it could not be made.
+    fn performance<'a>(
+        &'a self,
+        installation: Option<u64>,
+        repo: &'a RepoRef,
+        pr: u64,
+        check_run: u64,
+    ) -> Pin<Box<dyn Future<Output = Result<Performance, String>> + Send + 'a>>;
 }
 
-/// The server's clients as a [`CheckRuns`].
-pub struct ClientCheckRuns<C>(pub Arc<C>);
+/// The server's clients as a [`CheckRuns`], with the verifier's settings the comparison collects by.
+pub struct ClientCheckRuns<C>(pub Arc<C>, pub VerifyConfig);
 
 impl<C: Clients> CheckRuns for ClientCheckRuns<C> {
     fn create<'a>(
@@ -91,6 +106,24 @@ impl<C: Clients> CheckRuns for ClientCheckRuns<C> {
         input: &'a CheckRunInput,
     ) -> Pin<Box<dyn Future<Output = Result<(), GitHubError>> + Send + 'a>> {
         Box::pin(async move { self.0.client(installation)?.update_check_run(repo, id, input).await })
+    }
+    fn performance<'a>(
+        &'a self,
+        installation: Option<u64>,
+        repo: &'a RepoRef,
+        pr: u64,
+        check_run: u64,
+    ) -> Pin<Box<dyn Future<Output = Result<Performance, String>> + Send + 'a>> {
+        Box::pin(async move {
+            let gh = self.0.client(installation).map_err(|e| e.to_string())?;
+            let pull = gh.get_pull(repo, pr).await.map_err(|e| format!("the PR could not be read: {e}"))?;
+            let (request, known) = head_request(repo, &pull);
+            let upstream = UpstreamClient::new(self.1.upstream.clone()).map_err(|e| e.to_string())?;
+            let evidence = collect(gh.as_ref(), &upstream, &request, &self.1.limits, known)
+                .await
+                .map_err(|e| format!("the PR's evidence could not be collected: {e}"))?;
+            Ok(compare_run(&evidence, check_run))
+        })
     }
 }
 
@@ -545,6 +578,7 @@ impl SweepService {
             cancelled: record.cancelled,
             notes: &record.notes,
             priority_policy: record.priority_policy.as_ref(),
+            performance: None,
         };
         let finished = view.finished();
         let due = record.last_post.is_none_or(|t| t.elapsed() >= self.settings.check_every);
@@ -590,6 +624,30 @@ impl SweepService {
                 None => checks.create(record.installation, &repo, &input).await,
             }
         });
+        // Once GitHub shows the sweep succeeded, the collector can read it back: the check run
+        // gains the comparison with the published curve (or why it could not be made; decision
+        // PF6). A refused update leaves the sweep unconcluded, so the next round posts both again.
+        let posted = match (posted, conclusion.as_deref()) {
+            // Only a sweep that succeeded is a run a reviewer compares (Check 1's rule too).
+            (Ok(run), Some("success")) => {
+                let performance = runtime.block_on(checks.performance(record.installation, &repo, record.pr, run));
+                if let Err(why) = &performance {
+                    tracing::warn!(sweep = id, error = %why, "no comparison with the published curve");
+                }
+                let view = SweepView { performance: Some(&performance), ..view };
+                match view.render() {
+                    Ok(mut compared) => {
+                        compared.details_url.clone_from(&input.details_url);
+                        runtime.block_on(checks.update(record.installation, &repo, run, &compared)).map(|()| run)
+                    }
+                    Err(e) => {
+                        tracing::error!(sweep = id, error = %e, "cannot render the check run with its comparison");
+                        Ok(run)
+                    }
+                }
+            }
+            (posted, _) => posted,
+        };
         let mut records = self.lock();
         let Some(entry) = records.get_mut(id) else { return };
         entry.last_post = Some(Instant::now());

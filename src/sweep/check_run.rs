@@ -1,6 +1,8 @@
 //! The `sweepgate/sweep` check run of one sweep (all its pools): bilingual title, summary
 //! (counts, canary, skipped rows) and per-point table (point, pool, job, state, result
-//! summary, power validation), failures first, rendered from `templates/sweep_check*`.
+//! summary, power validation), failures first, rendered from `templates/sweep_check*`. Once the
+//! sweep completed, the summary also shows its run against the published curve (issue 26,
+//! decision PF6), or why that comparison could not be made.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -9,12 +11,18 @@ use super::dispatch::Counts;
 use super::ledger::{PointRecord, PointState};
 use super::plan_jobs::SkippedRow;
 use super::scheduler::Refusal;
+use crate::checks::performance::Performance;
+use crate::checks::Lang;
 use crate::domain::ci_priority::PolicySource;
 use crate::github::types::{CheckRunInput, CheckRunOutput};
+use crate::report::performance::{markdown, performance_view};
 use crate::report::{render, render_bilingual, RenderError};
 
 /// GitHub refuses output fields above 65535 characters; the table stops well before.
 const MAX_TABLE_ROWS: usize = 200;
+/// Most characters of the comparison per language in the summary (cut at a line, the rest is on
+/// the details page), so the summary stays within GitHub's bound.
+const MAX_COMPARISON_CHARS: usize = 20_000;
 
 /// One sweep as the check run shows it.
 pub struct SweepView<'a> {
@@ -30,6 +38,19 @@ pub struct SweepView<'a> {
     pub notes: &'a [String],
     /// Which CI priority policy ordered the points (none when planning failed first).
     pub priority_policy: Option<&'a PolicySource>,
+    /// The completed sweep's run against the published curve, or why it could not be compared
+    /// (none before the sweep completed).
+    pub performance: Option<&'a Result<Performance, String>>,
+}
+
+/// The comparison in one language, cut at a line below [`MAX_COMPARISON_CHARS`]; true when cut.
+fn comparison(perf: &Performance, lang: Lang) -> Result<(String, bool), RenderError> {
+    let text = markdown(&performance_view(perf, true), lang)?;
+    if text.chars().count() <= MAX_COMPARISON_CHARS {
+        return Ok((text, false));
+    }
+    let cut: String = text.chars().take(MAX_COMPARISON_CHARS).collect();
+    Ok((cut.rsplit_once('\n').map_or(cut.as_str(), |(kept, _)| kept).to_owned(), true))
 }
 
 #[derive(Serialize)]
@@ -107,6 +128,12 @@ impl SweepView<'_> {
         rows.sort_by_key(|r| rank(r.state));
         let more = rows.len().saturating_sub(MAX_TABLE_ROWS);
         rows.truncate(MAX_TABLE_ROWS);
+        let (mut performance_en, mut performance_zh, mut performance_cut) = (String::new(), String::new(), false);
+        if let Some(Ok(perf)) = self.performance {
+            let (en, cut) = comparison(perf, Lang::En)?;
+            let (zh, _) = comparison(perf, Lang::Zh)?;
+            (performance_en, performance_zh, performance_cut) = (en, zh, cut);
+        }
         let context = serde_json::json!({
             "sweep_id": self.sweep_id,
             "head_sha": self.head_sha,
@@ -120,6 +147,10 @@ impl SweepView<'_> {
             "priority_policy": self.priority_policy,
             "points": rows,
             "more": more,
+            "performance_en": performance_en,
+            "performance_zh": performance_zh,
+            "performance_cut": performance_cut,
+            "performance_error": self.performance.and_then(|p| p.as_ref().err()),
         });
         let title = format!(
             "{} · {}",
@@ -232,6 +263,7 @@ mod tests {
                 at: "0123456789abcdef".into(),
                 proposed: true,
             }),
+            performance: None,
         }
         .render()
         .unwrap()
@@ -337,6 +369,7 @@ mod tests {
             cancelled: false,
             notes: &[],
             priority_policy: None,
+            performance: None,
         }
         .render()
         .unwrap();
@@ -354,8 +387,77 @@ mod tests {
                 cancelled: false,
                 notes: &[],
                 priority_policy: None,
+                performance: None,
             }
         };
         assert_eq!(empty.conclusion(), Some("failure"), "nothing ran is never a success");
+    }
+
+    /// Issue 26: the completed check run shows the sweep's run against the published curve
+    /// (regressions first, noise counted), or says why it could not be compared.
+    #[test]
+    fn the_completed_check_run_shows_the_comparison_with_the_published_curve() {
+        use crate::results::compare::{Class, Metric, Note, Row};
+        let row = |point: &str, metric, published, head, delta, class| Row {
+            config: "dsr1-fp4-b200-sglang".into(),
+            scenario: "8k1k".into(),
+            point: point.into(),
+            metric,
+            published: Some(published),
+            head: Some(head),
+            delta_pct: Some(delta),
+            noise_pct: Some(2.22),
+            class,
+            notes: Vec::new(),
+            published_run: Some(3),
+            head_run: Some(901),
+            history: 4,
+            frontier: true,
+            coverage: None,
+        };
+        let mut ttft = row("8k1k tp8 c16 <x>", Metric::Ttft, 0.5, 0.5, 0.0, Class::Unknown);
+        (ttft.head, ttft.delta_pct, ttft.notes) = (None, None, vec![Note::NoMetric]);
+        let perf = Ok(Performance {
+            rows: vec![
+                row("8k1k tp8 c4", Metric::TputPerGpu, 1000.0, 1005.0, 0.5, Class::Noise),
+                row("8k1k tp8 c16 <x>", Metric::TputPerGpu, 2000.0, 1900.0, -5.0, Class::Regression),
+                ttft,
+            ],
+            truncated: 0,
+            warning: None,
+        });
+        let records = vec![rec("canary", PointState::Succeeded, None, Some(true))];
+        let view = |performance| SweepView {
+            check_name: "sweepgate/sweep",
+            sweep_id: "pr7-abc-a1",
+            head_sha: "h",
+            pools: vec![("local", records.clone())],
+            skipped: &[],
+            error: None,
+            cancelled: false,
+            notes: &[],
+            priority_policy: None,
+            performance,
+        };
+        let done = view(Some(&perf)).render().unwrap();
+        let summary = &done.output.summary;
+        // The comparison in both languages (the Chinese half follows the English one).
+        let comparison: String =
+            summary.lines().skip_while(|l| !l.starts_with("**Performance against")).map(|l| format!("{l}\n")).collect();
+        insta::assert_snapshot!("sweep_check_performance", comparison);
+        assert!(summary.contains("head run 901 against published run 3; 1 within noise"), "{summary}");
+        assert!(summary.contains("头部运行 901，对比已发布运行 3"), "{summary}");
+        assert!(!summary.contains("<x>"), "point labels are escaped: {summary}");
+        let failed = Err("the PR's evidence could not be collected: HTTP 502".to_owned());
+        let done = view(Some(&failed)).render().unwrap();
+        assert!(
+            done.output.summary.contains(
+                "**Performance against the published curve**: not compared (`the PR's evidence could not be collected: HTTP 502`)."
+            ) && done.output.summary.contains("**与已发布曲线的性能对比**：未能对比（`the PR's evidence"),
+            "{}",
+            done.output.summary
+        );
+        let running = view(None).render().unwrap();
+        assert!(!running.output.summary.contains("published curve"), "nothing before the sweep completed");
     }
 }

@@ -216,6 +216,7 @@ fn policy_paths() -> impl Fn(&str) -> bool {
         Logical::WaiverDir,
         Logical::GoldenAlDir,
         Logical::EvalThresholds,
+        Logical::SweepgatePolicy,
     ];
     let prefixes: Vec<String> = policy.iter().flat_map(|l| layout.candidates(*l)).collect();
     move |path: &str| {

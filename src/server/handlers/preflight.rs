@@ -45,6 +45,21 @@ fn author_signoff(repo: &RepoRef, pull: &PullRequest) -> Signoff {
     }
 }
 
+/// What the collector needs to gather the Evidence of the PR's head before any sign-off: the PR
+/// (already read) and its body as the author's sign-off. Preflight and the sweep check run's
+/// comparison with the published curve (decision PF6) collect through it.
+pub(crate) fn head_request(repo: &RepoRef, pull: &PullRequest) -> (CollectRequest, Known) {
+    let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: 0 };
+    let request = CollectRequest {
+        repo: repo.clone(),
+        pr: pull.number,
+        signoff: SignoffUrl { repo: repo.to_string(), pr: pull.number, key },
+        review_date: chrono::Utc::now().date_naive(),
+    };
+    let known = Known { pull: Some(pull.clone()), signoff: Some(author_signoff(repo, pull)), ..Known::default() };
+    (request, known)
+}
+
 /// The check run's body: each would-be FAIL with its fix, then what waits for the sign-off.
 fn render(preflight: &Preflight, head: &str) -> Result<String, crate::report::RenderError> {
     let catalog = Catalog::embedded();
@@ -112,16 +127,9 @@ pub(super) async fn preflight<G: GitHub>(
         out.note(format!("preflight on {head} is done already"));
         return Ok(());
     }
-    let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: 0 };
-    let request = CollectRequest {
-        repo: repo.clone(),
-        pr: pull.number,
-        signoff: SignoffUrl { repo: repo.to_string(), pr: pull.number, key },
-        review_date: chrono::Utc::now().date_naive(),
-    };
+    let (request, known) = head_request(repo, pull);
     let upstream = UpstreamClient::new(cfg.verify.upstream.clone())
         .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?;
-    let known = Known { pull: Some(pull.clone()), signoff: Some(author_signoff(repo, pull)), ..Known::default() };
     let (conclusion, title, summary) = match collect(gh, &upstream, &request, &cfg.verify.limits, known).await {
         Ok(evidence) => {
             let verdict = verify(&evidence);
