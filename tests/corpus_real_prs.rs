@@ -38,7 +38,7 @@ use sweepgate::evidence::{
 };
 use sweepgate::matrix::{MatrixOutput, Row};
 use sweepgate::repo::{GitTree, Layout, Logical, MemTree, Tree};
-use sweepgate::results::shapes;
+use sweepgate::results::shapes::{self, ArtifactKind};
 
 /// Every check is judged: a FAIL on a merged PR is a false rejection unless written down as an
 /// exception (the PR's fault) or an open sweepgate defect.
@@ -558,18 +558,16 @@ fn result_filename(row: &Row, concs: &[i64]) -> String {
 }
 
 /// The eval artifact of one eval row as the templates upload it (`eval_${EXP_NAME}_${RF}`
-/// single-node, `eval_${RF}` multi-node), with the `meta_env.json` `benchmark_lib.sh` writes
+/// single-node, `eval_${RF}` multi-node, by `src/results/shapes.toml`), with the `meta_env.json` `benchmark_lib.sh` writes
 /// (`hw` is the runner label, `cluster:` prefix included) and a passing results file.
 fn eval_artifact(row: &Row, conc: i64, task: &str) -> (String, String, String) {
     let multinode = row.get("prefill").is_some();
     let int = |v: String| v.parse::<i64>().unwrap_or(1);
     let pick =
         |key: &str| row.get("prefill").and_then(|w| w.get(key)).map(Value::to_string).unwrap_or_else(|| text(row, key));
-    let name = if multinode {
-        format!("eval_{}", result_filename(row, &concs(row)))
-    } else {
-        format!("eval_{}_{}", text(row, "exp-name"), result_filename(row, &[conc]))
-    };
+    let rf = if multinode { result_filename(row, &concs(row)) } else { result_filename(row, &[conc]) };
+    let values = [("RF", rf.as_str()), ("EXP_NAME", &text(row, "exp-name"))];
+    let name = shapes::artifact_name(ArtifactKind::EvalSet, multinode, &values).expect("shapes.toml names eval sets");
     // `bridge_disagg_eval_metadata` and `_write_lm_eval_meta_json` (benchmark_lib.sh:1150-1250):
     // `tp`/`ep` are the prefill workers' on a multi-node job, `decode_*` the decode workers'
     // (a single-node job's are its own).
@@ -606,9 +604,10 @@ fn point(conc: i64) -> (f64, f64, f64) {
     (120.0 * c.powf(0.7), 180.0 / c.sqrt(), 2.0 + 0.5 * c)
 }
 
-/// The benchmark artifacts of one benchmark row: `bmk_${RF}` with `agg_${RF}.json` (single-node
-/// fixed-seq), `agg_${RF}_conc<N>.json` (multi-node), or `bmk_agentic_${RF}` with `${RF}.json`
-/// (single-node AgentX) and `${RF}_conc<N>.json` (multi-node AgentX).
+/// The benchmark artifacts of one benchmark row, named by `src/results/shapes.toml` as the
+/// workflows name them: `bmk_${RF}` with `agg_${RF}.json` (single-node fixed-seq),
+/// `agg_${RF}_<suffix>.json` (multi-node), or `bmk_agentic_${RF}` with `${RF}.json` (single-node
+/// AgentX) and `${RF}_conc<N>.json` (multi-node AgentX).
 fn benchmark_artifacts(row: &Row) -> Vec<(String, String, String)> {
     let multinode = row.get("prefill").is_some();
     let agentic = text(row, "scenario-type") == "agentic-coding";
@@ -622,10 +621,16 @@ fn benchmark_artifacts(row: &Row) -> Vec<(String, String, String)> {
         if multinode { vec![concs(row)] } else { concs(row).into_iter().map(|c| vec![c]).collect() };
     for list in rows {
         let rf = result_filename(row, &list);
+        let artifact =
+            |kind| shapes::artifact_name(kind, multinode, &[("RF", &rf)]).expect("shapes.toml names aggregates");
+        let aggregate_file_name = |kind, values: &[(&str, &str)]| {
+            let values: Vec<(&str, &str)> = [("RF", rf.as_str())].into_iter().chain(values.iter().copied()).collect();
+            shapes::aggregate_file_name(kind, multinode, &values).expect("shapes.toml names aggregate files")
+        };
         for conc in list.iter().copied() {
             let (tput, intvty, e2el) = point(conc);
             let (artifact, file, body) = if agentic {
-                let file = if multinode { format!("{rf}_conc{conc}.json") } else { format!("{rf}.json") };
+                let file = aggregate_file_name(ArtifactKind::AgenticAggregate, &[("CONC", &conc.to_string())]);
                 let latency = |v: f64| serde_json::json!({"median": v, "p75": v, "p90": v});
                 let body = serde_json::json!({
                     "infmax_model_prefix": text(row, "model-prefix"), "hw": text(row, "runner"),
@@ -635,9 +640,9 @@ fn benchmark_artifacts(row: &Row) -> Vec<(String, String, String)> {
                                         "latency": {"e2el": latency(e2el), "itl": latency(1.0 / intvty),
                                                     "e2e_norm_intvty": latency(intvty)}},
                 });
-                (format!("bmk_agentic_{rf}"), file, body)
+                (artifact(ArtifactKind::AgenticAggregate), file, body)
             } else {
-                let file = if multinode { format!("agg_{rf}_conc{conc}.json") } else { format!("agg_{rf}.json") };
+                let file = aggregate_file_name(ArtifactKind::FixedSeqAggregate, &[("SUFFIX", &format!("conc{conc}"))]);
                 let body = serde_json::json!({
                     "hw": text(row, "runner"), "conc": conc, "image": text(row, "image"), "model": text(row, "model"),
                     "infmax_model_prefix": text(row, "model-prefix"), "framework": text(row, "framework"),
@@ -647,7 +652,7 @@ fn benchmark_artifacts(row: &Row) -> Vec<(String, String, String)> {
                     "num_decode_gpu": workers("decode"), "tput_per_gpu": tput, "output_tput_per_gpu": tput / 9.0,
                     "input_tput_per_gpu": tput * 8.0 / 9.0, "median_intvty": intvty, "median_e2el": e2el,
                 });
-                (format!("bmk_{rf}"), file, body)
+                (artifact(ArtifactKind::FixedSeqAggregate), file, body)
             };
             out.push((artifact, file, body.to_string()));
         }

@@ -25,7 +25,7 @@ use crate::results::eval::{
     validate_batch_manifest, Consistency, EvalRow, LmEvalResults, MetaEnv, Threshold, FALLBACK_MIN_SCORE,
 };
 use crate::results::eval_logs::{self, KernelPath, MAX_SCAN_BYTES};
-use crate::results::shapes;
+use crate::results::shapes::{self, ArtifactKind};
 
 const KERNEL_PATHS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/02-kernel-paths.toml"));
 /// Problems that say "could not be verified" rather than "is wrong" (the header orders them last).
@@ -55,14 +55,11 @@ fn kernel_paths() -> &'static Result<Vec<KernelPath>, String> {
 
 /// Per-point eval artifacts (`eval_<RF>`, `eval_<exp>_<RF>`), not logs or GPU metrics.
 pub fn is_eval_results_artifact(name: &str) -> bool {
-    name.starts_with("eval_")
-        && !name.starts_with("eval_server_logs_")
-        && !name.starts_with("eval_gpu_metrics_")
-        && name != "eval_results_all"
+    shapes::artifact_kind(name).is_some_and(|(kind, _)| kind == ArtifactKind::EvalSet)
 }
 
 fn is_server_log_artifact(name: &str) -> bool {
-    name.starts_with("eval_server_logs_")
+    shapes::artifact_kind(name).is_some_and(|(kind, _)| kind == ArtifactKind::EvalServerLogs)
 }
 
 fn is_archive(path: &str) -> bool {

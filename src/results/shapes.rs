@@ -1,14 +1,19 @@
 //! The shapes upstream's workflows give CI artifacts: artifact name patterns and the file name
-//! patterns inside them, as one table with the workflow line each comes from
-//! (`docs/ci-shapes.md` lists them). An upstream shape change is one row here.
+//! patterns inside them, as data (`shapes.toml` beside this module) with the workflow lines each
+//! comes from (`docs/ci-shapes.md` lists them). The fixture generators and the real-PR corpus
+//! write their artifacts from the same file, so an upstream shape change is one data change.
 
+use std::sync::OnceLock;
+
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::matrix::evals::conc_values;
 use crate::matrix::Row;
 
 /// What an artifact of a workflow run holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ArtifactKind {
     /// `process_result.py` aggregates of a fixed-sequence run (`agg_<RF>*.json`).
     FixedSeqAggregate,
@@ -34,125 +39,145 @@ pub enum ArtifactKind {
     PowerAudit,
 }
 
-/// An artifact name pattern: `<prefix><RF>` (or the exact name when `exact`).
-#[derive(Debug, Clone, Copy)]
-pub struct ArtifactShape {
-    pub prefix: &'static str,
-    pub exact: bool,
+/// A name pattern of `shapes.toml`: an artifact's name, or a file's inside an aggregate artifact.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shape {
+    /// The pattern: literal text and `{RF}`, `{EXP_NAME}`, `{CONC}`, `{SUFFIX}` placeholders.
+    pub name: String,
     pub kind: ArtifactKind,
-    /// The workflow lines that upload it (`/tmp/ix/.github/workflows/…`).
-    pub source: &'static str,
+    /// The single-node (`false`) or multi-node (`true`) job's shape; `None`: both jobs'.
+    #[serde(default)]
+    pub multinode: Option<bool>,
+    /// The workflow lines that write it (`<path>:<line>` in upstream's tree).
+    pub sources: Vec<String>,
 }
 
-const fn artifact(prefix: &'static str, kind: ArtifactKind, source: &'static str) -> ArtifactShape {
-    ArtifactShape { prefix, exact: false, kind, source }
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    artifact: Vec<Shape>,
+    aggregate_file: Vec<Shape>,
 }
 
-/// Every artifact name pattern sweepgate reads. A name takes the first row it matches, so a
-/// longer prefix comes before a shorter one it extends (`bmk_agentic_` before `bmk_`).
-pub const ARTIFACTS: &[ArtifactShape] = &[
-    artifact(
-        "bmk_agentic_",
-        ArtifactKind::AgenticAggregate,
-        "benchmark-tmpl.yml:343, benchmark-multinode-tmpl.yml:461",
-    ),
-    artifact("bmk_", ArtifactKind::FixedSeqAggregate, "benchmark-tmpl.yml:336, benchmark-multinode-tmpl.yml:432"),
-    artifact("agentic_", ArtifactKind::AgenticRaw, "benchmark-tmpl.yml:350, benchmark-multinode-tmpl.yml:468"),
-    artifact("eval_server_logs_", ArtifactKind::EvalServerLogs, "benchmark-tmpl.yml:361"),
-    artifact("eval_gpu_metrics_", ArtifactKind::EvalGpuMetrics, "benchmark-tmpl.yml:373"),
-    ArtifactShape {
-        prefix: "eval_results_all",
-        exact: true,
-        kind: ArtifactKind::CollectedEvals,
-        source: "collect-evals.yml",
-    },
-    artifact("eval_", ArtifactKind::EvalSet, "benchmark-tmpl.yml:400, benchmark-multinode-tmpl.yml:479"),
-    artifact("multinode_server_logs_", ArtifactKind::MultinodeServerLogs, "benchmark-multinode-tmpl.yml:452"),
-    artifact("server_logs_", ArtifactKind::ServerLogs, "benchmark-tmpl.yml:361"),
-    artifact("gpu_metrics_", ArtifactKind::GpuMetrics, "benchmark-tmpl.yml:373"),
-    artifact("power_audit_", ArtifactKind::PowerAudit, "benchmark-tmpl.yml:385, benchmark-multinode-tmpl.yml:439"),
-];
+/// The shapes table as text, for readers outside the crate's Rust (the generators read the file).
+pub const TABLE_FILE: &str = include_str!("shapes.toml");
 
-/// An artifact's kind and the part of its name after the pattern's prefix (the result
-/// filename `RF`, `EXP_NAME_RF` for single-node eval sets); `None` for a name no workflow uploads.
-pub fn artifact_kind(name: &str) -> Option<(ArtifactKind, &str)> {
-    ARTIFACTS.iter().find_map(|shape| match shape.exact {
-        true => (name == shape.prefix).then_some((shape.kind, "")),
-        false => name.strip_prefix(shape.prefix).map(|rf| (shape.kind, rf)),
-    })
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    // Built-in data; `tests::the_table_loads_and_every_pattern_is_well_formed` keeps it valid.
+    TABLE.get_or_init(|| toml::from_str(TABLE_FILE).expect("src/results/shapes.toml is valid"))
 }
 
-/// What follows `RF` in an aggregate file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tail {
-    /// `<RF>.json`
-    Json,
-    /// `<RF>_conc<N>.json`: one file per concurrency of a multi-node agentic job.
-    ConcJson,
-    /// `<RF>_<anything>.json`: one file per result of a multi-node fixed-sequence job.
-    AnyJson,
-}
-
-/// A file name pattern inside an aggregate artifact: `<before><RF><tail>`.
-#[derive(Debug, Clone, Copy)]
-pub struct FileShape {
-    pub kind: ArtifactKind,
-    pub before: &'static str,
-    pub tail: Tail,
-    pub multinode: bool,
-    pub source: &'static str,
+/// Every artifact name pattern sweepgate reads, in matching order.
+pub fn artifacts() -> &'static [Shape] {
+    &table().artifact
 }
 
 /// Every aggregate file pattern (the `path:` of the upload steps).
-pub const AGGREGATE_FILES: &[FileShape] = &[
-    FileShape {
-        kind: ArtifactKind::FixedSeqAggregate,
-        before: "agg_",
-        tail: Tail::Json,
-        multinode: false,
-        source: "benchmark-tmpl.yml:337",
-    },
-    FileShape {
-        kind: ArtifactKind::FixedSeqAggregate,
-        before: "agg_",
-        tail: Tail::AnyJson,
-        multinode: true,
-        source: "benchmark-multinode-tmpl.yml:433",
-    },
-    FileShape {
-        kind: ArtifactKind::AgenticAggregate,
-        before: "",
-        tail: Tail::Json,
-        multinode: false,
-        source: "benchmark-tmpl.yml:344",
-    },
-    FileShape {
-        kind: ArtifactKind::AgenticAggregate,
-        before: "",
-        tail: Tail::ConcJson,
-        multinode: true,
-        source: "benchmark-multinode-tmpl.yml:462",
-    },
-];
+pub fn aggregate_files() -> &'static [Shape] {
+    &table().aggregate_file
+}
+
+/// A piece of a pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece<'a> {
+    Text(&'a str),
+    Hole(&'a str),
+}
+
+/// The pieces of a pattern; `None` for an unclosed `{`.
+fn pieces(pattern: &str) -> Option<Vec<Piece<'_>>> {
+    let mut out = Vec::new();
+    let mut rest = pattern;
+    while let Some(open) = rest.find('{') {
+        let close = open + rest[open..].find('}')?;
+        if open > 0 {
+            out.push(Piece::Text(&rest[..open]));
+        }
+        out.push(Piece::Hole(&rest[open + 1..close]));
+        rest = &rest[close + 1..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    Some(out)
+}
+
+/// Whether `text` is what placeholder `hole` stands for when no value is given for it.
+fn fills(hole: &str, text: &str) -> bool {
+    !text.is_empty() && (hole != "CONC" || text.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `text` matches `pieces`, with `given` placeholders standing for their values.
+fn matches(pieces: &[Piece<'_>], given: &[(&str, &str)], text: &str) -> bool {
+    match pieces.split_first() {
+        None => text.is_empty(),
+        Some((Piece::Text(t), rest)) => text.strip_prefix(t).is_some_and(|t| matches(rest, given, t)),
+        Some((Piece::Hole(h), rest)) => match given.iter().find(|(k, _)| k == h) {
+            Some((_, v)) => text.strip_prefix(v).is_some_and(|t| matches(rest, given, t)),
+            None => (1..=text.len())
+                .filter(|&i| text.is_char_boundary(i))
+                .any(|i| fills(h, &text[..i]) && matches(rest, given, &text[i..])),
+        },
+    }
+}
+
+/// `pattern` with each placeholder replaced by its value in `values`; `None` when a placeholder
+/// has no value.
+fn fill(pattern: &str, values: &[(&str, &str)]) -> Option<String> {
+    pieces(pattern)?
+        .into_iter()
+        .map(|p| match p {
+            Piece::Text(t) => Some(t),
+            Piece::Hole(h) => values.iter().find(|(k, _)| *k == h).map(|(_, v)| *v),
+        })
+        .collect()
+}
+
+/// The text of a pattern before its first placeholder (the whole name when it has none).
+fn literal_head(pattern: &str) -> &str {
+    pattern.split('{').next().unwrap_or(pattern)
+}
+
+/// An artifact's kind and the part of its name after the pattern's literal head (the result
+/// filename `RF`, `EXP_NAME_RF` for single-node eval sets); `None` for a name no workflow uploads.
+pub fn artifact_kind(name: &str) -> Option<(ArtifactKind, &str)> {
+    artifacts().iter().find_map(|shape| {
+        let head = literal_head(&shape.name);
+        match head.len() == shape.name.len() {
+            true => (name == head).then_some((shape.kind, "")),
+            false => name.strip_prefix(head).map(|rest| (shape.kind, rest)),
+        }
+    })
+}
 
 /// The shape of file `file` in aggregate artifact `<prefix><rf>` of kind `kind`; `None` when the
 /// file matches no pattern the workflows upload (an unreadable fact for the caller, never
 /// "no points").
-pub fn aggregate_file(kind: ArtifactKind, rf: &str, file: &str) -> Option<&'static FileShape> {
-    AGGREGATE_FILES.iter().find(|shape| {
-        let Some(rest) = file.strip_prefix(shape.before).and_then(|f| f.strip_prefix(rf)) else { return false };
-        shape.kind == kind
-            && match shape.tail {
-                Tail::Json => rest == ".json",
-                Tail::ConcJson => rest
-                    .strip_prefix("_conc")
-                    .and_then(|r| r.strip_suffix(".json"))
-                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
-                Tail::AnyJson => {
-                    rest.strip_prefix('_').and_then(|r| r.strip_suffix(".json")).is_some_and(|r| !r.is_empty())
-                }
-            }
-    })
+pub fn aggregate_file(kind: ArtifactKind, rf: &str, file: &str) -> Option<&'static Shape> {
+    aggregate_files()
+        .iter()
+        .find(|shape| shape.kind == kind && pieces(&shape.name).is_some_and(|p| matches(&p, &[("RF", rf)], file)))
+}
+
+/// The first pattern of `kind` for a single- or multi-node job, filled with `values`.
+fn name_of(shapes: &[Shape], kind: ArtifactKind, multinode: bool, values: &[(&str, &str)]) -> Option<String> {
+    shapes
+        .iter()
+        .find(|s| s.kind == kind && s.multinode.is_none_or(|m| m == multinode))
+        .and_then(|s| fill(&s.name, values))
+}
+
+/// The name a workflow gives an artifact of `kind` (`values`: `RF`, `EXP_NAME`); `None` when no
+/// row gives one or a placeholder has no value.
+pub fn artifact_name(kind: ArtifactKind, multinode: bool, values: &[(&str, &str)]) -> Option<String> {
+    name_of(artifacts(), kind, multinode, values)
+}
+
+/// The name a workflow gives an aggregate file of `kind` (`values`: `RF`, `CONC`, `SUFFIX`).
+pub fn aggregate_file_name(kind: ArtifactKind, multinode: bool, values: &[(&str, &str)]) -> Option<String> {
+    name_of(aggregate_files(), kind, multinode, values)
 }
 
 /// A raw per-concurrency result of srt-slurm's benchmark client
@@ -278,17 +303,82 @@ mod tests {
     #[test]
     fn aggregate_files_match_exactly_the_uploaded_paths() {
         use ArtifactKind::{AgenticAggregate as A, FixedSeqAggregate as F};
-        let tail = |kind, file: &str| aggregate_file(kind, RF, file).map(|s| (s.tail, s.multinode));
-        assert_eq!(tail(A, &format!("{RF}.json")), Some((Tail::Json, false)));
-        assert_eq!(tail(A, &format!("{RF}_conc16.json")), Some((Tail::ConcJson, true)));
-        assert_eq!(tail(F, &format!("agg_{RF}.json")), Some((Tail::Json, false)));
-        assert_eq!(tail(F, &format!("agg_{RF}_ctx_4_gen_8_gpus_12.json")), Some((Tail::AnyJson, true)));
+        let shape = |kind, file: &str| aggregate_file(kind, RF, file).map(|s| (s.name.as_str(), s.multinode));
+        assert_eq!(shape(A, &format!("{RF}.json")), Some(("{RF}.json", Some(false))));
+        assert_eq!(shape(A, &format!("{RF}_conc16.json")), Some(("{RF}_conc{CONC}.json", Some(true))));
+        assert_eq!(shape(F, &format!("agg_{RF}.json")), Some(("agg_{RF}.json", Some(false))));
+        assert_eq!(
+            shape(F, &format!("agg_{RF}_ctx_4_gen_8_gpus_12.json")),
+            Some(("agg_{RF}_{SUFFIX}.json", Some(true)))
+        );
         for other in
             [format!("{RF}_concX.json"), format!("{RF}_conc.json"), "agg_other.json".into(), format!("{RF}.txt")]
         {
-            assert_eq!(tail(A, &other), None, "{other}");
+            assert_eq!(shape(A, &other), None, "{other}");
         }
-        assert_eq!(tail(F, &format!("{RF}.json")), None, "a fixed-seq aggregate is agg_-prefixed");
-        assert_eq!(tail(F, &format!("agg_{RF}_.json")), None);
+        assert_eq!(shape(F, &format!("{RF}.json")), None, "a fixed-seq aggregate is agg_-prefixed");
+        assert_eq!(shape(F, &format!("agg_{RF}_.json")), None);
+    }
+
+    /// The built-in table parses, every pattern is well formed with known placeholders, every row
+    /// names its source, and a name the table builds is matched back to its own row.
+    #[test]
+    fn the_table_loads_and_every_pattern_is_well_formed() {
+        assert!(artifacts().len() >= 12 && aggregate_files().len() >= 4);
+        for shape in artifacts().iter().chain(aggregate_files()) {
+            let p = pieces(&shape.name).unwrap_or_else(|| panic!("{}: unclosed placeholder", shape.name));
+            for piece in &p {
+                if let Piece::Hole(h) = piece {
+                    assert!(
+                        ["RF", "EXP_NAME", "CONC", "SUFFIX"].contains(h),
+                        "{}: unknown placeholder {h}",
+                        shape.name
+                    );
+                }
+            }
+            assert!(!shape.sources.is_empty(), "{}: no workflow line", shape.name);
+            assert!(shape.sources.iter().all(|s| s.starts_with(".github/workflows/") && s.contains(".yml:")));
+        }
+        let values = [("RF", RF), ("EXP_NAME", "dsv4_8k1k"), ("CONC", "16"), ("SUFFIX", "ctx_4_gen_8_gpus_12")];
+        for shape in artifacts() {
+            let name = fill(&shape.name, &values).unwrap_or_default();
+            assert_eq!(artifact_kind(&name).map(|k| k.0), Some(shape.kind), "{name}");
+        }
+        for shape in aggregate_files() {
+            let name = fill(&shape.name, &values).unwrap_or_default();
+            assert_eq!(aggregate_file(shape.kind, RF, &name).map(|s| &s.name), Some(&shape.name), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_are_built_from_the_table_for_each_job_kind() {
+        use ArtifactKind::*;
+        let rf = [("RF", RF)];
+        assert_eq!(artifact_name(AgenticAggregate, true, &rf), Some(format!("bmk_agentic_{RF}")));
+        assert_eq!(artifact_name(EvalSet, true, &rf), Some(format!("eval_{RF}")));
+        assert_eq!(
+            artifact_name(EvalSet, false, &[("RF", RF), ("EXP_NAME", "x_8k1k")]),
+            Some(format!("eval_x_8k1k_{RF}"))
+        );
+        assert_eq!(artifact_name(EvalSet, false, &rf), None, "EXP_NAME has no value");
+        assert_eq!(artifact_name(ServerLogs, true, &rf), None, "a multi-node job's logs are multinode_server_logs_");
+        assert_eq!(
+            aggregate_file_name(AgenticAggregate, true, &[("RF", RF), ("CONC", "8")]),
+            Some(format!("{RF}_conc8.json"))
+        );
+        assert_eq!(aggregate_file_name(FixedSeqAggregate, false, &rf), Some(format!("agg_{RF}.json")));
+    }
+
+    /// A `{SUFFIX}` or `{CONC}` placeholder never matches the empty text, and the match of a long
+    /// hostile name is bounded (one free placeholder per pattern).
+    #[test]
+    fn free_placeholders_match_non_empty_text_only() {
+        let p = pieces("a{SUFFIX}.json").unwrap_or_default();
+        assert!(matches(&p, &[], "ab.json"));
+        assert!(!matches(&p, &[], "a.json"));
+        assert!(matches(&p, &[], &format!("a{}.json", ".json".repeat(2000))));
+        let c = pieces("{RF}_conc{CONC}.json").unwrap_or_default();
+        assert!(!matches(&c, &[("RF", "r")], "r_conc1a.json"));
+        assert_eq!(pieces("x{RF"), None);
     }
 }
