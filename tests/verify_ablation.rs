@@ -80,9 +80,19 @@ fn job_log_dirs(bundle: &Path) -> Vec<std::path::PathBuf> {
     runs.map(|run| run.path().join("job-logs")).filter(|dir| dir.is_dir()).collect()
 }
 
-const ABLATIONS: [Ablation; 11] = [
+/// Replaces a directory of the bundle by an empty one.
+fn empty_dir(dir: &Path) {
+    remove_dir(dir);
+    std::fs::create_dir_all(dir).expect("create dir");
+}
+
+const ABLATIONS: [Ablation; 13] = [
     ("head/", |b| remove_dir(&b.join("head"))),
     ("base/", |b| remove_dir(&b.join("base"))),
+    // The trees are emptied while `trees` still says `ok`: every file the PR lists as changed is
+    // missing from a side that must hold it (decision FC2).
+    ("head/ emptied, facts kept", |b| empty_dir(&b.join("head"))),
+    ("base/ emptied, facts kept", |b| empty_dir(&b.join("base"))),
     ("artifacts/", |b| remove_dir(&b.join("artifacts"))),
     ("check-runs", |b| {
         edit_evidence(b, |e| {
@@ -102,10 +112,7 @@ const ABLATIONS: [Ablation; 11] = [
         })
     }),
     // The files are deleted but evidence.json still says they were downloaded (issue 23).
-    ("artifacts/ emptied, facts kept", |b| {
-        remove_dir(&b.join("artifacts"));
-        std::fs::create_dir_all(b.join("artifacts")).expect("create artifacts/");
-    }),
+    ("artifacts/ emptied, facts kept", |b| empty_dir(&b.join("artifacts"))),
     ("job logs deleted, facts kept", |b| {
         for dir in job_log_dirs(b) {
             remove_dir(&dir);
@@ -164,7 +171,14 @@ fn removing_evidence_never_makes_a_verdict_more_favourable() {
             if original["verdict"] == "REJECTED" && ablated["verdict"] == "APPROVED" {
                 violations.push(format!("{label}: REJECTED became APPROVED"));
             }
-            let tree_gone = matches!(what, "head/" | "base/" | "tree facts unavailable, files kept");
+            let tree_gone = matches!(
+                what,
+                "head/"
+                    | "base/"
+                    | "head/ emptied, facts kept"
+                    | "base/ emptied, facts kept"
+                    | "tree facts unavailable, files kept"
+            );
             if tree_gone && ablated["verdict"] != "REJECTED" {
                 violations.push(format!("{label}: not REJECTED"));
             }

@@ -176,11 +176,17 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     if !findings.is_empty() {
+        // Whether the PR changed the file or the launch path of an affected config reached it
+        // unchanged (9.b): the discriminator that names the sub-rule (decision FC8).
+        let changed = |file: &str| cx.evidence.files.iter().any(|f| f.filename == file);
         let mut outcome = Outcome::fail("raw_completions").arg(
             "findings",
             findings
                 .iter()
-                .map(|(file, line, kind)| json!({"file": file, "line": line, "kind": kind}))
+                .map(|(file, line, kind)| {
+                    let origin = if changed(file) { "changed" } else { "reached" };
+                    json!({"file": file, "line": line, "kind": kind, "origin": origin})
+                })
                 .collect::<Vec<_>>(),
         );
         for (file, line, _) in &findings {
@@ -219,6 +225,10 @@ mod tests {
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Fail);
         assert_eq!(o.evidence, ["benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh:4"]);
+        // The PR changed the script: 9.b (an unchanged file reached by the launch path) did not decide.
+        assert_eq!(o.message.args["findings"][0]["origin"], "changed");
+        let rules = crate::checks::catalog::Catalog::embedded().check(9).rules_of(&o);
+        assert_eq!(rules, ["9.a", "9.c", "9.d"]);
     }
 
     #[test]
@@ -339,6 +349,9 @@ mod tests {
             (o.status, o.evidence.as_slice()),
             (Status::Fail, ["benchmarks/multi_node/amd_utils/bench.sh:1".to_owned()].as_slice())
         );
+        assert_eq!(o.message.args["findings"][0]["origin"], "reached");
+        let rules = crate::checks::catalog::Catalog::embedded().check(9).rules_of(&o);
+        assert_eq!(rules, ["9.a", "9.b", "9.c", "9.d"]);
         let o = check(&Context::new(&build("run_benchmark_serving --model x --use-chat-template\n")));
         assert_eq!((o.status, o.message.args["count"].as_u64()), (Status::Pass, Some(1)), "{o:?}");
         let mut e = build("");
@@ -347,5 +360,7 @@ mod tests {
         let o = check(&Context::new(&e));
         assert_eq!(o.message.args["findings"][0]["kind"], "unreachable", "{o:?}");
         assert_eq!(o.evidence, ["benchmarks/multi_node/bench_gone.sh"]);
+        let rules = crate::checks::catalog::Catalog::embedded().check(9).rules_of(&o);
+        assert_eq!(rules, ["9.a", "9.b", "9.c"], "an unreadable launch path is 9.b's missing evidence");
     }
 }

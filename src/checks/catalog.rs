@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::{Outcome, Status};
+use super::{Outcome, Status, TREE_UNAVAILABLE};
 
 /// English and Chinese text side by side.
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
@@ -148,15 +148,17 @@ impl CheckSpec {
     }
 
     /// The enforced sub-rules whose violation, or whose missing evidence, made this outcome FAIL
-    /// or WARN: those with a kind the outcome has. Empty for PASS and N/A.
+    /// or WARN: those with a kind the outcome has; all of them when a tree the check reads was
+    /// unavailable (none could be decided; decision FC7). Empty for PASS and N/A.
     pub fn rules_of(&self, outcome: &Outcome) -> Vec<&str> {
         if !matches!(outcome.status, Status::Fail | Status::Warn) {
             return Vec::new();
         }
+        let undecided = outcome.message.key == TREE_UNAVAILABLE;
         let kinds = outcome_kinds(outcome);
         self.subrules
             .iter()
-            .filter(|rule| rule.how == How::Enforced && rule.kinds.iter().any(|k| kinds.contains(k)))
+            .filter(|rule| rule.how == How::Enforced && (undecided || rule.kinds.iter().any(|k| kinds.contains(k))))
             .map(|rule| rule.id.as_str())
             .collect()
     }
@@ -471,6 +473,12 @@ mod tests {
         }
         passed.status = Status::Warn;
         assert_eq!(spec.rules_of(&passed), ["18.e", "18.g"]);
+        // A tree the check reads was unavailable: none of its enforced sub-rules was decided.
+        let undecided = Outcome::fail(TREE_UNAVAILABLE).arg("reason", "tarball: HTTP 502");
+        let enforced: Vec<&str> =
+            spec.subrules.iter().filter(|r| r.how == How::Enforced).map(|r| r.id.as_str()).collect();
+        assert!(enforced.len() > 1);
+        assert_eq!(spec.rules_of(&undecided), enforced);
     }
 
     /// Every FAIL or WARN row of every fixture bundle names at least one enforced sub-rule, but

@@ -72,9 +72,9 @@ impl<'e> Context<'e> {
         &self.layout
     }
 
-    /// `Err(reason)` when the base tree could not be read, or lacks a file the PR removed or
-    /// renamed away (the collector keeps every changed file's base path, so an absent one was
-    /// lost; decision FC2).
+    /// `Err(reason)` when the base tree could not be read, or lacks a file the PR modified,
+    /// removed or renamed away (the collector keeps every changed file's base path, so an absent
+    /// one was lost; decision FC2).
     pub fn base_available(&self) -> Result<(), Reason> {
         let ev = self.evidence;
         if let Fact::Unavailable(reason) = &ev.trees.base {
@@ -82,7 +82,7 @@ impl<'e> Context<'e> {
         }
         let lost = ev.files.iter().find_map(|f| {
             let at_base = match f.status.as_str() {
-                "removed" => Some(&f.filename),
+                "modified" | "changed" | "removed" => Some(&f.filename),
                 "renamed" => f.previous_filename.as_ref(),
                 _ => None,
             }?;

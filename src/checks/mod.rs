@@ -325,6 +325,9 @@ fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render:
 /// The catalog key (checks/common.toml) of a row that reports a sweepgate defect.
 pub const INTERNAL_ERROR: &str = "internal_error";
 
+/// The catalog key (checks/common.toml) of a row whose check read a tree that was unavailable.
+pub const TREE_UNAVAILABLE: &str = "unavailable";
+
 fn internal_error(error: Reason) -> Outcome {
     Outcome::fail(INTERNAL_ERROR).arg("error", error)
 }
@@ -350,7 +353,7 @@ fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome:
         trees.into_iter().find_map(|(read, tree, fact)| if read { fact.err().map(|why| (tree, why)) } else { None });
     let Some((tree, why)) = missing else { return outcome };
     let status = if allowed.contains(&Status::Fail) { Status::Fail } else { Status::Warn };
-    Outcome::new(status, "unavailable").arg("what", reason("what_tree").arg("tree", tree)).arg("reason", why)
+    Outcome::new(status, TREE_UNAVAILABLE).arg("what", reason("what_tree").arg("tree", tree)).arg("reason", why)
 }
 
 #[cfg(test)]
@@ -477,6 +480,7 @@ mod tests {
     #[test]
     fn a_changed_file_missing_from_the_head_tree_is_unavailable() {
         let mut e = with_change(evidence(), "perf-changelog.yaml", "@@ -1,0 +1,1 @@\n+- config-keys: [x]\n");
+        e.base.insert("perf-changelog.yaml", "");
         let verdict = verify(&e);
         let row = verdict.result(12).map(|r| (r.outcome.status, r.outcome.message.args["reason"].clone()));
         let lost = serde_json::json!({"$reason": "changed_file_lost", "path": "perf-changelog.yaml", "status": "modified", "tree": "head"});
@@ -486,10 +490,12 @@ mod tests {
     }
 
     #[test]
-    fn a_removed_or_renamed_away_file_missing_from_the_base_tree_is_unavailable() {
-        for (status, filename, previous) in
-            [("removed", "benchmarks/gone.sh", None), ("renamed", "configs/new.yaml", Some("configs/old.yaml"))]
-        {
+    fn a_modified_removed_or_renamed_away_file_missing_from_the_base_tree_is_unavailable() {
+        for (status, filename, previous) in [
+            ("modified", "configs/nvidia-master.yaml", None),
+            ("removed", "benchmarks/gone.sh", None),
+            ("renamed", "configs/new.yaml", Some("configs/old.yaml")),
+        ] {
             let mut e = evidence();
             e.files.push(crate::evidence::ChangedFile {
                 filename: filename.into(),
@@ -497,7 +503,7 @@ mod tests {
                 status: status.into(),
                 patch: None,
             });
-            if status == "renamed" {
+            if status != "removed" {
                 e.head.insert(filename, "a: 1\n");
             }
             let at_base = previous.unwrap_or(filename);
