@@ -164,42 +164,6 @@ fn every_chinese_verdict_and_details_column_is_whole_chinese() {
 /// Where an English string literal of `src/checks/` may stay: it is never report text.
 const NOT_REPORT_TEXT: &[&str] = &["expect(", "panic!(", "#[error(", "tracing::", "unreachable!("];
 
-/// English sentences still built in Rust that reach a report, by file and opening words: each is
-/// an issue-27 leftover to move into `checks/reasons.toml` (decision ZH3). Most reach a row only
-/// as a quoted error (code); the list may only shrink: an entry that no longer matches fails.
-const STILL_IN_RUST: &[(&str, &str)] = &[
-    ("affected.rs", "{}: neither its diff nor its content is"),
-    ("affected.rs", "{} is not in the evidence at the head"),
-    ("c01_in_pr_sweep.rs", "the PR appends no changelog entry, so its"),
-    ("c01_in_pr_sweep.rs", "{path}, which the launch model says the sweep"),
-    ("context.rs", "{what}: the scripts scanned in this verification"),
-    ("reach.rs", "the launch path of {}"),
-    ("c01_in_pr_sweep.rs", "the PR's matrix does not generate: {e}"),
-    ("c01_in_pr_sweep.rs", "the blob SHAs at {} could not be read ("),
-    ("c01_in_pr_sweep.rs", "the evidence has no blob SHAs at {}"),
-    ("c01_in_pr_sweep.rs", "{file} is not in the evidence at the head"),
-    ("c01_in_pr_sweep.rs", "the entry {} of {file} cannot be read at"),
-    ("c01_in_pr_sweep.rs", "the master-config text at {} could not"),
-    ("c01_in_pr_sweep.rs", "{file} differs at the head and the evidence"),
-    ("c01_in_pr_sweep.rs", "the configs the sweep ran cannot be read"),
-    ("c01_in_pr_sweep.rs", "the PR affects no master-config entry"),
-    ("c01_in_pr_sweep.rs", "no launcher script or recipe of {} is"),
-    ("c02_evals_pass.rs", "of run {run_id} (its job list could not"),
-    ("c03_upstream_recipe.rs", "{} is not in the head tree"),
-    ("c03_upstream_recipe.rs", "{} (srt-recipe of {}) is not in the"),
-    ("c03_upstream_recipe.rs", "{} is not an affected config"),
-    ("c03_upstream_recipe.rs", "recipe {} (CONFIG_FILE={}) is not in"),
-    ("c03_upstream_recipe.rs", "the launch model finds no benchmark script"),
-    ("c08_architecture_hacks.rs", "the PR's master configs: {reason}"),
-    ("context.rs", "{} is missing from the evidence"),
-    ("curves.rs", "{path}: matches no result file name"),
-    ("fingerprint.rs", "the blob SHAs at {head} are unavailable"),
-    ("fingerprint.rs", "the blob SHAs at {head} were not collected"),
-    ("fingerprint.rs", "{} is not at the head"),
-    ("generated.rs", "{path} is not readable at base and head"),
-    ("reach.rs", "{} is not in the head tree"),
-];
-
 /// Reviewed: text that is English by nature, not report prose.
 const REVIEWED: &[(&str, &str, &str)] = &[
     ("c14_pareto_coverage.rs", "Total tput per GPU (tok/s)", "the Mermaid chart's axis label, inside a code block"),
@@ -296,10 +260,8 @@ fn no_english_sentence_for_a_report_is_built_in_src_checks() {
         ["a b", "c d e f g"]
     );
     let found = english_literals_in_src_checks();
-    let reviewed = |file: &str, literal: &str| {
-        REVIEWED.iter().any(|(f, start, _)| *f == file && literal.starts_with(start))
-            || STILL_IN_RUST.iter().any(|(f, start)| *f == file && literal.starts_with(start))
-    };
+    let reviewed =
+        |file: &str, literal: &str| REVIEWED.iter().any(|(f, start, _)| *f == file && literal.starts_with(start));
     let new: Vec<String> =
         found.iter().filter(|(f, l)| !reviewed(f, l)).map(|(f, l)| format!("src/checks/{f}: \"{l}\"")).collect();
     assert!(
@@ -307,12 +269,6 @@ fn no_english_sentence_for_a_report_is_built_in_src_checks() {
         "English sentences built in Rust for a report (give them a kind in checks/reasons.toml):\n{}",
         new.join("\n")
     );
-    let gone: Vec<String> = STILL_IN_RUST
-        .iter()
-        .filter(|(f, start)| !found.iter().any(|(file, l)| file == f && l.starts_with(start)))
-        .map(|(f, start)| format!("{f}: {start}"))
-        .collect();
-    assert!(gone.is_empty(), "moved to the catalog: remove from STILL_IN_RUST:\n{}", gone.join("\n"));
 }
 
 /// The Chinese half of a bilingual text (`report::render_bilingual`: English, rule, 中文).
