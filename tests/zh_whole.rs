@@ -148,6 +148,8 @@ fn every_chinese_verdict_and_details_column_is_whole_chinese() {
         let options = ReportOptions { lang: Some(Lang::Zh), ..ReportOptions::default() };
         let report = render_markdown(&evidence, &verdict, &options).expect("renders");
         rows += report.lines().filter(|l| l.contains("检查")).count();
+        // Fixed labels are Chinese too: the footer names the assessed commit in Chinese.
+        assert!(report.contains("评估的提交：") && !report.contains("Assessed commit"), "{name}: {report}");
         found.extend(offending_lines(&format!("{name} (verify --lang zh)"), &report));
 
         store.record_verdict(&repo, pr, "sig", &evidence.pull_request.head_sha, &verdict);
@@ -338,5 +340,11 @@ fn the_sweep_check_runs_chinese_text_is_whole_chinese() {
     found.extend(offending_lines("check run title", title));
     assert!(found.is_empty(), "the check run's Chinese text carries English prose:\n{}", found.join("\n"));
     assert!(chinese_half(&out.output.text).contains("2 个结果文件 | 有效"), "{}", out.output.text);
+    // Point states are Chinese words in the Chinese half (one English word escapes the run test).
+    let zh = format!("{}{}", chinese_half(&out.output.summary), chinese_half(&out.output.text));
+    assert!(zh.contains("| 成功 |") && zh.contains("| 运行中 |") && zh.contains("**成功**"), "{zh}");
+    for state in ["succeeded", "failed", "running"] {
+        assert!(!zh.contains(&format!("| {state} |")), "{state} in the Chinese table: {zh}");
+    }
     assert!(out.output.text.contains("2 result files | invalid: sampling_gap_exceeded"), "{}", out.output.text);
 }
