@@ -652,7 +652,7 @@ pub fn check(cx: &Context) -> Outcome {
         for (_, results) in &set.results {
             let checks = check_scores(results, prefix, &lookup, FALLBACK_MIN_SCORE);
             if checks.is_empty() {
-                problems.push(json!({"kind": "below", "artifact": set.artifact, "task": "(none)", "metric": "exact_match,*", "value": "missing", "threshold": FALLBACK_MIN_SCORE, "source": "no metric matched"}));
+                problems.push(json!({"kind": "below", "artifact": set.artifact, "task": "(none)", "metric": "exact_match,*", "value": "missing", "threshold": FALLBACK_MIN_SCORE, "source": Value::from(reason("no_metric_matched"))}));
             }
             for c in checks {
                 let row = json!({"kind": "below", "artifact": set.artifact, "task": c.task, "metric": c.metric, "value": format!("{:.4}", c.value), "threshold": c.threshold.value, "source": c.threshold.source, "raw": c.value});

@@ -131,7 +131,7 @@ pub fn awaited_pulls(verdict: &super::Verdict) -> Vec<(String, u64)> {
     let problems = row.outcome.message.args.get("problems").and_then(Json::as_array).cloned().unwrap_or_default();
     let mut awaited = Vec::new();
     for p in &problems {
-        let open = p["kind"] == "not_merged" && matches!(p["state"].as_str(), Some("open" | "a draft"));
+        let open = p["kind"] == "not_merged" && matches!(p["state"].as_str(), Some("open" | "draft"));
         let link = p["url"].as_str().and_then(|url| upstream_links("", std::iter::once(url)).into_iter().next());
         match (open, link.map(|l| l.kind)) {
             (true, Some(LinkKind::Pull { repo, number })) if RECIPE_REPOSITORIES.contains(&repo.as_str()) => {
@@ -781,11 +781,11 @@ pub fn check(cx: &Context) -> Outcome {
                         Some(at) => Some(at.clone()),
                         None => {
                             let state = if pull.draft {
-                                "a draft"
+                                "draft"
                             } else if pull.state == "open" {
                                 "open"
                             } else {
-                                "closed without merge"
+                                "closed"
                             };
                             problems.push(json!({"kind": "not_merged", "url": link.key, "state": state}));
                             blocked = true;
@@ -993,12 +993,12 @@ mod tests {
         let awaited =
             awaited_pulls(&verdict(vec![row(3, Status::Fail, open.clone()), row(14, Status::Warn, json!([]))]));
         assert_eq!(awaited, [("sgl-project/sglang".to_owned(), 47394)]);
-        let draft = json!([{"kind": "not_merged", "url": URL, "state": "a draft"}]);
+        let draft = json!([{"kind": "not_merged", "url": URL, "state": "draft"}]);
         assert_eq!(awaited_pulls(&verdict(vec![row(3, Status::Fail, draft)])).len(), 1);
         // Another FAIL, a closed PR, or any other problem of Check 3: nothing to wait for.
         assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, open.clone()), row(12, Status::Fail, json!([]))]))
             .is_empty());
-        let closed = json!([{"kind": "not_merged", "url": URL, "state": "closed without merge"}]);
+        let closed = json!([{"kind": "not_merged", "url": URL, "state": "closed"}]);
         assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, closed)])).is_empty());
         let mixed = json!([{"kind": "not_merged", "url": URL, "state": "open"}, {"kind": "no_link", "engine": "vLLM"}]);
         assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, mixed)])).is_empty());

@@ -144,9 +144,9 @@ impl<'e> Context<'e> {
             let (path, text) = self.text_of(self.evidence.policy_tree(), Logical::ReviewChecklist)?;
             match ChecklistTemplate::parse(text, &path) {
                 (Some(t), _) => Ok((path, t)),
-                (None, diags) => {
-                    Err(diags.first().map_or_else(|| format!("{path}: no template block"), |d| d.to_string()).into())
-                }
+                (None, diags) => Err(diags
+                    .first()
+                    .map_or_else(|| reason("no_template_block").arg("path", path.as_str()), |d| d.to_string().into())),
             }
         })
     }
