@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::scan::{self, Role};
-use super::Context;
+use super::{reason, Context, Reason};
 use crate::yaml::{self, Node, Value};
 
 /// One affected master-config entry, with the fields the checks compare.
@@ -242,7 +242,7 @@ pub fn wildcard_match(pattern: &str, key: &str) -> bool {
 
 /// Entries the PR affects: edited entries of changed master files, and entries its new
 /// changelog entries name. `Err` when a changed master file cannot be read.
-pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
+pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, Reason> {
     let ev = cx.evidence;
     let all = all_configs(cx)?;
     let mut wanted: BTreeSet<String> = changelog_keys(cx, &all);
@@ -251,11 +251,11 @@ pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
             continue;
         }
         let lines = scan::added_lines_of(ev, file)
-            .ok_or_else(|| format!("{}: neither its diff nor its content is in the evidence", file.filename))?;
+            .ok_or_else(|| reason("path_no_diff_or_content").arg("path", file.filename.as_str()))?;
         let mut entries: Vec<&AffectedConfig> = all.iter().filter(|c| c.file == file.filename).collect();
         entries.sort_by_key(|c| c.line);
         let Some(head_text) = ev.head.text(&file.filename) else {
-            return Err(format!("{} is not in the evidence at the head", file.filename));
+            return Err(reason("missing_at_head").arg("path", file.filename.as_str()));
         };
         let base_spans = ev.base.text(&file.filename).map(|text| entry_spans(text, &file.filename));
         for (key, span) in entry_spans(head_text, &file.filename) {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use super::affected::{entry_spans, AffectedConfig};
 use super::generated;
 use super::reach;
-use super::{Context, Outcome};
+use super::{reason, Context, Outcome, Reason};
 use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
 use crate::matrix::process::parse_additions;
 
@@ -265,14 +265,15 @@ enum NoEvalReason {
 /// Whether the PR's matrix (upstream's processor over its appended changelog entries, with its
 /// `all-evals`/`evals-only` labels) has eval jobs: `Ok(None)` when it does, `Ok(Some(why))` when
 /// it has benchmark jobs and none, `Err` naming what could not be read.
-fn no_eval_expected(ev: &Evidence) -> Result<Option<NoEvalReason>, String> {
+fn no_eval_expected(ev: &Evidence) -> Result<Option<NoEvalReason>, Reason> {
     let Some(changelog) = generated::pr_changelog(ev)? else {
-        return Err("the PR appends no changelog entry, so its matrix is unknown".into());
+        return Err(reason("no_changelog_entry"));
     };
     let path = &changelog.path;
-    let entries =
-        parse_additions(&changelog.additions, path, changelog.options).map_err(|e| format!("{path}: {e}"))?.entries;
-    let out = changelog.process(ev).map_err(|e| format!("the PR's matrix does not generate: {e}"))?;
+    let entries = parse_additions(&changelog.additions, path, changelog.options)
+        .map_err(|e| reason("path_error").arg("path", path.as_str()).error(e))?
+        .entries;
+    let out = changelog.process(ev).map_err(|e| reason("pr_matrix_not_generated").error(e))?;
     let evals =
         out.evals.len() + out.agentic_evals.len() + out.multinode_evals.len() + out.multinode_agentic_evals.len();
     let benchmarks = out.single_node.values().chain(out.multi_node.values()).map(Vec::len).sum::<usize>();
@@ -291,12 +292,12 @@ pub fn qualifying_run(evidence: &Evidence) -> Option<QualifyingRun> {
 }
 
 /// Why a sweep on an older in-PR commit does not stand for the head.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 enum NotEquivalent {
     /// A file the sweep ran differs at the head (path, how).
     Changed(String, &'static str),
     /// The evidence cannot tell (what is missing).
-    Unverifiable(String),
+    Unverifiable(Reason),
 }
 
 fn short(sha: &str) -> &str {
@@ -306,10 +307,10 @@ fn short(sha: &str) -> &str {
 fn blobs_at<'e>(ev: &'e Evidence, sha: &str) -> Result<&'e BTreeMap<String, String>, NotEquivalent> {
     match ev.blobs.get(sha) {
         Some(Fact::Ok(blobs)) => Ok(blobs),
-        Some(Fact::Unavailable(reason)) => {
-            Err(NotEquivalent::Unverifiable(format!("the blob SHAs at {} could not be read ({reason})", short(sha))))
+        Some(Fact::Unavailable(error)) => {
+            Err(NotEquivalent::Unverifiable(reason("blobs_unreadable").arg("sha", short(sha)).error(error)))
         }
-        None => Err(NotEquivalent::Unverifiable(format!("the evidence has no blob SHAs at {}", short(sha)))),
+        None => Err(NotEquivalent::Unverifiable(reason("blobs_absent").arg("sha", short(sha)))),
     }
 }
 
@@ -323,9 +324,11 @@ fn head_entry(ev: &Evidence, config: &AffectedConfig) -> Result<String, NotEquiv
     let text = ev
         .head
         .text(file)
-        .ok_or_else(|| NotEquivalent::Unverifiable(format!("{file} is not in the evidence at the head")))?;
+        .ok_or_else(|| NotEquivalent::Unverifiable(reason("missing_at_head").arg("path", file.as_str())))?;
     entry_text(text, config).ok_or_else(|| {
-        NotEquivalent::Unverifiable(format!("the entry {} of {file} cannot be read at the head", config.key))
+        NotEquivalent::Unverifiable(
+            reason("entry_unreadable_at_head").arg("key", config.key.as_str()).arg("path", file.as_str()),
+        )
     })
 }
 
@@ -335,15 +338,15 @@ fn sweep_entry(ev: &Evidence, sweep_sha: &str, config: &AffectedConfig) -> Resul
     let file = &config.file;
     match ev.texts_at.get(sweep_sha) {
         Some(Fact::Ok(texts)) => Ok(texts.get(file).and_then(|text| entry_text(text, config))),
-        Some(Fact::Unavailable(reason)) => Err(NotEquivalent::Unverifiable(format!(
-            "the master-config text at {} could not be read ({reason})",
-            short(sweep_sha)
-        ))),
-        None => Err(NotEquivalent::Unverifiable(format!(
-            "{file} differs at the head and the evidence has no text of it at {} to compare the entry {}",
-            short(sweep_sha),
-            config.key
-        ))),
+        Some(Fact::Unavailable(error)) => {
+            Err(NotEquivalent::Unverifiable(reason("master_text_unreadable").arg("sha", short(sweep_sha)).error(error)))
+        }
+        None => Err(NotEquivalent::Unverifiable(
+            reason("master_text_absent")
+                .arg("path", file.as_str())
+                .arg("sha", short(sweep_sha))
+                .arg("key", config.key.as_str()),
+        )),
     }
 }
 
@@ -358,11 +361,9 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
     let ev = cx.evidence;
     let (sweep, head) = (blobs_at(ev, sweep_sha)?, blobs_at(ev, &ev.pull_request.head_sha)?);
     let reaches = reach::affected_reach(cx)
-        .map_err(|e| NotEquivalent::Unverifiable(format!("the configs the sweep ran cannot be read: {e}")))?;
+        .map_err(|e| NotEquivalent::Unverifiable(reason("sweep_configs_unreadable").arg("error", e)))?;
     if reaches.is_empty() {
-        return Err(NotEquivalent::Unverifiable(
-            "the PR affects no master-config entry the sweep could have run".into(),
-        ));
+        return Err(NotEquivalent::Unverifiable(reason("no_entry_for_sweep")));
     }
     let mut ran: BTreeSet<&str> = BTreeSet::new();
     for r in &reaches {
@@ -375,11 +376,9 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
             return Err(NotEquivalent::Changed(entry, if at_sweep.is_some() { "changed" } else { "added" }));
         }
         if !r.launch.resolves() {
-            return Err(NotEquivalent::Unverifiable(format!(
-                "no launcher script or recipe of {} is recorded at {} or at the head",
-                config.key,
-                short(sweep_sha)
-            )));
+            return Err(NotEquivalent::Unverifiable(
+                reason("launch_unrecorded").arg("key", config.key.as_str()).arg("sha", short(sweep_sha)),
+            ));
         }
         ran.extend(r.launch.jobs.iter().filter_map(|j| j.launcher.as_deref()));
         ran.extend(r.path.files.iter().map(|f| f.path.as_str()));
@@ -391,10 +390,9 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
             (Some(_), None) => "removed",
             (None, Some(_)) => "added",
             (None, None) => {
-                return Err(NotEquivalent::Unverifiable(format!(
-                    "{path}, which the launch model says the sweep ran, is recorded neither at {} nor at the head",
-                    short(sweep_sha)
-                )))
+                return Err(NotEquivalent::Unverifiable(
+                    reason("sweep_file_unrecorded").arg("path", *path).arg("sha", short(sweep_sha)),
+                ))
             }
         };
         return Err(NotEquivalent::Changed((*path).to_owned(), how));
@@ -411,7 +409,7 @@ pub fn check(cx: &Context) -> Outcome {
         match no_eval_expected(ev) {
             Ok(Some(reason)) => (best, no_eval) = (Some(q), Some(reason)),
             Ok(None) => {}
-            Err(reason) => undecided = Some(reason.trim_end_matches('.').to_owned()),
+            Err(why) => undecided = Some(why),
         }
     }
     if let Some(q) = best {
@@ -434,7 +432,7 @@ pub fn check(cx: &Context) -> Outcome {
         return match head_equivalent(cx, &q.sha) {
             Ok(files) => base(pass_key).arg("files", files),
             Err(NotEquivalent::Changed(path, how)) => base("head_changed").arg("file", path).arg("how", how),
-            Err(NotEquivalent::Unverifiable(reason)) => base("head_unverifiable").arg("reason", reason),
+            Err(NotEquivalent::Unverifiable(why)) => base("head_unverifiable").arg("reason", why),
         };
     }
     let runs: Vec<serde_json::Value> = problems
@@ -448,10 +446,8 @@ pub fn check(cx: &Context) -> Outcome {
             Problem::NoEval { .. } => json!({"sha": sha, "run": run, "problem": "no_eval"}),
         })
         .collect();
-    let mut outcome = Outcome::fail("no_qualifying_run")
-        .arg("runs", runs)
-        .arg("unreadable", unreadable)
-        .arg("undecided", undecided.unwrap_or_default());
+    let mut outcome =
+        Outcome::fail("no_qualifying_run").arg("runs", runs).arg("unreadable", unreadable).arg("undecided", undecided);
     for (_, run, _) in &problems {
         outcome = outcome.evidence(match run.as_str() {
             Some(sweep) => format!("sweepgate sweep {sweep}"),
@@ -464,7 +460,7 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::tests_support::{evidence, run, with_added_file};
+    use crate::checks::tests_support::{english, evidence, run, with_added_file};
     use crate::checks::Status;
 
     fn outcome(e: &Evidence) -> Outcome {
@@ -578,7 +574,7 @@ mod tests {
         e.base = Default::default();
         let o = outcome(&e);
         assert_eq!(o.status, Status::Fail);
-        assert!(o.message.args["undecided"].as_str().unwrap().contains("perf-changelog.yaml"), "{o:?}");
+        assert!(english(&o.message.args["undecided"]).contains("perf-changelog.yaml"), "{o:?}");
         for lang in [crate::checks::catalog::Lang::En, crate::checks::catalog::Lang::Zh] {
             let result = crate::checks::CheckResult { id: 1, outcome: o.clone() };
             let row = crate::report::verdict::message_text(&result, lang).expect("renders");
@@ -747,7 +743,10 @@ mod tests {
         let e = with_blob(with_blob(e, 'b', RECIPE, None), 'a', RECIPE, None);
         let o = outcome(&e);
         assert_eq!(o.message.key, "head_unverifiable");
-        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("recipes/sglang/x/disagg.yaml")), "{o:?}");
+        assert!(
+            Some(english(&o.message.args["reason"])).is_some_and(|r| r.contains("recipes/sglang/x/disagg.yaml")),
+            "{o:?}"
+        );
     }
 
     #[test]
@@ -756,14 +755,16 @@ mod tests {
         e.blobs.insert("b".repeat(40), Fact::Unavailable("HTTP 502".into()));
         let o = outcome(&e);
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "head_unverifiable"));
-        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("bbbbbbb") && r.contains("HTTP 502")));
+        assert!(
+            Some(english(&o.message.args["reason"])).is_some_and(|r| r.contains("bbbbbbb") && r.contains("HTTP 502"))
+        );
         e.blobs.clear();
         assert_eq!(outcome(&e).message.key, "head_unverifiable", "format 1 has no blobs");
 
         let mut e = green_on_the_older_commit();
         e.texts_at.insert("a".repeat(40), Fact::Unavailable("HTTP 500".into()));
         let o = outcome(&e);
-        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("HTTP 500")), "{o:?}");
+        assert!(Some(english(&o.message.args["reason"])).is_some_and(|r| r.contains("HTTP 500")), "{o:?}");
         e.texts_at.clear();
         let o = outcome(&e);
         assert_eq!(o.message.key, "head_unverifiable", "a differing master blob without its text proves nothing");
@@ -773,11 +774,11 @@ mod tests {
             e = with_blob(e, sha, SCRIPT, None);
         }
         let o = outcome(&e);
-        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains(SCRIPT)), "{o:?}");
+        assert!(Some(english(&o.message.args["reason"])).is_some_and(|r| r.contains(SCRIPT)), "{o:?}");
         let mut e = green_on_the_older_commit();
         e.head.remove(SCRIPT);
         let o = outcome(&e);
-        assert!(o.message.args["reason"].as_str().is_some_and(|r| r.contains("no launcher script")), "{o:?}");
+        assert!(Some(english(&o.message.args["reason"])).is_some_and(|r| r.contains("no launcher script")), "{o:?}");
         let mut e = green_on_the_older_commit();
         e.files.clear();
         assert_eq!(outcome(&e).message.key, "head_unverifiable", "no affected config: nothing the sweep ran is known");

@@ -13,7 +13,7 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use super::affected::{self, AffectedConfig};
-use super::{c01_in_pr_sweep, generated, reason, Context, Outcome};
+use super::{c01_in_pr_sweep, generated, reason, Context, Outcome, Reason};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::evals::conc_values;
@@ -425,7 +425,7 @@ fn expected_evals(
     ev: &Evidence,
     configs: &[AffectedConfig],
     heads: &BTreeMap<String, Vec<String>>,
-) -> Result<Vec<ExpectedEval>, String> {
+) -> Result<Vec<ExpectedEval>, Reason> {
     let Some(changelog) = generated::pr_changelog(ev)? else { return Ok(Vec::new()) };
     // Append-only entries run no evals (spec 20 §6 step 7), whatever Check 12 finds in them.
     let unlabelled = ProcessOptions { all_evals: false, evals_only: false, ..changelog.options };
@@ -452,7 +452,7 @@ fn missing_evals(
 ) -> Vec<Value> {
     let expected = match expected_evals(ev, configs, heads) {
         Ok(expected) => expected,
-        Err(reason) => return vec![json!({"kind": "evals_expected_unknown", "reason": reason})],
+        Err(why) => return vec![json!({"kind": "evals_expected_unknown", "reason": Value::from(why)})],
     };
     let mut out = Vec::new();
     for eval in &expected {
@@ -535,7 +535,7 @@ fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Ve
     });
     // An unreadable job list hides every job log (fail closed, decision U9).
     if ev.runs.get(&run_id).is_some_and(|run| run.jobs_unavailable.is_some()) {
-        unread_logs.push(json!(format!("of run {run_id} (its job list could not be read)")));
+        unread_logs.push(reason("job_list_unreadable").arg("run", run_id).into());
     }
     let log_prefix = format!("{run_id}/");
     let server_logs: Vec<&str> = ev
@@ -649,7 +649,7 @@ pub fn check(cx: &Context) -> Outcome {
         for (_, results) in &set.results {
             let checks = check_scores(results, prefix, &lookup, FALLBACK_MIN_SCORE);
             if checks.is_empty() {
-                problems.push(json!({"kind": "below", "artifact": set.artifact, "task": "(none)", "metric": "exact_match,*", "value": "missing", "threshold": FALLBACK_MIN_SCORE, "source": "no metric matched"}));
+                problems.push(json!({"kind": "below", "artifact": set.artifact, "task": "(none)", "metric": "exact_match,*", "value": "missing", "threshold": FALLBACK_MIN_SCORE, "source": Value::from(reason("no_metric_matched"))}));
             }
             for c in checks {
                 let row = json!({"kind": "below", "artifact": set.artifact, "task": c.task, "metric": c.metric, "value": format!("{:.4}", c.value), "threshold": c.threshold.value, "source": c.threshold.source, "raw": c.value});

@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 
 use super::affected::{affected_configs, AffectedConfig};
 use super::reach::affected_reach;
-use super::{reason, Context, Outcome};
+use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::launch;
 use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
@@ -131,7 +131,7 @@ pub fn awaited_pulls(verdict: &super::Verdict) -> Vec<(String, u64)> {
     let problems = row.outcome.message.args.get("problems").and_then(Json::as_array).cloned().unwrap_or_default();
     let mut awaited = Vec::new();
     for p in &problems {
-        let open = p["kind"] == "not_merged" && matches!(p["state"].as_str(), Some("open" | "a draft"));
+        let open = p["kind"] == "not_merged" && matches!(p["state"].as_str(), Some("open" | "draft"));
         let link = p["url"].as_str().and_then(|url| upstream_links("", std::iter::once(url)).into_iter().next());
         match (open, link.map(|l| l.kind)) {
             (true, Some(LinkKind::Pull { repo, number })) if RECIPE_REPOSITORIES.contains(&repo.as_str()) => {
@@ -271,8 +271,9 @@ fn walk(node: &Node, entry: &mut Entry, keys: &BTreeSet<&str>) {
     }
 }
 
-fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
-    let text = cx.evidence.head.text(&config.file).ok_or_else(|| format!("{} is not in the head tree", config.file))?;
+fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, Reason> {
+    let text = (cx.evidence.head.text(&config.file))
+        .ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
     let root = yaml::parse(text, &config.file).map_err(|e| e.to_string())?;
     let node = root.get(&config.key).ok_or_else(|| format!("{}: no entry {}", config.file, config.key))?;
     let mut entry = Entry {
@@ -299,7 +300,7 @@ fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, String> {
             entry.plain_single_rows = single_rows > entry.srt_rows.len();
         }
         // The rows' recipes cannot be read from an invalid entry (Check 18(a) names why).
-        Err(e) if node.to_json().to_string().contains("\"srt-recipe\"") => return Err(e.to_string()),
+        Err(e) if node.to_json().to_string().contains("\"srt-recipe\"") => return Err(e.to_string().into()),
         // Without srt-recipe rows, the launcher and CONFIG_FILE settings are read from the text.
         Err(_) => {}
     }
@@ -339,15 +340,14 @@ pub(super) fn row_concurrencies(row: &SrtRecipeRow) -> Vec<i64> {
 
 /// The settings of every srt-recipe row: the variants of its recipe that serve its points
 /// (TP, EP, concurrency and KV band, `domain::srt_recipe::FactVariant::serves`).
-fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, String> {
+fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, Reason> {
     let head = &cx.evidence.head;
     let mut out = Vec::new();
     for row in &entry.srt_rows {
         let candidates = row.candidate_paths(&config.file);
-        let (path, text) = candidates
-            .iter()
-            .find_map(|p| head.text(p).map(|t| (p.clone(), t)))
-            .ok_or_else(|| format!("{} (srt-recipe of {}) is not in the evidence", candidates[0], row.at))?;
+        let (path, text) = candidates.iter().find_map(|p| head.text(p).map(|t| (p.clone(), t))).ok_or_else(|| {
+            reason("srt_recipe_absent").arg("path", candidates[0].as_str()).arg("at", row.at.as_str())
+        })?;
         let recipe = Recipe::parse(text, &path).map_err(|e| e.to_string())?;
         let all = recipe.fact_variants().map_err(|e| e.to_string())?;
         let mut chosen: Vec<Variant> = Vec::new();
@@ -355,11 +355,11 @@ fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Resul
             let point = SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
             let serving: Vec<&FactVariant> = all.iter().filter(|v| v.serves(&point)).collect();
             if serving.is_empty() {
-                return Err(format!(
-                    "no variant of {path} serves {} c{conc} of {} (Check 18(b) names the mismatch)",
-                    variant_label(row),
-                    row.at
-                ));
+                return Err(reason("srt_no_serving_variant")
+                    .arg("path", path.as_str())
+                    .arg("label", variant_label(row))
+                    .arg("conc", conc)
+                    .arg("at", row.at.as_str()));
             }
             for v in serving {
                 if !chosen.iter().any(|c| c.selector == v.variant.selector) {
@@ -377,7 +377,7 @@ fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Resul
 /// Effective settings of a config: the recipe variants of its `srt-recipe` rows; for the other
 /// rows its recipes (`CONFIG_FILE=`), or else the benchmark scripts its runner launchers run,
 /// both as the launch model (`domain::launch`) finds them. Missing sources are an error.
-fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, String> {
+fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, Reason> {
     let head = &cx.evidence.head;
     let mut out = srt_row_scopes(cx, config, entry)?;
     let scoped = |roles: Vec<RoleSettings>| roles.into_iter().map(|settings| Scope { variant: None, settings });
@@ -385,12 +385,14 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
     let launch = &reaches
         .iter()
         .find(|r| r.config.key == config.key && r.config.file == config.file)
-        .ok_or_else(|| format!("{} is not an affected config", config.key))?
+        .ok_or_else(|| reason("not_affected").arg("key", config.key.as_str()))?
         .launch;
     if !entry.recipes.is_empty() {
         for recipe in launch.recipes.iter().filter(|r| entry.recipes.contains(&r.written)) {
             let text = head.text(&recipe.path).filter(|_| recipe.exists).ok_or_else(|| {
-                format!("recipe {} (CONFIG_FILE={}) is not in the evidence", recipe.path, recipe.written)
+                reason("config_file_recipe_absent")
+                    .arg("path", recipe.path.as_str())
+                    .arg("written", recipe.written.as_str())
             })?;
             let parsed = Recipe::parse(text, &recipe.path).map_err(|e| e.to_string())?;
             let selector = RecipeRef::parse(&recipe.written).map_err(|e| e.to_string())?.selector;
@@ -403,21 +405,22 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
     }
     let scripts = launch.scripts();
     for path in &scripts {
-        let text = head.text(path).ok_or_else(|| format!("{path} is not text"))?;
-        cx.charge_scan(path, text.len())?;
+        let text = head.text(path).ok_or_else(|| reason("path_not_text").arg("path", *path))?;
+        cx.charge_scan(*path, text.len())?;
         let resolve = |from: &str, target: &str| crate::domain::launch::sourced(head, from, target);
         match serving_settings::from_script(text, path, &resolve) {
             Some(settings) => out.push(Scope { variant: None, settings }),
-            None => return Err(format!("{path} starts no vLLM/SGLang server")),
+            None => return Err(reason("no_server_started").arg("path", *path)),
         }
     }
     if scripts.is_empty() {
-        let why: Vec<String> = launch.unresolved.iter().map(|u| format!("{} {} ({})", u.why, u.what, u.at)).collect();
-        return Err(format!(
-            "the launch model finds no benchmark script or CONFIG_FILE recipe of {} in the evidence{}",
-            config.key,
-            if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
-        ));
+        let unresolved: Vec<serde_json::Value> = (launch.unresolved.iter())
+            .map(|u| {
+                let why = reason("launch_unresolved").arg("what", u.what.as_str()).arg("why", u.why);
+                why.arg("at", u.at.as_str()).into()
+            })
+            .collect();
+        return Err(reason("no_launch_source").arg("key", config.key.as_str()).arg("unresolved", unresolved));
     }
     Ok(out)
 }
@@ -425,7 +428,7 @@ fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> R
 /// The effective serving settings of an affected config per role (its recipes, else its launcher
 /// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
 /// integer all-reduce). `Err` names what could not be read.
-pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, String> {
+pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, Reason> {
     Ok(effective_settings(cx, config, &read_entry(cx, config)?)?.into_iter().map(|scope| scope.settings).collect())
 }
 
@@ -778,11 +781,11 @@ pub fn check(cx: &Context) -> Outcome {
                         Some(at) => Some(at.clone()),
                         None => {
                             let state = if pull.draft {
-                                "a draft"
+                                "draft"
                             } else if pull.state == "open" {
                                 "open"
                             } else {
-                                "closed without merge"
+                                "closed"
                             };
                             problems.push(json!({"kind": "not_merged", "url": link.key, "state": state}));
                             blocked = true;
@@ -866,7 +869,7 @@ fn judge_config(
     let entry = match read_entry(cx, config) {
         Ok(e) => e,
         Err(reason) => {
-            problems.push(json!({"kind": "settings_unknown", "config": key, "reason": reason}));
+            problems.push(json!({"kind": "settings_unknown", "config": key, "reason": Json::from(reason)}));
             return;
         }
     };
@@ -879,7 +882,7 @@ fn judge_config(
     let scopes = match effective_settings(cx, config, &entry) {
         Ok(r) => r,
         Err(reason) => {
-            problems.push(json!({"kind": "settings_unknown", "config": key, "reason": reason}));
+            problems.push(json!({"kind": "settings_unknown", "config": key, "reason": Json::from(reason)}));
             return;
         }
     };
@@ -916,7 +919,7 @@ fn judge_config(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::tests_support::{evidence, with_change};
+    use crate::checks::tests_support::{english, evidence, with_change};
     use crate::checks::Status;
     use crate::evidence::{Evidence, UpstreamPull};
 
@@ -990,12 +993,12 @@ mod tests {
         let awaited =
             awaited_pulls(&verdict(vec![row(3, Status::Fail, open.clone()), row(14, Status::Warn, json!([]))]));
         assert_eq!(awaited, [("sgl-project/sglang".to_owned(), 47394)]);
-        let draft = json!([{"kind": "not_merged", "url": URL, "state": "a draft"}]);
+        let draft = json!([{"kind": "not_merged", "url": URL, "state": "draft"}]);
         assert_eq!(awaited_pulls(&verdict(vec![row(3, Status::Fail, draft)])).len(), 1);
         // Another FAIL, a closed PR, or any other problem of Check 3: nothing to wait for.
         assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, open.clone()), row(12, Status::Fail, json!([]))]))
             .is_empty());
-        let closed = json!([{"kind": "not_merged", "url": URL, "state": "closed without merge"}]);
+        let closed = json!([{"kind": "not_merged", "url": URL, "state": "closed"}]);
         assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, closed)])).is_empty());
         let mixed = json!([{"kind": "not_merged", "url": URL, "state": "open"}, {"kind": "no_link", "engine": "vLLM"}]);
         assert!(awaited_pulls(&verdict(vec![row(3, Status::Fail, mixed)])).is_empty());
@@ -1046,10 +1049,9 @@ mod tests {
         cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - SCRIPT.len()).unwrap();
         let o = check(&cx);
         assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["settings_unknown".to_owned()]), "{o:?}");
-        let reason = o.message.args["problems"][0]["reason"].as_str().unwrap_or_default();
         assert_eq!(
-            reason,
-            format!("{SCRIPT_PATH}: the scripts scanned in this verification exceed its 33554432-byte budget")
+            o.message.args["problems"][0]["reason"],
+            json!({"$reason": "scan_budget_exceeded", "what": SCRIPT_PATH, "budget": 33554432}),
         );
     }
 
@@ -1119,10 +1121,8 @@ mod tests {
         e.head.insert("configs/amd-master.yaml", MASTER.replace("precision: fp8", "precision: fp4"));
         let o = check(&Context::new(&e));
         assert_eq!(kinds(&o), ["settings_unknown"]);
-        assert!(o.message.args["problems"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no benchmark script or CONFIG_FILE recipe of qwen3.5-fp8-mi355x-sglang"));
+        assert!(english(&o.message.args["problems"][0]["reason"])
+            .contains("no benchmark script or CONFIG_FILE recipe of `qwen3.5-fp8-mi355x-sglang`"));
     }
 
     #[test]

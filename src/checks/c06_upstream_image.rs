@@ -170,7 +170,7 @@ impl Judge<'_, '_> {
         match cx.layout().resolve(cx.evidence.policy_tree(), Logical::ModelsMd) {
             Ok(None) => Ok(None),
             Ok(Some(_)) => {
-                cx.models_md().as_ref().map(|(f, m)| Some((f.as_str(), m))).map_err(|r| unreadable(r.as_str().into()))
+                cx.models_md().as_ref().map(|(f, m)| Some((f.as_str(), m))).map_err(|r| unreadable(r.clone()))
             }
             Err(e) => Err(unreadable(e.to_string().into())),
         }
@@ -265,7 +265,7 @@ pub fn check(cx: &Context) -> Outcome {
     if !changed_master {
         return Outcome::na("untouched");
     }
-    let (affected, head) = match (affected_configs(cx), all_configs(cx)) {
+    let (affected, head) = match (affected_configs(cx), all_configs(cx).map_err(Reason::from)) {
         (Ok(a), Ok(all)) => (a, all),
         (Err(error), _) | (_, Err(error)) => return Outcome::unreadable(reason("what_master_configs"), error),
     };

@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 use super::affected::{affected_configs, all_configs, is_nvidia_sku, sku, AffectedConfig};
 use super::c03_upstream_recipe::config_settings;
 use super::scan::{self, Role};
-use super::{reason, Context, Outcome};
+use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::serving_settings::SettingKind;
 use crate::matrix::inputs;
@@ -259,13 +259,14 @@ struct AllReduce {
     /// or `baseline_unknown` (MODELS.md cannot say whether the model is new).
     problem: &'static str,
     value: String,
-    /// Where: `file:line` of the setting, or the sources read.
-    at: String,
+    /// Where: `file:line` of the setting, the sources read, or a reason naming what could not
+    /// be read.
+    at: serde_json::Value,
 }
 
 /// Whether a model prefix is grandfathered for integer all-reduce: listed in MODELS.md's
 /// policy-baseline matrix, or, when MODELS.md has none, added before the rule came into force.
-fn grandfathered(cx: &Context, prefix: &str) -> Result<bool, String> {
+fn grandfathered(cx: &Context, prefix: &str) -> Result<bool, Reason> {
     let (_, models) = cx.models_md().as_ref().map_err(Clone::clone)?;
     if !models.policy_baseline.is_empty() {
         return Ok(models.policy_baseline.iter().any(|p| p == prefix));
@@ -282,14 +283,16 @@ fn integer_all_reduce(cx: &Context) -> (Vec<AllReduce>, BTreeSet<String>, Vec<St
     }
     let configs = match affected_configs(cx) {
         Ok(configs) => configs,
-        Err(reason) => {
-            let at = format!("the PR's master configs: {reason}");
+        Err(error) => {
             problems.push(AllReduce {
                 config: "*".into(),
                 env: String::new(),
                 problem: "unverifiable",
                 value: String::new(),
-                at,
+                at: reason("unreadable_because")
+                    .arg("what", reason("what_pr_master_configs"))
+                    .arg("error", error)
+                    .into(),
             });
             return (problems, old, disabled);
         }
@@ -304,7 +307,7 @@ fn integer_all_reduce(cx: &Context) -> (Vec<AllReduce>, BTreeSet<String>, Vec<St
         else {
             continue;
         };
-        let problem = |problem, value: &str, at: String| AllReduce {
+        let problem = |problem, value: &str, at: serde_json::Value| AllReduce {
             config: config.key.clone(),
             env: rule.env.clone(),
             problem,
@@ -317,20 +320,20 @@ fn integer_all_reduce(cx: &Context) -> (Vec<AllReduce>, BTreeSet<String>, Vec<St
                 for role in &roles {
                     let Some(setting) = role.settings.get(&rule.env).filter(|s| s.kind == SettingKind::Env) else {
                         if rule.explicit {
-                            found.push(problem("unset", "", format!("{} ({})", role.source, role.role)));
+                            found.push(problem("unset", "", format!("{} ({})", role.source, role.role).into()));
                         }
                         continue;
                     };
                     for value in &setting.values {
                         if value.contains('$') {
-                            found.push(problem("unverifiable", value, setting.at.clone()));
+                            found.push(problem("unverifiable", value, setting.at.clone().into()));
                         } else if !rule.allowed.iter().any(|a| a.eq_ignore_ascii_case(value)) {
-                            found.push(problem("value", value, setting.at.clone()));
+                            found.push(problem("value", value, setting.at.clone().into()));
                         }
                     }
                 }
             }
-            Err(reason) => found.push(problem("unverifiable", "", reason)),
+            Err(error) => found.push(problem("unverifiable", "", error.into())),
         }
         if found.is_empty() {
             disabled.push(config.key.clone());
@@ -342,7 +345,7 @@ fn integer_all_reduce(cx: &Context) -> (Vec<AllReduce>, BTreeSet<String>, Vec<St
                 old.insert(config.model_prefix.clone());
             }
             Ok(false) => problems.extend(found),
-            Err(reason) => problems.push(problem("baseline_unknown", "", reason)),
+            Err(error) => problems.push(problem("baseline_unknown", "", error.into())),
         }
     }
     problems.dedup();
@@ -402,8 +405,8 @@ pub fn check(cx: &Context) -> Outcome {
     for f in &findings {
         outcome = outcome.evidence(format!("{}:{}", f.file, f.line));
     }
-    for a in &all_reduce {
-        outcome = outcome.evidence(a.at.clone());
+    for at in all_reduce.iter().filter_map(|a| a.at.as_str()) {
+        outcome = outcome.evidence(at);
     }
     outcome
 }

@@ -201,7 +201,7 @@ pub fn check(cx: &Context) -> Outcome {
             return Outcome::warn("unverified")
                 .arg("configs", Vec::<String>::new())
                 .arg("verified", Vec::<String>::new())
-                .arg("missing", vec![reason("affected_unknown").error(error)])
+                .arg("missing", vec![reason("affected_unknown").arg("error", error)])
         }
     };
     let spec_configs: Vec<_> = affected.iter().filter(|c| c.spec_decoding.iter().any(|s| s != "none")).collect();

@@ -134,7 +134,7 @@ pub fn check(cx: &Context) -> Outcome {
         Ok(a) => a,
         Err(error) => {
             return Outcome::warn("unverifiable")
-                .arg("reason", reason("affected_unknown").error(error))
+                .arg("reason", reason("affected_unknown").arg("error", error))
                 .arg("bypass", bypass_arg)
         }
     };
@@ -182,7 +182,10 @@ pub fn check(cx: &Context) -> Outcome {
     } else {
         Outcome::warn("under_covered")
             .arg("missing", missing)
-            .arg("unreadable", measured.unreadable)
+            .arg(
+                "unreadable",
+                measured.unreadable.into_iter().map(|u| u.reason.into()).collect::<Vec<serde_json::Value>>(),
+            )
             .arg("bypass", bypass_arg)
     };
     outcome
@@ -266,10 +269,12 @@ mod tests {
         // A result file in no shape the workflows upload is named, never read as "no points".
         e.artifacts.insert("7/bmk_agentic_x/x_c8.json", "{}");
         let o = check(&Context::new(&e));
-        let unreadable = o.message.args["unreadable"][0].as_str().unwrap_or_default();
-        assert!(unreadable.starts_with("7/bmk_agentic_x/x_c8.json: matches no result file"), "{o:?}");
+        assert_eq!(
+            o.message.args["unreadable"][0],
+            json!({"$reason": "result_name_unknown", "path": "7/bmk_agentic_x/x_c8.json"}),
+        );
         let [en, _] = crate::checks::tests_support::assert_renders(14, &o);
-        assert!(en.contains("unreadable artifact: 7/bmk_agentic_x/x_c8.json"), "{en}");
+        assert!(en.contains("unreadable artifact: `7/bmk_agentic_x/x_c8.json`: matches no result file"), "{en}");
         e.check_runs.clear();
         assert_eq!(check(&Context::new(&e)).message.key, "unverifiable");
     }

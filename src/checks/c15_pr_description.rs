@@ -158,7 +158,9 @@ pub fn check(cx: &Context) -> Outcome {
     let affected = match affected_configs(cx) {
         Ok(a) if !a.is_empty() => a,
         Ok(_) => return Outcome::warn("unverifiable").arg("reason", reason("claims_without_master_change")),
-        Err(error) => return Outcome::warn("unverifiable").arg("reason", reason("affected_unknown").error(error)),
+        Err(error) => {
+            return Outcome::warn("unverifiable").arg("reason", reason("affected_unknown").arg("error", error))
+        }
     };
     let rows = match rows_by_config(&ev.head, &affected) {
         Ok(r) => r,

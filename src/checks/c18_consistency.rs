@@ -28,7 +28,7 @@ use super::affected::{affected_configs, all_configs, changelog_keys, AffectedCon
 use super::c01_in_pr_sweep::qualifying_run;
 use super::c03_upstream_recipe::{row_concurrencies, show_concurrencies, variant_label};
 use super::c06_upstream_image::canonical_image;
-use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint};
+use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint, UnreadableArtifact};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::reach::affected_reach;
 use super::{reason, Context, Outcome, Reason, Status};
@@ -92,7 +92,8 @@ impl Findings {
     }
     /// (g) cannot be verified for `config`: its curve of run `run` cannot be read (the named
     /// artifacts), or the run holds no readable curve of it. Unverifiable (g) FAILs (blocking).
-    fn curve_unreadable(&mut self, config: &str, run: u64, artifacts: Vec<String>) {
+    fn curve_unreadable(&mut self, config: &str, run: u64, artifacts: &[UnreadableArtifact]) {
+        let artifacts: Vec<Value> = artifacts.iter().map(|u| u.reason.clone().into()).collect();
         let detail =
             json!({"sub": "g", "kind": "curve_unreadable", "config": config, "run": run, "artifacts": artifacts});
         self.items.push(Finding { sub: 'g', kind: Kind::Fail, text: Value::Null, unreadable: Some(detail) });
@@ -492,7 +493,7 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
     // The in-PR run holds only the PR's configs: any unreadable aggregate may hide a head point.
     if !head.unreadable.is_empty() {
         let keys: Vec<&str> = affected.iter().map(|c| c.key.as_str()).collect();
-        out.curve_unreadable(&keys.join(", "), run.benchmark_run_id, head.unreadable.clone());
+        out.curve_unreadable(&keys.join(", "), run.benchmark_run_id, &head.unreadable);
     }
     out.assessed.extend(['g', 'h']);
     for (published, configs) in by_run {
@@ -500,15 +501,15 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
         let mut attributed = BTreeSet::new();
         for config in &configs {
             let unreadable = base.unreadable_of(config);
-            attributed.extend(unreadable.iter().cloned());
+            attributed.extend(unreadable.iter().map(|u| u.path.clone()));
             // "No points" is never coverage: a published series whose curve cannot be read
             // leaves its removed points unknown.
             if !unreadable.is_empty() || !base.curves.iter().any(|c| c.belongs_to(config)) {
-                out.curve_unreadable(&config.key, published, unreadable);
+                out.curve_unreadable(&config.key, published, &unreadable);
             }
         }
-        for artifact in base.unreadable.iter().filter(|r| !attributed.contains(*r)) {
-            out.missing('g', reason("artifact_unreadable").arg("error", quoted(artifact)));
+        for artifact in base.unreadable.iter().filter(|u| !attributed.contains(&u.path)) {
+            out.missing('g', reason("artifact_unreadable").arg("error", artifact.reason.clone()));
         }
         for b in base.curves.iter().filter(|c| configs.iter().any(|a| c.belongs_to(a))) {
             let series: Vec<AffectedConfig> = head_configs.iter().filter(|c| b.belongs_to(c)).cloned().collect();
@@ -612,7 +613,9 @@ pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
     let affected = match affected_configs(cx) {
         Ok(a) => a,
-        Err(error) => return Outcome::fail("unverifiable").arg("reason", reason("affected_unknown").error(error)),
+        Err(error) => {
+            return Outcome::fail("unverifiable").arg("reason", reason("affected_unknown").arg("error", error))
+        }
     };
     if affected.is_empty() {
         return Outcome::na("no_change");
@@ -714,7 +717,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::checks::curves::fixtures::add_fixed_point;
     use crate::checks::tests_support::assert_renders;
-    use crate::checks::tests_support::{evidence, run, with_change};
+    use crate::checks::tests_support::{english, evidence, run, with_change};
 
     const RUNNERS: &str = "labels:\n  b200:\n    - b200-nb_0\n  gb200:\n    - gb200-nv_0\n";
     const SINGLE: &str = "dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 16] }\n";
@@ -920,7 +923,7 @@ pub(crate) mod tests {
         let o = check(&Context::new(&e));
         let artifacts = o.message.args["fails"][0]["artifacts"].as_array().unwrap().clone();
         assert_eq!(artifacts.len(), 1, "{o:?}");
-        assert!(artifacts[0].as_str().unwrap().starts_with(&format!("3/bmk_{rf}/{rf}.json: matches no result file")));
+        assert_eq!(artifacts[0], json!({"$reason": "result_name_unknown", "path": format!("3/bmk_{rf}/{rf}.json")}));
         let [en, zh] = assert_renders(18, &o);
         assert!(en.contains("(g) the curve of `dsr1-fp4-b200-sglang` in run 3 cannot be read (`3/bmk_"), "{en}");
         assert!(zh.contains("运行 3 中 `dsr1-fp4-b200-sglang` 的曲线无法读取"), "{zh}");
@@ -992,7 +995,7 @@ pub(crate) mod tests {
         assert_eq!((o.status, sub_items(&o, "fails")), (Status::Fail, vec!["g".to_owned()]), "{o:?}");
         let finding = &o.message.args["fails"][0];
         assert_eq!(finding["kind"], "curve_unreadable", "{o:?}");
-        assert!(finding["artifacts"][0].as_str().unwrap().contains(&format!("agg_{rf}.json")), "{o:?}");
+        assert!(english(&finding["artifacts"][0]).contains(&format!("agg_{rf}.json")), "{o:?}");
     }
 
     /// A single-node agentic row of the newer master schema naming a schema-2 recipe.

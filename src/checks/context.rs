@@ -15,7 +15,7 @@ use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
 
 /// A policy file read from the policy tree (the target branch's tip): its path and parsed value, or why it is unusable.
-pub type Parsed<T> = Result<(String, T), String>;
+pub type Parsed<T> = Result<(String, T), Reason>;
 
 pub struct Context<'e> {
     pub evidence: &'e Evidence,
@@ -27,7 +27,7 @@ pub struct Context<'e> {
     /// Every master-config entry at the head (`affected::all_configs`).
     pub(super) all_configs: OnceLock<Result<Vec<AffectedConfig>, String>>,
     /// The launcher reach of every affected config (`reach::affected_reach`).
-    pub(super) reach: OnceLock<Result<Vec<super::reach::ConfigReach>, String>>,
+    pub(super) reach: OnceLock<Result<Vec<super::reach::ConfigReach>, Reason>>,
     /// Bytes of scripts the launch reach and Check 3 may still scan ([`MAX_SCAN_BYTES`]).
     scan_left: AtomicUsize,
 }
@@ -56,13 +56,11 @@ impl<'e> Context<'e> {
     /// budget; `Err` names the bound once it is spent, so the fact that needed the scan is
     /// unavailable (decision HE9). Checks run in a fixed order, so the same evidence spends the
     /// budget on the same files.
-    pub(super) fn charge_scan(&self, what: &str, bytes: usize) -> Result<(), String> {
+    pub(super) fn charge_scan(&self, what: impl Into<serde_json::Value>, bytes: usize) -> Result<(), Reason> {
         let left = self.scan_left.load(Ordering::Relaxed);
         self.scan_left.store(left.saturating_sub(bytes), Ordering::Relaxed);
         match bytes > left {
-            true => {
-                Err(format!("{what}: the scripts scanned in this verification exceed its {MAX_SCAN_BYTES}-byte budget"))
-            }
+            true => Err(reason("scan_budget_exceeded").arg("what", what).arg("budget", MAX_SCAN_BYTES)),
             false => Ok(()),
         }
     }
@@ -121,13 +119,13 @@ impl<'e> Context<'e> {
     }
 
     /// Where a logical file is in `tree`, and its text.
-    pub fn text_of<'t>(&self, tree: &'t MemTree, logical: Logical) -> Result<(String, &'t str), String> {
+    pub fn text_of<'t>(&self, tree: &'t MemTree, logical: Logical) -> Result<(String, &'t str), Reason> {
         let path = self
             .layout
             .resolve(tree, logical)
             .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{} is missing from the evidence", logical.default_candidates().join(" or ")))?;
-        let text = tree.text(&path).ok_or_else(|| format!("{path} is not UTF-8 text"))?;
+            .ok_or_else(|| reason("logical_file_missing").arg("paths", logical.default_candidates()))?;
+        let text = tree.text(&path).ok_or_else(|| reason("path_not_text").arg("path", path.as_str()))?;
         Ok((path, text))
     }
 
@@ -146,9 +144,9 @@ impl<'e> Context<'e> {
             let (path, text) = self.text_of(self.evidence.policy_tree(), Logical::ReviewChecklist)?;
             match ChecklistTemplate::parse(text, &path) {
                 (Some(t), _) => Ok((path, t)),
-                (None, diags) => {
-                    Err(diags.first().map_or_else(|| format!("{path}: no template block"), |d| d.to_string()))
-                }
+                (None, diags) => Err(diags
+                    .first()
+                    .map_or_else(|| reason("no_template_block").arg("path", path.as_str()), |d| d.to_string().into())),
             }
         })
     }
@@ -159,7 +157,9 @@ impl<'e> Context<'e> {
             let (path, text) = self.text_of(self.evidence.policy_tree(), Logical::ModelsMd)?;
             match ModelsMd::parse(text, &path) {
                 Ok(m) => Ok((path, m)),
-                Err(diags) => Err(diags.first().map_or_else(|| format!("{path}: unreadable"), |d| d.to_string())),
+                Err(diags) => {
+                    Err(diags.first().map_or_else(|| format!("{path}: unreadable"), |d| d.to_string()).into())
+                }
             }
         })
     }

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::affected::{sku, AffectedConfig};
+use super::{reason, Reason};
 use crate::evidence::{Evidence, Fact};
 use crate::results::benchmark::{AgenticAggregate, FixedSeqAggregate};
 use crate::results::pareto::{hw_key, CurveKey, Plane, Point};
@@ -60,16 +61,25 @@ impl Curve {
 #[derive(Debug, Default)]
 pub struct RunCurves {
     pub curves: Vec<Curve>,
-    pub unreadable: Vec<String>,
+    pub unreadable: Vec<UnreadableArtifact>,
+}
+
+/// A benchmark result file (or artifact) of a run that could not be read, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnreadableArtifact {
+    /// `<run>/<artifact>[/<file>]`.
+    pub path: String,
+    /// Names the path (a parse error carries it, as `results::ArtifactError` does).
+    pub reason: Reason,
 }
 
 impl RunCurves {
     /// The unreadable aggregates that could hold `config`'s points: their result filename carries
     /// the config's `_<precision>_<framework>_` (benchmark-tmpl.yml:278,
     /// benchmark-multinode-tmpl.yml:345).
-    pub fn unreadable_of(&self, config: &AffectedConfig) -> Vec<String> {
+    pub fn unreadable_of(&self, config: &AffectedConfig) -> Vec<UnreadableArtifact> {
         let fields = format!("_{}_{}_", config.precision, config.framework).to_ascii_lowercase();
-        self.unreadable.iter().filter(|u| u.to_ascii_lowercase().contains(&fields)).cloned().collect()
+        self.unreadable.iter().filter(|u| u.path.to_ascii_lowercase().contains(&fields)).cloned().collect()
     }
 }
 
@@ -107,7 +117,7 @@ pub fn recipe_of(tp: &str, ep: &str, dpa: &str, spec: &str) -> String {
 /// A point of aggregate file `<run>/<artifact>/<file>`: `None` for a file outside the benchmark
 /// aggregate artifacts, an error for one that does not parse or that matches no shape the
 /// workflows upload (`results::shapes`).
-fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoint), String>> {
+fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoint), Reason>> {
     let mut parts = path.splitn(3, '/');
     let (_, artifact, file) = (parts.next()?, parts.next()?, parts.next()?);
     let (kind, rf) = shapes::artifact_kind(artifact)?;
@@ -118,9 +128,9 @@ fn read_point(path: &str, bytes: &[u8]) -> Option<Result<(Identity, MeasuredPoin
         return None;
     }
     if shapes::aggregate_file(kind, rf, file).is_none() {
-        return Some(Err(format!("{path}: matches no result file name the benchmark workflows upload")));
+        return Some(Err(reason("result_name_unknown").arg("path", path)));
     }
-    let parse_err = |e: crate::results::ArtifactError| e.to_string();
+    let parse_err = |e: crate::results::ArtifactError| Reason::from(e.to_string());
     if kind == ArtifactKind::AgenticAggregate {
         return Some(AgenticAggregate::parse(bytes, path).map_err(parse_err).map(|agg| {
             let raw = &agg.raw;
@@ -181,7 +191,7 @@ pub fn run_curves(evidence: &Evidence, run_id: u64) -> RunCurves {
         let Some(bytes) = evidence.artifacts.get(path) else { continue };
         match read_point(path, bytes) {
             None => {}
-            Some(Err(reason)) => unreadable.push(reason),
+            Some(Err(why)) => unreadable.push(UnreadableArtifact { path: path.to_owned(), reason: why }),
             Some(Ok((id, point))) => {
                 // No HARDWARE_CONFIG table here: disagg never adds a suffix, so agg and disagg
                 // variants of one series form one curve (spec 40 §3.3).
@@ -215,8 +225,10 @@ pub fn run_curves(evidence: &Evidence, run_id: u64) -> RunCurves {
     // unreadable as one that does not parse: its points are unknown, not absent.
     if let Some(run) = evidence.runs.get(&run_id) {
         for (name, fact) in run.artifacts.iter().chain(&run.archives) {
-            if let (true, Fact::Unavailable(reason)) = (name.starts_with("bmk_"), fact) {
-                unreadable.push(format!("{run_id}/{name}: {reason}"));
+            if let (true, Fact::Unavailable(error)) = (name.starts_with("bmk_"), fact) {
+                let path = format!("{run_id}/{name}");
+                let why = reason("path_error").arg("path", path.as_str()).error(error);
+                unreadable.push(UnreadableArtifact { path, reason: why });
             }
         }
     }
@@ -307,9 +319,10 @@ mod tests {
             run.curves.iter().map(|c| (c.key.model.clone(), c.points.iter().map(|p| p.conc).collect())).collect();
         assert_eq!(concs, [("dsr1".to_owned(), vec![64, 128]), ("dsv4".to_owned(), vec![8, 16])]);
         assert_eq!(run.curves[1].sku, "mi355x", "a cluster: runner label is its SKU");
+        let path = format!("9/bmk_agentic_{rf}/notes.json");
         assert_eq!(
             run.unreadable,
-            [format!("9/bmk_agentic_{rf}/notes.json: matches no result file name the benchmark workflows upload")]
+            [UnreadableArtifact { reason: reason("result_name_unknown").arg("path", path.as_str()), path }]
         );
     }
 }

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::affected::{affected_configs, entry_spans};
-use super::Context;
-use crate::evidence::Evidence;
+use super::{reason, Context, Reason};
+use crate::evidence::{Evidence, Fact};
 
 /// Most changed paths (and most affected entries) a recorded fingerprint lists: the record
 /// lives in the verdict comment, which GitHub bounds at 65536 characters. A larger PR gets no
@@ -69,11 +69,14 @@ fn sha256(text: &str) -> String {
 
 impl Fingerprint {
     /// The fingerprint of a full Evidence; `Err` names what could not be read.
-    pub fn of(evidence: &Evidence, signed: &str) -> Result<Fingerprint, String> {
+    pub fn of(evidence: &Evidence, signed: &str) -> Result<Fingerprint, Reason> {
         let head = &evidence.pull_request.head_sha;
         let blobs = match evidence.blobs.get(head) {
-            Some(fact) => fact.as_ok().ok_or_else(|| format!("the blob SHAs at {head} are unavailable"))?,
-            None => return Err(format!("the blob SHAs at {head} were not collected")),
+            Some(Fact::Unavailable(error)) => {
+                return Err(reason("blobs_unreadable").arg("sha", head.as_str()).error(error))
+            }
+            Some(Fact::Ok(blobs)) => blobs,
+            None => return Err(reason("blobs_absent").arg("sha", head.as_str())),
         };
         let changed =
             evidence.files.iter().map(|f| (f.filename.as_str(), f.previous_filename.as_deref(), f.status.as_str()));
@@ -81,9 +84,14 @@ impl Fingerprint {
         let cx = Context::new(evidence);
         let mut configs = BTreeMap::new();
         for config in affected_configs(&cx)? {
-            let text = evidence.head.text(&config.file).ok_or_else(|| format!("{} is not at the head", config.file))?;
+            let text = evidence
+                .head
+                .text(&config.file)
+                .ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
             let span = entry_spans(text, &config.file).remove(&config.key);
-            let span = span.ok_or_else(|| format!("{}: entry {} has no text", config.file, config.key))?;
+            let span = span.ok_or_else(|| {
+                reason("entry_unreadable_at_head").arg("key", config.key.as_str()).arg("path", config.file.as_str())
+            })?;
             configs.insert(config.key.clone(), sha256(&format!("{}\n{}", config.file, span.text)));
         }
         Ok(Fingerprint { signed: signed.to_owned(), head: head.clone(), files, configs })
@@ -287,7 +295,7 @@ mod tests {
         let mut ev = bundle("green-sweep");
         let head = ev.pull_request.head_sha.clone();
         ev.blobs.insert(head.clone(), crate::evidence::Fact::Unavailable("HTTP 502".into()));
-        assert!(Fingerprint::of(&ev, &head).unwrap_err().contains("unavailable"));
+        assert!(Fingerprint::of(&ev, &head).unwrap_err().to_string().contains("could not be read"));
         ev.blobs.clear();
         assert!(Fingerprint::of(&ev, &head).is_err());
     }

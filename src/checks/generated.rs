@@ -2,6 +2,7 @@
 //! `test-config`), shared by Check 15 (claims vs parameters) and Check 18 (a)-(d).
 
 use super::affected::AffectedConfig;
+use super::{reason, Reason};
 use crate::domain::master_config::MasterConfigError;
 use crate::matrix::generate::{test_config_rows, CommonOptions, TestConfigOptions};
 use crate::matrix::inputs;
@@ -84,18 +85,18 @@ impl PrChangelog {
 
 /// What the PR appends to the changelog: `Ok(None)` when it does not touch the changelog (or the
 /// head has none), `Err` naming what could not be read.
-pub fn pr_changelog(ev: &crate::evidence::Evidence) -> Result<Option<PrChangelog>, String> {
+pub fn pr_changelog(ev: &crate::evidence::Evidence) -> Result<Option<PrChangelog>, Reason> {
     use crate::matrix::process::ProcessOptions;
     let path = match Layout::default().resolve(&ev.head, crate::repo::Logical::Changelog) {
         Ok(Some(path)) => path,
         Ok(None) => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.to_string().into()),
     };
     if !ev.files.iter().any(|f| f.filename == path) {
         return Ok(None);
     }
     let (Some(head), Some(base)) = (ev.head.text(&path), ev.base.text(&path)) else {
-        return Err(format!("{path} is not readable at base and head"));
+        return Err(reason("changelog_unreadable").arg("path", path));
     };
     let labelled = |name: &str| ev.pull_request.labels.iter().any(|l| l == name);
     let options =

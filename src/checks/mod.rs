@@ -139,6 +139,14 @@ impl From<&str> for Reason {
     }
 }
 
+/// A reason read outside a report (a log note, the collector's own text of an unavailable
+/// fact): its English text of the catalog.
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::report::verdict::reason_text(&self.0, Lang::En))
+    }
+}
+
 impl From<Reason> for serde_json::Value {
     fn from(reason: Reason) -> serde_json::Value {
         serde_json::Value::Object(reason.0)

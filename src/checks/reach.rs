@@ -5,7 +5,7 @@
 
 use super::affected::{affected_configs, AffectedConfig};
 use super::scan::{self, Role};
-use super::Context;
+use super::{reason, Context, Reason};
 use crate::domain::launch::{ConfigLaunch, LaunchTree};
 pub use crate::domain::launch::{LaunchPath, ReachKind, Reached, Unreachable, Why};
 
@@ -17,7 +17,7 @@ pub struct ConfigReach {
     pub launch: ConfigLaunch,
 }
 
-fn compute(cx: &Context) -> Result<Vec<ConfigReach>, String> {
+fn compute(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
     let configs = affected_configs(cx)?;
     let head = &cx.evidence.head;
     let model = LaunchTree::new(head);
@@ -25,17 +25,18 @@ fn compute(cx: &Context) -> Result<Vec<ConfigReach>, String> {
     let mut out = Vec::new();
     for config in configs {
         if !parsed.iter().any(|(f, _)| *f == config.file) {
-            let text = head.text(&config.file).ok_or_else(|| format!("{} is not in the head tree", config.file))?;
+            let text =
+                head.text(&config.file).ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
             parsed.push((config.file.clone(), crate::yaml::parse(text, &config.file).map_err(|e| e.to_string())?));
         }
         let root = parsed.iter().find(|(f, _)| *f == config.file).map(|(_, r)| r);
         let entry = root
             .and_then(|r| r.as_map())
             .and_then(|items| items.iter().find(|(k, _)| k.key_text().is_some_and(|t| t == config.key.as_str())));
-        let Some((key, node)) = entry else { return Err(format!("{}: no entry {}", config.file, config.key)) };
+        let Some((key, node)) = entry else { return Err(format!("{}: no entry {}", config.file, config.key).into()) };
         let mut launch = model.config(&config.file, key, node);
         let path = std::mem::take(&mut launch.reach);
-        cx.charge_scan(&format!("the launch path of {}", config.key), reached_bytes(cx, &path))?;
+        cx.charge_scan(reason("launch_path_of").arg("key", config.key.as_str()), reached_bytes(cx, &path))?;
         out.push(ConfigReach { config, path, launch });
     }
     Ok(out)
@@ -43,7 +44,7 @@ fn compute(cx: &Context) -> Result<Vec<ConfigReach>, String> {
 
 /// The reach of every affected config (computed once per Context). `Err` when the affected
 /// configs cannot be read.
-pub fn affected_reach(cx: &Context) -> Result<Vec<ConfigReach>, String> {
+pub fn affected_reach(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
     cx.reach.get_or_init(|| compute(cx)).clone()
 }
 
@@ -195,8 +196,8 @@ mod tests {
         cx.charge_scan("earlier checks", MAX_SCAN_BYTES).unwrap();
         let reason = affected_reach(&cx).unwrap_err();
         assert_eq!(
-            reason,
-            "the launch path of dsv4-fp4-mi355x-sglang-disagg-agentic-mtp: the scripts scanned in this verification exceed its 33554432-byte budget"
+            reason.to_string(),
+            "the launch path of `dsv4-fp4-mi355x-sglang-disagg-agentic-mtp`: the scripts scanned in this verification exceed its 33554432-byte budget"
         );
     }
 

@@ -138,3 +138,13 @@ pub fn assert_every_kind_renders(id: u8, key: &str, examples: &[super::Outcome])
         }
     }
 }
+
+/// The English text of a message argument: a reason of the catalog rendered (decision ZH1), a
+/// string as it is.
+pub fn english(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(fields) => crate::report::verdict::reason_text(fields, super::Lang::En),
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}

@@ -76,7 +76,12 @@ fn environment() -> &'static Environment<'static> {
             Some(text) if !value.is_safe() => out.write_str(&escape::inline(text)).map_err(minijinja::Error::from),
             _ => minijinja::escape_formatter(out, state, value),
         });
-        env.add_filter("code", |s: String| minijinja::Value::from_safe_string(escape::code(&s)));
+        // A reason of the catalog (already rendered, safe) quoted as an error is a sentence of
+        // sweepgate's own, printed as it reads; any other text is quoted as code.
+        env.add_filter("code", |value: minijinja::Value| match value.as_str() {
+            Some(_) if value.is_safe() => value,
+            _ => minijinja::Value::from_safe_string(escape::code(&value.to_string())),
+        });
         env
     })
 }
@@ -113,6 +118,15 @@ fn template_value(value: &serde_json::Value, lang: Lang) -> Result<minijinja::Va
         }
         other => minijinja::Value::from(minijinja::value::Serde(other)),
     })
+}
+
+/// The text of one reason (`checks::Reason`'s fields) in `lang`; a reason the catalog cannot
+/// render reads as its kind and the error, so a log note never loses it.
+pub fn reason_text(fields: &serde_json::Map<String, serde_json::Value>, lang: Lang) -> String {
+    match template_value(&serde_json::Value::Object(fields.clone()), lang) {
+        Ok(value) => value.to_string(),
+        Err(e) => format!("{}: {e}", fields.get(REASON_KEY).and_then(|k| k.as_str()).unwrap_or_default()),
+    }
 }
 
 /// A message's arguments as the templates see them (`template_value`), plus `extra`.

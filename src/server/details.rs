@@ -410,7 +410,7 @@ fn sweep_view(id: String, head: String, ledger: String, at: String) -> Value {
                 .map(|p| {
                     minijinja::context! {
                         point => p.point_id.clone(), family => p.family.clone(), canary => p.is_canary,
-                        state => p.state.as_str(), job => p.job_id.as_ref().map(|j| j.to_string()),
+                        state => p.state.as_str(), state_zh => p.state.name_zh(), job => p.job_id.as_ref().map(|j| j.to_string()),
                         exit_code => p.exit_code, reason => p.reason.clone().or(p.cancel_reason.clone()),
                         refusal => Value::from(minijinja::value::Serde(crate::sweep::check_run::refusal(p))),
                     }
@@ -586,10 +586,13 @@ mod tests {
         store.record_sweep(&repo(), 7, "abc", &path, "sw1");
         let html = store.render(&repo(), 7).unwrap().unwrap();
         assert!(html.contains("<code>p-a</code>") && html.contains("<code>p-b</code>"), "{html}");
-        assert!(html.contains("<td>planned</td>"), "{html}");
+        assert!(html.contains(r#"<td>planned <span class="zh">计划中</span></td>"#), "{html}");
         ledger.mark_submitting("sw1", "p-a").unwrap();
         let html = store.render(&repo(), 7).unwrap().unwrap();
-        assert!(html.contains("<td>submitting</td>"), "the page re-reads the ledger: {html}");
+        assert!(
+            html.contains(r#"<td>submitting <span class="zh">提交中</span></td>"#),
+            "the page re-reads the ledger: {html}"
+        );
         // Issue 24: the page showed raw sbatch stderr (account, service user, host) and paths.
         let stderr = "sbatch: error: Batch job submission failed: Invalid account or account/partition \
                       combination specified (user svc-bench, host login-07.corp.internal, account proj-x)";

@@ -59,6 +59,7 @@ struct Row {
     pool: String,
     job: Option<String>,
     state: &'static str,
+    state_zh: &'static str,
     /// The dispatcher's reason for the point's state (its own text, quoted in the Chinese table).
     summary: Option<String>,
     /// The result files of a point that succeeded without a reason.
@@ -116,7 +117,7 @@ impl SweepView<'_> {
         let records: Vec<PointRecord> = self.records().map(|(_, r)| r.clone()).collect();
         let counts = Counts::of(&records);
         let conclusion = self.conclusion();
-        let canary = self.records().find(|(_, r)| r.is_canary).map(|(_, r)| r.state.as_str());
+        let canary = self.records().find(|(_, r)| r.is_canary).map(|(_, r)| r.state);
         let mut rows: Vec<Row> = self.records().map(|(pool, r)| row(pool, r)).collect();
         // Failures first, then what is still running or waiting, then successes.
         let rank = |state: &str| match state {
@@ -140,7 +141,8 @@ impl SweepView<'_> {
             "finished": conclusion.is_some(),
             "conclusion": conclusion.unwrap_or(""),
             "counts": CountsView { counts, done: counts.done(), not_succeeded: counts.total - counts.succeeded },
-            "canary": canary,
+            "canary": canary.map(PointState::as_str),
+            "canary_zh": canary.map(PointState::name_zh),
             "error": self.error,
             "skipped": self.skipped,
             "notes": self.notes,
@@ -208,6 +210,7 @@ fn row(pool: &str, r: &PointRecord) -> Row {
         pool: pool.to_owned(),
         job: r.job_id.as_ref().map(|j| j.0.clone()),
         state: r.state.as_str(),
+        state_zh: r.state.name_zh(),
         refusal: refusal(r),
         summary: r.reason.clone(),
         results,
@@ -314,8 +317,7 @@ mod tests {
         );
         assert_eq!((done.status.as_str(), done.conclusion.as_deref()), ("completed", Some("success")));
         assert!(
-            done.output.summary.contains("Canary: **succeeded**")
-                && done.output.summary.contains("金丝雀：**succeeded**")
+            done.output.summary.contains("Canary: **succeeded**") && done.output.summary.contains("金丝雀：**成功**")
         );
         assert!(done.output.summary.contains("runner `gb200`"), "{}", done.output.summary);
         assert!(

@@ -107,6 +107,23 @@ impl PointState {
         }
     }
 
+    /// The state's name in the Chinese text of the status comment, the check run and the
+    /// details page (issue 27: no English word in a Chinese row).
+    pub fn name_zh(self) -> &'static str {
+        match self {
+            PointState::Planned => "计划中",
+            PointState::Submitting => "提交中",
+            PointState::Submitted => "已提交",
+            PointState::Running => "运行中",
+            PointState::Succeeded => "成功",
+            PointState::Failed => "失败",
+            PointState::Cancelled => "已取消",
+            PointState::TimedOut => "超时",
+            PointState::NodeFailed => "节点故障",
+            PointState::Skipped => "已跳过",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<PointState> {
         PointState::ALL.into_iter().find(|s| s.as_str() == text)
     }

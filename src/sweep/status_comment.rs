@@ -40,21 +40,6 @@ pub fn marker(pr: u64, sweep_id: &str) -> Marker {
     Marker::new("dispatch").with("pr", pr).with("sweep", sweep_id)
 }
 
-fn state_zh(state: PointState) -> &'static str {
-    match state {
-        PointState::Planned => "计划中",
-        PointState::Submitting => "提交中",
-        PointState::Submitted => "已提交",
-        PointState::Running => "运行中",
-        PointState::Succeeded => "成功",
-        PointState::Failed => "失败",
-        PointState::Cancelled => "已取消",
-        PointState::TimedOut => "超时",
-        PointState::NodeFailed => "节点故障",
-        PointState::Skipped => "已跳过",
-    }
-}
-
 /// The comment body (without the marker line), from `templates/dispatch_status.*.md.j2`.
 pub fn render(sweep_id: &str, counts: &Counts, problems: &[StatusRow], finished: bool) -> Result<String, RenderError> {
     let listed: Vec<serde_json::Value> = problems
@@ -63,7 +48,7 @@ pub fn render(sweep_id: &str, counts: &Counts, problems: &[StatusRow], finished:
         .map(|row| {
             json!({
                 "point": row.point, "family": row.family, "job": row.job, "detail": row.detail,
-                "state": row.state.as_str(), "state_zh": state_zh(row.state),
+                "state": row.state.as_str(), "state_zh": row.state.name_zh(),
             })
         })
         .collect();
