@@ -128,17 +128,17 @@ fn is_registry_image(container: &str) -> bool {
 }
 
 /// (b)-(e) for every multinode row that names a recipe: the one variant `domain::srt` selects for
-/// the row, or why there is none. A recipe outside the repository (only in the srt-slurm
-/// checkout, which the collector does not gather) is informational; a recipe directory that
-/// cannot be looked up blocks.
-fn check_recipes(book: &mut Result<RecipeBook<'_>, String>, key: &str, rows: &[Row], image: &str, out: &mut Findings) {
+/// the row, or why there is none, read where the launch model says the launcher reads it
+/// (decision LM12). A recipe of the srt-slurm checkout (which the collector does not gather) is
+/// informational; a recipe the launcher reads from the repository that is not there blocks.
+fn check_recipes(book: &mut Result<RecipeBook<'_>, Reason>, key: &str, rows: &[Row], image: &str, out: &mut Findings) {
     let checks = Checks { pool: None, concurrency: ConcurrencyRule::Equal };
     // Single-node rows carry no `prefill` block and run no recipe.
     for row in rows.iter().filter(|r| r.contains_key("prefill")) {
         let book = match book {
             Ok(book) => book,
             Err(e) => {
-                out.missing('b', reason("recipe_sources_unknown").arg("config", key).arg("error", quoted(e)));
+                out.missing('b', reason("recipe_sources_unknown").arg("config", key).arg("error", e.clone()));
                 continue;
             }
         };
