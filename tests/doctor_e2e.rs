@@ -10,23 +10,13 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use support::fake_github::FakeGitHub;
+use support::rsa_key;
 use sweepgate::github::app::PERMISSIONS;
 use sweepgate::server::instance::InstanceLock;
 
 fn executable(path: &Path, body: &str) {
     std::fs::write(path, body).unwrap();
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-}
-
-fn rsa_key(dir: &Path) -> Option<PathBuf> {
-    let path = dir.join("app.pem");
-    let ok = Command::new("openssl")
-        .args(["genrsa", "-traditional", "-out"])
-        .arg(&path)
-        .arg("2048")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(path)
 }
 
 /// An installation granting everything `serve` needs (`github::app`), less `without`.

@@ -20,6 +20,18 @@ pub const TOKEN: &str = "ghs_test_token";
 pub const BOT: &str = "sweepgate[bot]";
 pub const REPO: &str = "example-org/bench-repo";
 
+/// A new 2048-bit RSA key `dir/app.pem` for a test GitHub App; `None` without openssl.
+pub fn rsa_key(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let path = dir.join("app.pem");
+    let ok = Command::new("openssl")
+        .args(["genrsa", "-traditional", "-out"])
+        .arg(&path)
+        .arg("2048")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(path)
+}
+
 /// `sweepgate serve` as a child process; killed when dropped.
 pub struct ServerProcess {
     pub url: String,
