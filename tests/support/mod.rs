@@ -90,6 +90,11 @@ impl ServerProcess {
         ServerProcess { url, child, _state_dir: state_dir }
     }
 
+    /// The server's process id (for /proc measurements).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Server with a token, talking to `fake`.
     pub async fn with_token(fake_url: &str) -> ServerProcess {
         ServerProcess::start(&["--github-token", TOKEN, "--github-api-url", fake_url, "--bot-login", BOT]).await
