@@ -51,6 +51,8 @@ enum Command {
     Checks(cli::checks::ChecksArgs),
     /// Print the GitHub App manifest (events and permissions `serve` needs) for a webhook URL.
     AppManifest(cli::app_manifest::AppManifestArgs),
+    // Boxed: it holds every serve flag.
+    Doctor(Box<cli::doctor::DoctorArgs>),
 }
 
 fn init_logging(format: LogFormat) {
@@ -93,6 +95,10 @@ fn main() -> ExitCode {
         Command::Queue(args) => cli::queue::run(args),
         Command::Checks(args) => cli::checks::run(args),
         Command::AppManifest(args) => cli::app_manifest::run(args),
+        Command::Doctor(args) => {
+            let doctor_matches = matches.subcommand_matches("doctor").unwrap_or(&matches);
+            cli::doctor::run(args, doctor_matches)
+        }
     };
     match result {
         Ok(code) => code,

@@ -13,17 +13,6 @@ use support::serve_bundle::{fixture, serve, serve_upstream};
 use support::*;
 use sweepgate::github::outbox::OutboxGitHub;
 
-fn rsa_key(dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    let path = dir.join("app.pem");
-    let ok = Command::new("openssl")
-        .args(["genrsa", "-traditional", "-out"])
-        .arg(&path)
-        .arg("2048")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(path)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_app_auth_mints_one_installation_token_and_reuses_it() {
     let dir = tempfile::tempdir().unwrap();

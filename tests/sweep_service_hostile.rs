@@ -252,3 +252,104 @@ fn sigterm_with_a_sweep_in_flight_ends_within_the_drain_and_every_record_reloads
     assert_eq!(calls(), 1, "the resumed sweep does not submit its point again");
     terminate(server);
 }
+
+/// Issue 24 ("A PR exhausts the server"): a labeled PR whose changelog entry names a config with a
+/// 100k-value `conc-list` (a 200,000-point sweep that used to take 7.5 GB). The server refuses the
+/// sweep at the point bound: its record holds no points, the check run names the bound, and the
+/// server goes on handling events. Its peak RSS (VmHWM) is printed for the closing note, not asserted.
+#[test]
+fn a_labeled_pr_with_a_100k_value_conc_list_is_refused_and_the_server_stays_small() {
+    use serde_json::json;
+    use support::fake_github::FakeGitHub;
+    use support::fixture_repo::git;
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/repo");
+    assert!(std::process::Command::new("cp").arg("-r").arg(&fixture).arg(&repo).status().unwrap().success());
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["-c", "user.name=b", "-c", "user.email=b@b", "add", "-A"]);
+    git(&repo, &["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base"]);
+    let master = repo.join("configs/amd-master.yaml");
+    let values: Vec<String> = (1..=100_000).map(|v| v.to_string()).collect();
+    let text = std::fs::read_to_string(&master).unwrap();
+    let hostile = text.replacen("conc-list: [16, 32] }", &format!("conc-list: [{}] }}", values.join(", ")), 1);
+    assert_ne!(text, hostile, "the fixture config has the conc-list to replace");
+    std::fs::write(&master, hostile).unwrap();
+    let mut changelog = std::fs::read_to_string(repo.join("perf-changelog.yaml")).unwrap();
+    changelog.push_str(
+        "\n- config-keys:\n    - dsr1-fp8-mi355x-sglang\n  description:\n    - \"100k concurrencies\"\n  \
+         pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/999\n",
+    );
+    std::fs::write(repo.join("perf-changelog.yaml"), changelog).unwrap();
+    git(&repo, &["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qam", "head"]);
+    let rev = |r: &str| {
+        let out = std::process::Command::new("git").arg("-C").arg(&repo).args(["rev-parse", r]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let (base, head) = (rev("HEAD~1"), rev("HEAD"));
+    let pool_file = pool(dir.path());
+    let profile = std::fs::read_to_string(&pool_file).unwrap();
+    std::fs::write(&pool_file, format!("runners = [\"mi355x\"]\n{profile}")).unwrap();
+    let label = "full-sweep-fail-fast";
+    fake.add_pull(support::REPO, 7, &head, &[label], &[("perf-changelog.yaml", 6), ("configs/amd-master.yaml", 1)]);
+    fake.world().pulls.get_mut(&(support::REPO.to_owned(), 7)).unwrap()["base"]["sha"] = json!(base);
+    let sweeps = dir.path().join("sweeps");
+    let (p, r, s) = (pool_file.display().to_string(), repo.display().to_string(), sweeps.display().to_string());
+    let args = [
+        "--github-token",
+        support::TOKEN,
+        "--github-api-url",
+        &fake.url,
+        "--bot-login",
+        support::BOT,
+        "--pool",
+        &p,
+        "--sweep-repo",
+        &r,
+        "--sweep-state",
+        &s,
+        "--sweep-poll-ms",
+        "100",
+    ];
+    let server = runtime.block_on(support::ServerProcess::start(&args));
+    let mut event = support::pr_event("labeled", 7, &[label], Some(label), "vendor-dev");
+    event["pull_request"]["head"]["sha"] = json!(head);
+    event["pull_request"]["base"]["sha"] = json!(base);
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-100k", &event).await.0, 202);
+        server.wait_handled(1).await;
+    });
+    // The refusal is the sweep's check run, completed and naming the bound.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let refusal = loop {
+        let done = fake.world().check_runs.iter().find(|(_, c)| c["status"] == "completed").map(|(_, c)| c.clone());
+        if let Some(run) = done {
+            break run;
+        }
+        assert!(std::time::Instant::now() < deadline, "no completed check run: {:?}", fake.world().check_runs);
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let text = refusal.to_string();
+    assert!(text.contains("a sweep runs at most 10000 points (MAX_POINTS)"), "{text}");
+    // The refused sweep's record holds no points (it was 472 MB).
+    for record in std::fs::read_dir(sweeps.join("sweeps")).into_iter().flatten().flatten() {
+        let bytes = record.metadata().unwrap().len();
+        assert!(bytes < 64 * 1024, "{}: {bytes} bytes", record.path().display());
+    }
+    println!("refusal: {}", refusal["output"]["summary"]);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap_or_default();
+    let peak = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or("VmHWM: not measured");
+    println!(
+        "serve peak RSS after a labeled PR with a 100k-value conc-list: {}",
+        peak.trim_start_matches("VmHWM:").trim()
+    );
+    // Still serving: an unrelated PR's close is handled.
+    runtime.block_on(async {
+        let closed = support::pr_event("closed", 8, &[], None, "someone");
+        assert_eq!(server.deliver("pull_request", "d-other", &closed).await.0, 202);
+        server.wait_handled(2).await;
+    });
+}

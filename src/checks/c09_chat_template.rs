@@ -161,6 +161,11 @@ pub fn check(cx: &Context) -> Outcome {
     };
     let mut judged = std::collections::BTreeSet::new();
     for (path, role, owner) in reach::judged_files(cx, &reaches) {
+        // Past the verification's scan budget the file is unread, and the check cannot pass.
+        let bytes = cx.evidence.head.get(&path).map_or(0, <[u8]>::len);
+        if let Err(spent) = cx.charge_scan(path.as_str(), bytes) {
+            return Outcome::unreadable(path, spent);
+        }
         let Some((file, verdict)) = judge(cx, &path, role, owner) else { continue };
         // Two launchers handing the client to one script are one benchmark client run.
         if !judged.insert(file.clone()) {
@@ -229,6 +234,25 @@ mod tests {
         assert_eq!(o.message.args["findings"][0]["origin"], "changed");
         let rules = crate::checks::catalog::Catalog::embedded().check(9).rules_of(&o);
         assert_eq!(rules, ["9.a", "9.c", "9.d"]);
+    }
+
+    /// Issue 24: the per-file scan is bounded by the verification's scan budget; past it the
+    /// judged file is unread and the check FAILs naming it (it passes with the budget left).
+    #[test]
+    fn a_file_past_the_scan_budget_is_unreadable() {
+        let path = "benchmarks/single_node/fixed_seq_len/glm5_fp8_b200_mtp.sh";
+        let script = MTP_SCRIPT.replace("--backend vllm", "--backend vllm \\\n    --use-chat-template");
+        let e = with_added_file(evidence(), path, &script);
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - script.len() + 1).unwrap();
+        let o = check(&cx);
+        assert_eq!(
+            (o.status, o.message.key.as_str(), &o.message.args["what"]),
+            (Status::Fail, "unreadable", &json!(path))
+        );
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - script.len()).unwrap();
+        assert_eq!(check(&cx).status, Status::Pass, "exactly the budget is enough");
     }
 
     #[test]

@@ -402,6 +402,9 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
         let Some(lines) = scan::added_lines_of(ev, file) else {
             return Err(Outcome::unreadable(name.as_str(), reason("no_diff_or_content")));
         };
+        // Past the verification's scan budget the file is unread, and the check cannot pass.
+        let bytes = lines.iter().map(|l| l.text.len()).sum();
+        cx.charge_scan(name.as_str(), bytes).map_err(|spent| Outcome::unreadable(name.as_str(), spent))?;
         let vars = vars_of(name, &lines);
         patches.extend(patches_in(&lines, &vars).into_iter().map(|(line, kind, target)| Patch {
             file: name.clone(),
@@ -677,6 +680,19 @@ mod tests {
         assert_eq!(status(&e).0, Status::Fail);
         let e = with_change(evidence(), "benchmarks/x.sh", "@@ -1 +1,2 @@\n x\n+pip install aiperf==0.3\n");
         assert_eq!(status(&e), (Status::Pass, "no_patches".into()), "harness dependencies are allowed");
+    }
+
+    /// Issue 24: the per-file scan of the changed files is bounded by the verification's scan
+    /// budget; past it the file is unread and the check FAILs naming it.
+    #[test]
+    fn a_changed_file_past_the_scan_budget_is_unreadable() {
+        let e = with_change(evidence(), "benchmarks/x.sh", "@@ -1 +1,2 @@\n x\n+pip install aiperf==0.3\n");
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES).unwrap();
+        let o = check(&cx);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unreadable"), "{o:?}");
+        assert_eq!(o.message.args["what"], "benchmarks/x.sh");
+        assert_eq!(status(&e), (Status::Pass, "no_patches".into()), "with the budget left it passes");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -105,7 +106,9 @@ fn is_spec_file(path: &str, text: &str) -> bool {
         || text.lines().map(scan::code_part).any(|c| SPEC_MARKERS.iter().any(|m| c.to_ascii_lowercase().contains(m)))
 }
 
-/// Changed speculative-decoding scripts and recipes, and the head files they name.
+/// Changed speculative-decoding scripts and recipes, and the head scripts and recipes whose file
+/// name their code (comments aside) contains. One pass over each changed file finds every name
+/// (issue 24: a name-by-name rescan was quadratic in the tree's size).
 fn effective_files(ev: &Evidence) -> BTreeSet<&str> {
     let changed: Vec<&str> = scan::changed(ev)
         .filter(|(_, role)| matches!(role, Role::Script | Role::Recipe))
@@ -113,13 +116,28 @@ fn effective_files(ev: &Evidence) -> BTreeSet<&str> {
         .filter(|p| ev.head.text(p).is_some_and(|t| is_spec_file(p, t)))
         .collect();
     let mut files: BTreeSet<&str> = changed.iter().copied().collect();
+    // File name → the head scripts and recipes of that name. A name is looked for inside one
+    // code line, so one holding a newline (or none) never matches.
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for other in ev.head.paths().filter(|o| matches!(scan::role(o), Role::Script | Role::Recipe)) {
+        let name = other.rsplit('/').next().unwrap_or(other);
+        if !name.is_empty() && !name.contains('\n') {
+            by_name.entry(name).or_default().push(other);
+        }
+    }
+    let names: Vec<&str> = by_name.keys().copied().collect();
+    let finder = AhoCorasick::new(&names);
     for path in &changed {
         let Some(text) = ev.head.text(path) else { continue };
-        for other in ev.head.paths().filter(|o| matches!(scan::role(o), Role::Script | Role::Recipe)) {
-            let name = other.rsplit('/').next().unwrap_or(other);
-            if other != *path && text.lines().map(scan::code_part).any(|c| c.contains(name)) {
-                files.insert(other);
-            }
+        let code = text.lines().map(scan::code_part).collect::<Vec<_>>().join("\n");
+        // Automaton limits (far beyond a bounded evidence's names): every file counts as named,
+        // so nothing the recipe may inherit goes unread.
+        let named: Vec<&str> = match &finder {
+            Ok(finder) => finder.find_overlapping_iter(&code).map(|m| names[m.pattern().as_usize()]).collect(),
+            Err(_) => names.clone(),
+        };
+        for name in named {
+            files.extend(by_name.get(name).into_iter().flatten().filter(|other| **other != *path));
         }
     }
     files
@@ -209,9 +227,21 @@ pub fn check(cx: &Context) -> Outcome {
     if spec_configs.is_empty() && files.is_empty() {
         return Outcome::na("no_spec_decode");
     }
+    let names: Vec<String> = if spec_configs.is_empty() {
+        files.iter().map(|f| f.to_string()).collect()
+    } else {
+        spec_configs.iter().map(|c| c.key.clone()).collect()
+    };
     let (mut violations, mut unresolved) = (Vec::new(), Vec::new());
     for path in &files {
         if let Some(text) = ev.head.text(path) {
+            // Past the verification's scan budget the effective recipe is unread: advisory, so WARN.
+            if let Err(spent) = cx.charge_scan(*path, text.len()) {
+                return Outcome::warn("unverified")
+                    .arg("configs", names)
+                    .arg("verified", Vec::<String>::new())
+                    .arg("missing", vec![spent]);
+            }
             scan_file(path, text, &mut violations, &mut unresolved);
         }
     }
@@ -241,11 +271,6 @@ pub fn check(cx: &Context) -> Outcome {
         }
         !as_shipped
     });
-    let names: Vec<String> = if spec_configs.is_empty() {
-        files.iter().map(|f| f.to_string()).collect()
-    } else {
-        spec_configs.iter().map(|c| c.key.clone()).collect()
-    };
     if !violations.is_empty() {
         // What each separate draft ships at, by its own config.json (13.b), beside the findings.
         let shipped: Vec<Value> = separate_shipped
@@ -377,6 +402,42 @@ mod tests {
             spec_pr("source ../common_mtp_env.sh\npython -m sglang.launch_server --speculative-algorithm NEXTN\n");
         e.head.insert("benchmarks/single_node/common_mtp_env.sh", "export SGLANG_GLM_NEXTN_MOE_PTPC=1\n");
         assert_eq!(check(&Context::new(&e)).status, Status::Fail);
+    }
+
+    /// Issue 24: the effective recipe's scan is bounded by the verification's scan budget; past
+    /// it a lowering could go unseen, so the advisory check WARNs naming the bound, never passes
+    /// or fails on what it did not read.
+    #[test]
+    fn a_recipe_past_the_scan_budget_warns_unverified() {
+        let e = spec_pr("python -m sglang.launch_server --speculative-algorithm EAGLE --speculative-draft-model-quantization quark_mxfp4\n");
+        assert_eq!(check(&Context::new(&e)).status, Status::Fail);
+        let cx = Context::new(&e);
+        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES).unwrap();
+        let o = check(&cx);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "unverified"), "{o:?}");
+        assert!(o.message.args["missing"][0]["error"].as_str().unwrap().contains("byte budget"), "{o:?}");
+    }
+
+    /// A head file is part of the effective recipe when a changed file's code names it, also when
+    /// names overlap (`env.sh` inside `mtp_env.sh`) and several files share a name.
+    #[test]
+    fn every_head_file_a_changed_file_names_is_found_in_one_pass() {
+        let mut e = spec_pr("source ../mtp_env.sh\n# source ../ignored.sh\npython -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        for (path, text) in [
+            ("benchmarks/single_node/mtp_env.sh", "export A=1\n"),
+            ("benchmarks/single_node/env.sh", "export B=1\n"),
+            ("benchmarks/multi_node/env.sh", "export C=1\n"),
+            ("benchmarks/single_node/ignored.sh", "export D=1\n"),
+        ] {
+            e.head.insert(path, text);
+        }
+        let files = effective_files(&e);
+        for named in
+            ["benchmarks/single_node/mtp_env.sh", "benchmarks/single_node/env.sh", "benchmarks/multi_node/env.sh"]
+        {
+            assert!(files.contains(named), "{named}: {files:?}");
+        }
+        assert!(!files.contains("benchmarks/single_node/ignored.sh"), "a comment names nothing: {files:?}");
     }
 
     #[test]

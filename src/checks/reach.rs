@@ -181,8 +181,11 @@ mod tests {
             [Unreachable { reference: launcher.into(), via: launcher.into(), why: Why::TooDeep }]
         );
         assert!(cx.scan_spent());
+        // Check 10 charges the changed launcher's own lines first: with the budget spent, the
+        // launcher itself is what it could not read.
         let o = c10_engine_patches::check(&cx);
-        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "path_unavailable"), "{o:?}");
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "unreadable"), "{o:?}");
+        assert_eq!(o.message.args["what"], launcher);
 
         let changelog = "@@ -1,1 +1,3 @@\n x\n+- config-keys:\n+  - dsv4-fp4-mi355x-sglang-disagg-agentic-mtp\n";
         let mut e = with_change(evidence(), "perf-changelog.yaml", changelog);

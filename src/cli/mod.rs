@@ -5,6 +5,7 @@ pub mod app_manifest;
 pub mod checks;
 pub mod collect;
 pub mod dispatch;
+pub mod doctor;
 pub mod generate;
 pub mod labels;
 pub mod launch;

@@ -246,7 +246,7 @@ impl Redact for Option<String> {
 }
 
 /// The settings after layering flags, env vars and the config file over the defaults.
-fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs, String)> {
+pub(super) fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<(ServeArgs, String)> {
     let file = match &args.config {
         Some(path) => ServeFile::load(path)?,
         None => ServeFile::default(),

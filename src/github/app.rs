@@ -101,6 +101,58 @@ pub fn manifest(webhook_url: &str) -> Value {
     })
 }
 
+/// One installation of the App as GitHub reports it (`GET /app/installations`): where it is
+/// installed, and the permissions and events its owner accepted.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Installation {
+    pub id: u64,
+    pub account: Account,
+    #[serde(default)]
+    pub permissions: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub events: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Account {
+    pub login: String,
+}
+
+/// What an installation lacks of what `serve` needs: permissions (`name: level`, a `write` grant
+/// covers `read`) and events, each in the table's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Missing {
+    pub permissions: Vec<String>,
+    pub events: Vec<String>,
+}
+
+impl Missing {
+    pub fn is_empty(&self) -> bool {
+        self.permissions.is_empty() && self.events.is_empty()
+    }
+}
+
+/// What `installation` lacks against [`PERMISSIONS`] and the events `serve` reads.
+pub fn missing(installation: &Installation) -> Missing {
+    let rank = |level: &str| match level {
+        "read" => 1,
+        "write" | "admin" => 2,
+        _ => 0,
+    };
+    let permissions = PERMISSIONS
+        .iter()
+        .filter(|p| installation.permissions.get(p.name).map_or(0, |l| rank(l)) < rank(p.level))
+        .map(|p| format!("{}: {}", p.name, p.level))
+        .collect();
+    let mut events: Vec<String> = Vec::new();
+    for event in crate::intake::event::handled_events() {
+        if !installation.events.iter().any(|e| e == event) && !events.iter().any(|e| e == event) {
+            events.push(event.to_owned());
+        }
+    }
+    Missing { permissions, events }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +189,31 @@ mod tests {
         for event in crate::intake::event::handled_events() {
             assert!(PERMISSIONS.iter().any(|p| p.events.contains(&event)), "{event} has no permission");
         }
+    }
+
+    fn granted(permissions: &[(&str, &str)], events: &[&str]) -> Installation {
+        Installation {
+            id: 1,
+            account: Account { login: "org".into() },
+            permissions: permissions.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            events: events.iter().map(|e| (*e).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn an_installation_lacks_what_it_was_not_granted_and_write_covers_read() {
+        let all: Vec<(&str, &str)> = PERMISSIONS.iter().map(|p| (p.name, p.level)).collect();
+        let events: Vec<&str> = crate::intake::event::handled_events().collect();
+        assert!(missing(&granted(&all, &events)).is_empty());
+        let mut upgraded = all.clone();
+        upgraded.retain(|(n, _)| *n != "contents");
+        upgraded.push(("contents", "write"));
+        assert!(missing(&granted(&upgraded, &events)).is_empty(), "write covers read");
+        let mut lowered = all.clone();
+        lowered.retain(|(n, _)| *n != "checks" && *n != "members");
+        lowered.push(("checks", "read"));
+        let gaps = missing(&granted(&lowered, &events[1..]));
+        assert_eq!(gaps.permissions, ["checks: write", "members: read"]);
+        assert_eq!(gaps.events, [events[0]]);
     }
 }

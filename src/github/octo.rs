@@ -762,6 +762,13 @@ impl AppClients {
         cache.insert(id, client.clone());
         Ok(client)
     }
+
+    /// The App's installations with what each granted (`GET /app/installations`, as the App:
+    /// `sweepgate doctor` compares them with `github::app`), bounded like every list.
+    pub async fn installations(&self) -> Result<Vec<super::app::Installation>, GitHubError> {
+        let app = OctoGitHub { client: self.app.clone(), retry: self.retry, metrics: self.metrics.clone() };
+        app.paginate("/app/installations", None).await
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub mod config;
 pub mod conn;
 pub mod details;
+pub mod doctor;
 pub mod handlers;
 pub mod instance;
 pub mod metrics;

@@ -131,6 +131,11 @@ impl SlurmCli {
         Ok(Output { code, stdout, stderr })
     }
 
+    /// Whether the controller answers: `sinfo` lists the partitions (`sweepgate doctor`).
+    pub fn ping(&self) -> Result<(), SchedulerError> {
+        self.run_ok("sinfo", &["--noheader", "--format=%P"], None).map(|_| ())
+    }
+
     fn run_ok(&self, tool: &str, args: &[&str], stdin: Option<&str>) -> Result<String, SchedulerError> {
         let out = self.run(tool, args, stdin)?;
         if out.code == 0 {

@@ -69,6 +69,11 @@ impl SlurmRest {
         Ok(SlurmRest { base, token: token.map(|t| t.trim().to_owned()), client, runtime, timeout })
     }
 
+    /// Whether slurmrestd and its controller answer (`GET ping`, `sweepgate doctor`).
+    pub fn ping(&self) -> Result<(), SchedulerError> {
+        self.call(reqwest::Method::GET, "ping", None).map(|_| ())
+    }
+
     /// One request; the answer's JSON, or the failure as the dispatcher classifies it.
     fn call(&self, method: reqwest::Method, path: &str, body: Option<&Json>) -> Result<Json, SchedulerError> {
         let url = format!("{}/{path}", self.base);

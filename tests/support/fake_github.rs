@@ -135,6 +135,8 @@ pub struct World {
     pub latency: Duration,
     /// Bytes of every answer body sent, `/_blobs/` downloads included.
     pub bytes_sent: u64,
+    /// The App's installations (`GET /app/installations`): `id`, `account.login`, `permissions`, `events`.
+    pub installations: Vec<Value>,
     next_id: u64,
 }
 
@@ -189,6 +191,7 @@ impl FakeGitHub {
         lock(&world).tokens.insert(token.to_string(), login.to_string());
         let router = Router::new()
             .route("/app/installations/{id}/access_tokens", post(access_token))
+            .route("/app/installations", get(list_installations))
             .route("/repos/{o}/{r}/issues/{n}/comments", get(list_comments).post(create_comment))
             .route("/repos/{o}/{r}/issues/comments/{id}", get(get_comment).patch(update_comment))
             .route("/repos/{o}/{r}/issues/comments/{id}/reactions", get(list_reactions).post(add_reaction))
@@ -435,6 +438,10 @@ async fn access_token(State(world): State<Shared>, Path(id): Path<u64>) -> Respo
     w.tokens.insert(token.clone(), login);
     let expires = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     (StatusCode::CREATED, Json(json!({"token": token, "expires_at": expires, "permissions": {}}))).into_response()
+}
+
+async fn list_installations(State(world): State<Shared>, Query(q): Query<Page>) -> Response {
+    Json(paginate(lock(&world).installations.clone(), &q)).into_response()
 }
 
 async fn list_comments(

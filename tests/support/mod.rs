@@ -37,6 +37,18 @@ pub fn action_command(fake_url: &str, upstream_url: &str, name: &str, event_path
     command
 }
 
+/// A new 2048-bit RSA key `dir/app.pem` for a test GitHub App; `None` without openssl.
+pub fn rsa_key(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let path = dir.join("app.pem");
+    let ok = Command::new("openssl")
+        .args(["genrsa", "-traditional", "-out"])
+        .arg(&path)
+        .arg("2048")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(path)
+}
+
 /// `sweepgate serve` as a child process; killed when dropped.
 pub struct ServerProcess {
     pub url: String,
@@ -93,6 +105,11 @@ impl ServerProcess {
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
         ServerProcess { url, child, _state_dir: state_dir }
+    }
+
+    /// The server's process id (for /proc measurements).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Server with a token, talking to `fake`.

@@ -519,14 +519,24 @@ impl UpstreamClient {
         let token = self.config.github_token.as_deref();
         let pull = self.get_json(&base, token).await?;
         let text = |key: &str| pull.get(key).and_then(Value::as_str).map(str::to_string);
+        // Bounded like `github::octo`'s lists: pages, items per page (a server that ignores
+        // `per_page` is refused), and a list longer than the pages is unavailable, never cut short.
         let mut files = Vec::new();
+        let mut complete = false;
         for page in 1..=MAX_FILE_PAGES {
             let listing = self.get_json(&format!("{base}/files?per_page=100&page={page}"), token).await?;
             let batch = listing.as_array().ok_or_else(|| format!("{base}/files: not a list"))?;
+            if batch.len() > 100 {
+                return Err(format!("{base}/files: {} items on a page of at most 100", batch.len()));
+            }
             files.extend(batch.iter().filter_map(|f| f.get("filename").and_then(Value::as_str)).map(str::to_string));
             if batch.len() < 100 {
+                complete = true;
                 break;
             }
+        }
+        if !complete {
+            return Err(format!("{base}/files: more than {} files; refusing to read further", MAX_FILE_PAGES * 100));
         }
         let is_sha = |s: &String| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
         let head = pull.get("head").and_then(|h| h.get("sha")).and_then(Value::as_str).map(str::to_string);
@@ -757,6 +767,48 @@ mod tests {
         assert_eq!(client.requests(), 1, "not retried");
         let fast = client.pull("o/fast", 1).await;
         assert!(matches!(&fast, Fact::Ok(p) if p.state == "open"), "{fast:?}");
+    }
+
+    /// Issue 24 item 5: the upstream PR's file list trusted `per_page` and was cut short after
+    /// its last page; both make the fact unavailable, naming the bound.
+    #[tokio::test]
+    async fn an_upstream_file_list_past_its_bounds_is_unavailable() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let Some(request) = crate::github::transfer::read_request_head(&mut socket).await else { return };
+                    let items = |n: usize| {
+                        let files: Vec<Value> =
+                            (0..n).map(|i| serde_json::json!({"filename": format!("f{i}")})).collect();
+                        Value::Array(files).to_string()
+                    };
+                    let body = match (request.contains("/files"), request.contains("/repos/o/many/")) {
+                        (false, _) => {
+                            r#"{"state":"open","draft":false,"merged_at":null,"head":{"sha":"abc"}}"#.to_owned()
+                        }
+                        (true, true) => items(101),
+                        (true, false) => items(100),
+                    };
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                    let _ = socket.write_all((head + &body).as_bytes()).await;
+                });
+            }
+        });
+        let config = UpstreamConfig {
+            github_api: format!("http://{address}"),
+            allowed_hosts: [address.to_string()].into(),
+            allow_private_addresses: true,
+            backoff: Duration::from_millis(1),
+            ..UpstreamConfig::default()
+        };
+        let client = UpstreamClient::new(config).unwrap();
+        let Fact::Unavailable(reason) = client.pull("o/many", 1).await else { panic!("101 items on a page") };
+        assert!(reason.contains("101 items on a page of at most 100"), "{reason}");
+        let Fact::Unavailable(reason) = client.pull("o/endless", 1).await else { panic!("full pages to the end") };
+        assert!(reason.contains("more than 500 files"), "{reason}");
     }
 
     #[test]
