@@ -551,19 +551,21 @@ fn expand(line: &str, defs: &BTreeMap<String, Vec<String>>, stack: &mut Vec<Stri
     };
     // Only a word of the line itself is re-quoted, never text inside a value (JSON's quotes).
     let quoted = depth == 0 && head.ends_with('"') && !head.ends_with("\\\"") && tail.starts_with('"');
+    let rests = expand(tail, defs, stack, depth);
     let mut out = Vec::new();
     for value in values {
         let plain = !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || "._-/:,+".contains(c));
-        let (head, tail, value) = if quoted && value.contains(['"', ' ']) && !value.contains('\'') {
-            (&head[..head.len() - 1], &tail[1..], format!("'{value}'"))
+        // The rests start with the closing `"` where the word is quoted: dropped with the opening one.
+        let (head, unquote, value) = if quoted && value.contains(['"', ' ']) && !value.contains('\'') {
+            (&head[..head.len() - 1], 1, format!("'{value}'"))
         } else if quoted && plain {
-            (&head[..head.len() - 1], &tail[1..], value)
+            (&head[..head.len() - 1], 1, value)
         } else {
-            (head, tail, value)
+            (head, 0, value)
         };
-        for rest in expand(tail, defs, stack, depth) {
+        for rest in &rests {
             if out.len() < 64 {
-                out.push(format!("{head}{value}{rest}"));
+                out.push(format!("{head}{value}{}", &rest[unquote..]));
             }
         }
     }

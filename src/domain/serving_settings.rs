@@ -612,6 +612,11 @@ mod tests {
         assert!(s.settings.contains_key("--model-path"));
     }
 
+    /// The settings of a launcher that sources nothing.
+    fn standalone(script: &str) -> RoleSettings {
+        from_script(script, "l.sh", &|_: &str, _: &str| None).expect("the script starts a server")
+    }
+
     /// Shaped like InferenceX's DeepSeek-V4 B200 vLLM launcher (#2621,
     /// `benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:257-303`): a JSON value built in
     /// double quotes with `\"`, and a capture-size list built by `+=` in a loop. The JSON reads
@@ -620,8 +625,7 @@ mod tests {
     #[test]
     fn escaped_quotes_and_appended_strings_read_as_the_shell_runs_them() {
         let script = "N=3\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n    SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $N}\"\nfi\nSIZES=\"\"\nfor ((s = 1; s <= 4; s++)); do\n    SIZES+=\",\"\n    SIZES+=\"$((s * 4))\"\ndone\nCOMP=\"{\\\"cudagraph_capture_sizes\\\":[${SIZES}]}\"\nCMD=(\n    vllm serve m\n    --speculative-config \"$SPEC\"\n    --compilation-config \"$COMP\"\n    --served-model-name \\$NAME\n)\n\"${CMD[@]}\" &\n";
-        let none = |_: &str, _: &str| None;
-        let s = from_script(script, "l.sh", &none).unwrap();
+        let s = standalone(script);
         assert_eq!(values(&s, "--speculative-config"), [r#"{"method": "mtp", "num_speculative_tokens": 3}"#]);
         assert_eq!(values(&s, "--compilation-config"), [r#"{"cudagraph_capture_sizes":[${SIZES}]}"#]);
         assert_eq!(values(&s, "--served-model-name"), [r"\$NAME"], "an escaped $ is no variable");
@@ -634,8 +638,7 @@ mod tests {
     #[test]
     fn redirections_and_flag_variables_are_no_flag_values() {
         let script = "EXTRA=\"\"\nif [ \"$EVAL_ONLY\" = true ]; then EXTRA=\"--context-length 8192\"; fi\npython3 -m sglang.launch_server --enable-prefill-delayer $EXTRA --skip-server-warmup >> \"$LOG\" 2>&1 &\n";
-        let none = |_: &str, _: &str| None;
-        let s = from_script(script, "l.sh", &none).unwrap();
+        let s = standalone(script);
         assert_eq!(values(&s, "--enable-prefill-delayer"), ["true"]);
         assert_eq!(values(&s, "--skip-server-warmup"), ["true"]);
     }
