@@ -310,11 +310,6 @@ fn entry_text(head: &MemTree, key: &str) -> String {
     String::new()
 }
 
-/// Engine environment namespaces a cookbook author copies next to the server command.
-const ENGINE_ENV: [&str; 12] = [
-    "SGLANG_", "VLLM_", "NCCL_", "TORCH_", "PYTORCH_", "ROCM_", "HIP_", "AITER_", "MORI_", "NVSHMEM_", "UCX_", "CUDA_",
-];
-
 /// Words that start an engine's server command in a launcher.
 const SERVER_STARTS: [&str; 4] = ["vllm serve", "sglang.launch_server", "sglang serve", "sglang_router.launch_server"];
 
@@ -353,12 +348,22 @@ fn variables(line: &str) -> Vec<String> {
 
 /// What a cookbook author copies from a launcher: the server command (a bash array or a
 /// continued command), the definitions of the variables and argument arrays it uses (a few levels
-/// deep), and the engine environment the script exports. Independent of sweepgate's readers.
-fn server_command(script: &str) -> Vec<String> {
+/// deep), and the environment the script exports for the server. Independent of sweepgate's
+/// readers. Each line is written with the values the config runs with (decision CO9): a `$VAR`
+/// the launcher gives a value (`X=8`, `X="${X:-0.83}"`, one per branch) or the master entry's
+/// search space gives (`$TP`) is replaced by that value; a value the script computes (`$((…))`,
+/// `$(…)`, a string built by `+=`) stays as written.
+fn server_command(script: &str, space: &BTreeMap<String, Vec<String>>) -> Vec<String> {
     let lines: Vec<&str> = script.lines().collect();
-    let Some(start) =
-        lines.iter().position(|l| !l.trim().starts_with('#') && SERVER_STARTS.iter().any(|s| l.contains(s)))
-    else {
+    let starts_server = |line: &str| {
+        let code = line.trim();
+        !code.starts_with('#')
+            && SERVER_STARTS.iter().any(|s| {
+                // The words of a command, not of a message (`echo "Starting vllm server..."`).
+                line.match_indices(s).any(|(at, _)| line[..at].matches(['"', '\'']).count().is_multiple_of(2))
+            })
+    };
+    let Some(start) = lines.iter().position(|l| starts_server(l)) else {
         return Vec::new();
     };
     // The array that holds the command starts on this line or the code line above it.
@@ -385,21 +390,257 @@ fn server_command(script: &str) -> Vec<String> {
     }
     for line in &lines {
         if let Some(assign) = line.trim().strip_prefix("export ") {
-            if ENGINE_ENV.iter().any(|p| assign.starts_with(p)) {
-                out.push(assign.to_owned());
+            out.push(assign.to_owned());
+        }
+    }
+    let defs = definitions(script, space);
+    let mut written = Vec::new();
+    for line in join_flag_values(&out) {
+        for variant in expand(&line, &defs, &mut Vec::new(), 0).iter().map(|l| requote(l)) {
+            if !written.contains(&variant) {
+                written.push(variant);
             }
         }
     }
-    out.dedup();
+    written
+}
+
+/// A flag alone on its line of an argument array and its value on the next (`--kv-transfer-config`
+/// / `'{…}'`), written on one line as an author writes them.
+fn join_flag_values(lines: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let joins = out.last().is_some_and(|last| {
+            last.starts_with("--")
+                && !last.contains([' ', '='])
+                && !line.starts_with(['-', ')', '$'])
+                && !line.starts_with("\"$")
+        });
+        match out.last_mut() {
+            Some(last) if joins => {
+                last.push(' ');
+                last.push_str(line);
+            }
+            _ => out.push(line.clone()),
+        }
+    }
     out
+}
+
+/// The values a launcher gives each variable, as its author reads them: every `NAME=value`
+/// (plain, `export`/`local`, after `;` or a case pattern), shell quotes removed; a variable the
+/// script appends to (`NAME+=`) has no value of its own. The search-space keys of the master
+/// entry give `TP`, `EP_SIZE`/`EP` and `DP_ATTENTION`.
+fn definitions(script: &str, space: &BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    let mut defs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut appended = BTreeSet::new();
+    for line in script.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+        let bytes = line.as_bytes();
+        let mut at = 0;
+        while at < line.len() {
+            let starts_word = at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b';' | b'(');
+            let name_len =
+                line[at..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(line.len() - at);
+            if !starts_word || name_len == 0 || bytes[at].is_ascii_digit() {
+                at += line[at..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            }
+            let name = &line[at..at + name_len];
+            let rest = &line[at + name_len..];
+            if rest.starts_with("+=") {
+                appended.insert(name.to_owned());
+            } else if let Some(value) = rest.strip_prefix('=').filter(|v| !v.starts_with(['=', '('])) {
+                let (value, used) = shell_word(value);
+                defs.entry(name.to_owned()).or_default().push(value);
+                at += name_len + 1 + used;
+                continue;
+            }
+            at += name_len;
+        }
+    }
+    for name in appended {
+        defs.remove(&name);
+    }
+    for (var, key) in [("TP", "tp"), ("EP_SIZE", "ep"), ("EP", "ep"), ("DP_ATTENTION", "dp-attn")] {
+        if let Some(values) = space.get(key) {
+            defs.insert(var.to_owned(), values.clone());
+        }
+    }
+    defs
+}
+
+/// One shell word at the start of `text`, quotes removed (`\"` inside double quotes is `"`), and
+/// how many bytes it took. `$(…)` and `$((…))` are kept whole, as written.
+fn shell_word(text: &str) -> (String, usize) {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    let mut depth = 0usize;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some('"'), '\\') => {
+                if let Some((_, next)) = chars.next() {
+                    if !matches!(next, '"' | '\\' | '$' | '`') {
+                        out.push('\\');
+                    }
+                    out.push(next);
+                }
+            }
+            (Some(q), c) if c == q && depth == 0 => quote = None,
+            (None, '"' | '\'') if depth == 0 => quote = Some(c),
+            (_, '$') if chars.peek().is_some_and(|(_, n)| *n == '(') => {
+                out.push(c);
+                depth += 1;
+                chars.next();
+                out.push('(');
+            }
+            (_, '(') if depth > 0 => {
+                depth += 1;
+                out.push(c);
+            }
+            (_, ')') if depth > 0 => {
+                depth -= 1;
+                out.push(c);
+            }
+            (None, ' ' | '\t' | ';') if depth == 0 => return (out, i),
+            (_, c) => out.push(c),
+        }
+    }
+    (out, text.len())
+}
+
+/// Every way `line` reads with the variables' values (at most 64): `$NAME`, `${NAME}` and
+/// `${NAME:-default}` are replaced; a quoted `"$NAME"` whose value holds quotes or spaces is
+/// written in single quotes, one that is a plain word without quotes. Unknown variables and
+/// other expansions stay as written.
+fn expand(line: &str, defs: &BTreeMap<String, Vec<String>>, stack: &mut Vec<String>, depth: usize) -> Vec<String> {
+    let Some(dollar) = line.find('$') else { return vec![line.to_owned()] };
+    let (head, rest) = line.split_at(dollar);
+    let after = &rest[1..];
+    let (name, default, tail) = if let Some(inner) = after.strip_prefix('{') {
+        let Some(close) = inner.find('}') else { return vec![line.to_owned()] };
+        let body = &inner[..close];
+        let (name, default) = match body.split_once(":-").or_else(|| body.split_once(":=")) {
+            Some((n, d)) => (n, Some(d)),
+            None => (body, None),
+        };
+        (name, default, &inner[close + 1..])
+    } else {
+        let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+        (&after[..end], None, &after[end..])
+    };
+    let literal = &line[dollar..line.len() - tail.len()];
+    let known = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.is_empty();
+    let values: Vec<String> = match defs.get(name) {
+        _ if !known || depth > 4 => vec![literal.to_owned()],
+        // A definition that reads its own variable (`MEM="${MEM:-0.83}"`) takes the default.
+        _ if stack.iter().any(|s| s == name) => match default {
+            Some(d) => expand(d, defs, stack, depth + 1),
+            None => vec![literal.to_owned()],
+        },
+        Some(values) => {
+            stack.push(name.to_owned());
+            let out = values.iter().flat_map(|v| expand(v, defs, stack, depth + 1)).collect();
+            stack.pop();
+            out
+        }
+        None => match default {
+            Some(d) => expand(d, defs, stack, depth + 1),
+            None => vec![literal.to_owned()],
+        },
+    };
+    // Only a word of the line itself is re-quoted, never text inside a value (JSON's quotes).
+    let quoted = depth == 0 && head.ends_with('"') && !head.ends_with("\\\"") && tail.starts_with('"');
+    let rests = expand(tail, defs, stack, depth);
+    let mut out = Vec::new();
+    for value in values {
+        let plain = !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || "._-/:,+".contains(c));
+        // The rests start with the closing `"` where the word is quoted: dropped with the opening one.
+        let (head, unquote, value) = if quoted && value.contains(['"', ' ']) && !value.contains('\'') {
+            (&head[..head.len() - 1], 1, format!("'{value}'"))
+        } else if quoted && plain {
+            (&head[..head.len() - 1], 1, value)
+        } else {
+            (head, 0, value)
+        };
+        for rest in &rests {
+            if out.len() < 64 {
+                out.push(format!("{head}{value}{}", &rest[unquote..]));
+            }
+        }
+    }
+    out
+}
+
+/// A double-quoted word with escaped quotes (`"{\"a\": 1}"`) written in single quotes as an
+/// author writes JSON (`'{"a": 1}'`); other text unchanged.
+fn requote(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(open) = rest.find(['"', '\'']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..open]);
+        let body = &rest[open + 1..];
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in body.char_indices() {
+            match c {
+                '\\' if quote == '"' && !escaped => escaped = true,
+                c if c == quote && !escaped => {
+                    end = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let Some(end) = end else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let inner = &body[..end];
+        if quote == '"' && inner.contains("\\\"") && !inner.contains('\'') {
+            out.push('\'');
+            out.push_str(&inner.replace("\\\"", "\"").replace("\\\\", "\\"));
+            out.push('\'');
+        } else {
+            out.push_str(&rest[open..open + end + 2]);
+        }
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The values each search-space key of a master entry takes (`tp: 8`, `{ tp: 4, ep: 4 }`).
+fn search_space(entry: &str) -> BTreeMap<String, Vec<String>> {
+    let mut space: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for key in ["tp", "ep", "dp-attn"] {
+        let pattern = format!("{key}:");
+        for (at, _) in entry.match_indices(&pattern) {
+            if entry[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                continue;
+            }
+            let value: String = entry[at + pattern.len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| !matches!(c, ',' | '}' | '\n' | ' ' | '#'))
+                .collect();
+            let values = space.entry(key.to_owned()).or_default();
+            if !value.is_empty() && !values.contains(&value) {
+                values.push(value);
+            }
+        }
+    }
+    space
 }
 
 /// For every affected vLLM/SGLang config: a merged upstream cookbook (SGLang) or recipe (vLLM)
 /// PR whose page states what the config's launch gives the engine, written from the real files
-/// as a cookbook author writes it (the server command and engine environment of the scripts the
-/// config runs and the PR changes, the recipe files the entry names, verbatim), linked from the sign-off's detail
-/// section. Settings of unchanged scripts the launch also sources are not copied: where Check 3
-/// wants them, that is its reader's claim to judge.
+/// as a cookbook author writes it (the server command and environment of the scripts the config
+/// runs and the PR changes, with the values the config runs with, `server_command`; the recipe
+/// files the entry names, verbatim), linked from the sign-off's detail section. Settings of
+/// unchanged scripts the launch also sources are not copied: where Check 3 wants them, that is
+/// its reader's claim to judge.
 fn cookbooks(evidence: &mut Evidence, date: &str) {
     let cx = Context::new(evidence);
     // Which script a config runs is the one fact taken from sweepgate (the launch model, checked
@@ -419,6 +660,7 @@ fn cookbooks(evidence: &mut Evidence, date: &str) {
         };
         let entry = entry_text(&evidence.head, &config.key);
         let model = entry.lines().find_map(|l| l.trim().strip_prefix("model:")).unwrap_or_default().trim().to_owned();
+        let space = search_space(&entry);
         let mut page = format!("## {model} ({}, {}, {})\n\n", config.key, config.runner, config.framework);
         let mut sources: Vec<String> = evidence
             .files
@@ -445,7 +687,7 @@ fn cookbooks(evidence: &mut Evidence, date: &str) {
         for path in sources {
             let Some(text) = evidence.head.text(&path) else { continue };
             if path.ends_with(".sh") {
-                let command = server_command(text);
+                let command = server_command(text, &space);
                 if !command.is_empty() {
                     page.push_str(&format!("From `{path}`:\n\n```bash\n{}\n```\n\n", command.join("\n")));
                 }
@@ -891,7 +1133,7 @@ fn check_3_on_a_real_launcher_with_the_real_benchmark_library() {
     let clone = work.path().join("ix");
     history::clone_history(&history, &clone);
     let entry = PrEntry { number: 2652, merge: "bb91726d161baf66c588aeeafff3aed60b54cf93".into() };
-    let mut evidence = build_evidence(&clone, &entry);
+    let evidence = build_evidence(&clone, &entry);
     assert!(evidence.head.text("benchmarks/benchmark_lib.sh").is_some_and(|t| t.len() > 10_000), "the real library");
     let launcher = "benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh";
     assert!(evidence.head.text(launcher).is_some_and(|t| t.contains("benchmark_lib.sh")), "{launcher} sources it");
@@ -902,15 +1144,14 @@ fn check_3_on_a_real_launcher_with_the_real_benchmark_library() {
         other => panic!("no cookbook for #2652: {other:?}"),
     };
     assert!(page(&evidence).contains(setting), "the cookbook states {setting}:\n{}", page(&evidence));
-    // The corpus page copies the command as written (`--mem-fraction-static "$MEM_FRACTION_STATIC"`);
-    // a cookbook author states the value the launcher runs with (its default, 0.83).
+    // The page states the value the launcher runs with (its default, 0.83), not the variable.
     let default = "MEM_FRACTION_STATIC=\"${MEM_FRACTION_STATIC:-0.83}\"";
     assert!(evidence.head.text(launcher).is_some_and(|t| t.contains(default)), "{launcher} defaults it to 0.83");
-    if let Some(Fact::Ok(content)) = evidence.upstream.contents.get_mut(url) {
-        for text in content.files.values_mut() {
-            text.push_str(&format!("\nThe server runs with `{setting} 0.83`.\n"));
-        }
-    }
+    assert!(
+        page(&evidence).contains(&format!("{setting} 0.83")),
+        "the cookbook states the value:\n{}",
+        page(&evidence)
+    );
 
     let complete = verify(&evidence);
     let named = uncovered(&complete);

@@ -257,12 +257,19 @@ pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, Reason> {
         let Some(head_text) = ev.head.text(&file.filename) else {
             return Err(reason("missing_at_head").arg("path", file.filename.as_str()));
         };
-        let base_spans = ev.base.text(&file.filename).map(|text| entry_spans(text, &file.filename));
+        let base_text = ev.base.text(&file.filename);
+        let base_spans = base_text.map(|text| entry_spans(text, &file.filename));
+        let base_root = base_text.and_then(|text| yaml::parse(text, &file.filename).ok());
+        let head_root = yaml::parse(head_text, &file.filename).ok();
         for (key, span) in entry_spans(head_text, &file.filename) {
             let touched = lines.iter().any(|added| span.lines.contains(&added.line) && is_entry_line(added.text));
             // The diff may slide an append into the previous entry; an entry whose text is
-            // byte-identical at base was not changed, whatever the hunks say.
-            let unchanged = base_spans.as_ref().is_some_and(|base| base.get(&key).is_some_and(|b| b.text == span.text));
+            // byte-identical at base was not changed, whatever the hunks say. Nor was one whose
+            // YAML value is the same (a re-indented list, as #2487 re-indents
+            // `glm5.2-fp4-mi355x-sglang-agentic-mtp`): the sweep it generates is the same.
+            let unchanged = base_spans.as_ref().is_some_and(|base| base.get(&key).is_some_and(|b| b.text == span.text))
+                || matches!((&base_root, &head_root), (Some(b), Some(h))
+                    if b.get(&key).zip(h.get(&key)).is_some_and(|(b, h)| b.to_json() == h.to_json()));
             if touched && !unchanged {
                 wanted.insert(key);
             }
@@ -418,6 +425,24 @@ mod tests {
             let base = real_append(prefix).base;
             e.base = base;
             assert_eq!(keys(&e), ["dsr1-fp4-b200-trt-mtp"], "layout {prefix:?}");
+        }
+    }
+
+    /// #2487 (real merged PR) re-indents the search-space rows of an entry it does not change
+    /// (`glm5.2-fp4-mi355x-sglang-agentic-mtp`, `configs/amd-master.yaml:1650-1651`): the YAML
+    /// value, and so the sweep, is the same, so the entry is not affected; a changed value is.
+    #[test]
+    fn a_reindented_entry_with_the_same_value_is_not_affected() {
+        let row = "      - { tp: 8, conc-list: [4, 8] }\n";
+        for (head_row, expected) in [
+            ("       - { tp: 8, conc-list: [4, 8] }\n", vec![]),
+            ("      - { tp: 8, conc-list: [4, 16] }\n", vec!["dsr1-fp4-b200-sglang"]),
+        ] {
+            let head = NVIDIA.replacen(row, head_row, 1);
+            let mut e = with_change(evidence(), "configs/nvidia-master.yaml", &github_patch(NVIDIA, &head));
+            e.base.insert("configs/nvidia-master.yaml", NVIDIA);
+            e.head.insert("configs/nvidia-master.yaml", head.as_str());
+            assert_eq!(keys(&e), expected, "{head_row:?}");
         }
     }
 

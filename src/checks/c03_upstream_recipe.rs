@@ -526,6 +526,11 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
         if bare != name {
             forms.push((bare.to_owned(), true));
             forms.push((bare.replace('-', "_"), true));
+            // vLLM's argument parser takes `--kv_offloading_backend` for `--kv-offloading-backend`
+            // (InferenceX's `dsv4_fp4_mi355x_vllm_mtp.sh:134-137` writes it so).
+            if bare.contains('-') {
+                forms.push((format!("--{}", bare.replace('-', "_")), false));
+            }
         }
     }
     let markers = &classes().markers.derivation;
@@ -1203,6 +1208,8 @@ mod tests {
         assert_eq!(stated(yaml, &setting("--hicache-size")).unwrap().values, ["310".to_string()].into());
         assert_eq!(stated(yaml, &setting("--mem-fraction-static")).unwrap().values, ["0.9".to_string()].into());
         assert_eq!(stated("use a larger hicache size", &setting("--hicache-size")), None, "prose is not a setting");
+        let underscored = stated("--kv_offloading_backend native", &setting("--kv-offloading-backend"));
+        assert_eq!(underscored.unwrap().values, ["native".to_string()].into());
         assert_eq!(stated("--hicache-size-ratio 2", &setting("--hicache-size")), None, "a longer flag is another flag");
         // A JSON value is read whole, quoted or not, and compared as JSON.
         let json = r#"--hf-overrides '{"rope_scaling": {"type": "yarn", "factor": 40}}' --tp 8"#;

@@ -14,6 +14,7 @@ use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::domain::launch::runner::{self, Assignment};
 use crate::domain::launch::shell::Env;
+use crate::domain::serving_settings;
 use crate::repo::{Layout, Logical};
 
 const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
@@ -73,6 +74,12 @@ fn simulated_al(text: &str) -> Option<Knob> {
     for (i, raw) in text.lines().enumerate() {
         let code = scan::code_part(raw);
         let line = i as u32 + 1;
+        if let Some(token) = printf_argument(text, line, "synthetic_acceptance_length") {
+            if let Some(value) = resolve(&token) {
+                let var = token.strip_prefix('$').map(|n| var_name(n).to_owned());
+                return Some(Knob { line, al: value, var });
+            }
+        }
         for (re, bonus) in &knobs {
             let Some(token) = re.captures(code).and_then(|c| c.get(1)).map(|m| m.as_str()) else { continue };
             if let Some(value) = resolve(token) {
@@ -88,6 +95,29 @@ fn simulated_al(text: &str) -> Option<Knob> {
         }
     }
     None
+}
+
+/// The argument a `printf` format's conversion for `key` takes (`"key":%.2f`), where line
+/// `line` holds that format: InferenceX's MiniMax-M3 B200 launcher (#2611) builds its
+/// speculative config with `SPEC_CONFIG=$(printf '{…"num_speculative_tokens":%d,…,
+/// "synthetic_acceptance_length":%.2f}' "$DRAFT_MODEL_PATH" "$NUM_SPEC_TOKENS"
+/// "$SYNTHETIC_ACCEPT_LEN")`, continued over lines.
+fn printf_argument(text: &str, line: u32, key: &str) -> Option<String> {
+    let code = scan::code_part(text.lines().nth(usize::try_from(line).ok()?.checked_sub(1)?)?);
+    let after = &code[code.find(key)? + key.len()..];
+    let conversion = after.trim_start_matches(['\\', '"', '\'']).trim_start().strip_prefix(':')?.trim_start();
+    if !conversion.starts_with('%') {
+        return None;
+    }
+    let (_, joined) =
+        serving_settings::logical_lines(text).into_iter().take_while(|(start, _)| *start <= line).last()?;
+    let words = serving_settings::words(&joined);
+    let printf = words.iter().position(|w| w.ends_with("printf"))?;
+    let format = printf + 1 + words[printf + 1..].iter().position(|w| w.contains(key))?;
+    // Conversions before the key's, in the format as the shell passes it (`%%` is no conversion).
+    let before = &words[format][..words[format].find(key)?];
+    let index = before.replace("%%", "").matches('%').count();
+    Some(words.get(format + 1 + index)?.trim_end_matches(')').to_owned())
 }
 
 /// `NAME` of `${NAME}` / `NAME`.
@@ -168,6 +198,12 @@ fn draft_length(text: &str) -> Option<(u32, Option<String>)> {
         ),
     );
     if let Some(n) = steps.captures_iter(&code).find_map(|c| resolve(&c[1])) {
+        return Some(n);
+    }
+    let lines = 1..=u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
+    if let Some(n) =
+        lines.filter_map(|line| printf_argument(text, line, "num_speculative_tokens")).find_map(|t| resolve(&t))
+    {
         return Some(n);
     }
     let tokens = regex(&DRAFT_TOKENS, &format!(r#"speculative[-_]num[-_]draft[-_]tokens\\?["']?\s*[:= ]\s*{VALUE}"#));
@@ -791,12 +827,18 @@ mod tests {
         let atom = |al: &str| {
             format!("NUM_SPEC_TOKENS=3\nSIMULATE_ACC_LEN={al}\nRATE=$(awk \"BEGIN{{print ($SIMULATE_ACC_LEN-1)/$NUM_SPEC_TOKENS}}\")\nserve --method mtp --num-speculative-tokens 3 --spec-decode-acceptance-rate \"$RATE\"\n")
         };
+        // #2611's MiniMax-M3 B200 launcher (`minimaxm3_fp4_b200_mtp.sh:171-173`): a `printf`
+        // format whose `%.2f` takes the AL variable, continued over lines.
+        let printf = |al: &str| {
+            format!("NUM_SPEC_TOKENS=3\nSYNTHETIC_ACCEPT_LEN={al}\nSPEC_CONFIG=$(printf \\\n    '{{\"method\":\"mtp\",\"model\":\"%s\",\"num_speculative_tokens\":%d,\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":%.2f}}' \\\n    \"$DRAFT_MODEL_PATH\" \"$NUM_SPEC_TOKENS\" \"$SYNTHETIC_ACCEPT_LEN\")\n")
+        };
         type Spelling<'a> = &'a dyn Fn(&str) -> String;
-        let cases: [(&str, Spelling, &str, &str); 4] = [
+        let cases: [(&str, Spelling, &str, &str); 5] = [
             ("dsv4_fp4_b200_vllm_mtp.sh", &vllm, "2.86", "2.49"),
             ("dsv4_fp4_b300_trt_mtp.sh", &trt, "1.86", "1.78"),
             ("dsv4_fp8_mi300x_mtp.sh", &var, "2.86", "2.78"),
             ("dsv4_fp4_mi355x_atom_mtp.sh", &atom, "2.86", "2.99"),
+            ("dsv4_fp4_h200_vllm_mtp.sh", &printf, "2.86", "2.78"),
         ];
         for (name, text, golden, off) in cases {
             let path = format!("benchmarks/single_node/agentic/{name}");

@@ -194,14 +194,26 @@ fn frontend_settings(file: &str, variants: &[Variant], roles: &mut BTreeMap<&'st
     }
 }
 
-/// Shell words of one logical line: quotes removed, `$VAR` kept as written.
+/// Shell words of one logical line: quotes removed, `$VAR` kept as written. A backslash escapes
+/// the next character outside quotes, and `"` or `\` inside double quotes (`"{\"a\": 1}"` is
+/// `{"a": 1}`); `\$` stays escaped, so it is never read as a variable.
 pub fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quote: Option<char> = None;
     let mut any = false;
-    for c in line.chars() {
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
         match (quote, c) {
+            (None | Some('"'), '\\') => match chars.next() {
+                Some(next) if next != '$' && (quote.is_none() || matches!(next, '"' | '\\' | '`')) => {
+                    current.push(next);
+                }
+                next => {
+                    current.push('\\');
+                    current.extend(next);
+                }
+            },
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => current.push(c),
             (None, '"' | '\'') => {
@@ -271,6 +283,9 @@ struct Scope {
     /// Bash arrays (`EXTRA=(…)`, `EXTRA+=(…)`): the words of every assignment and append, all
     /// branches included, in file order (`"${EXTRA[@]}"` in the engine command splices them).
     arrays: BTreeMap<String, Vec<String>>,
+    /// Strings the script builds by appending (`SIZES+=","` in a loop): no value of theirs is
+    /// known, so they stay as written (`$SIZES`), never their first literal.
+    appended: BTreeSet<String>,
 }
 
 /// `NAME=(` / `NAME+=(` opening a bash array assignment → (NAME, the rest of the word).
@@ -359,8 +374,10 @@ impl Scope {
         } else if expanding.contains(&name) {
             self.expand_in(default.unwrap_or_default(), depth + 1, expanding)
         } else {
-            match self.vars.get(name).filter(|_| depth < MAX_SOURCE_DEPTH && is_var_name(name)) {
+            let known = depth < MAX_SOURCE_DEPTH && is_var_name(name) && !self.appended.contains(name);
+            match self.vars.get(name).filter(|_| known) {
                 Some(values) => values.iter().flat_map(|v| self.expand_in(v, depth + 1, &inner)).collect(),
+                None if self.appended.contains(name) => [literal.to_owned()].into(),
                 None => match default {
                     Some(d) => self.expand_in(d, depth + 1, expanding),
                     None => [literal.to_owned()].into(),
@@ -466,6 +483,8 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
             if at_start {
                 if w == "export" {
                     exported = true;
+                } else if let Some(name) = w.split_once("+=").map(|(n, _)| n).filter(|n| is_var_name(n)) {
+                    scope.appended.insert(name.to_owned());
                 } else if let Some((name, value)) = assignment(w) {
                     scope.assign(name, value);
                     if exported {
@@ -482,6 +501,15 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
             }
         }
     }
+}
+
+/// Whether the word after a flag is its value: not another flag, a redirection (`>>`, `2>&1`),
+/// a pipe or `&`, nor a variable that expands to nothing or to flags (`$EVAL_CONTEXT_ARGS`, `""`
+/// or `--context-length …`, word-split by the shell after a boolean flag, #2492).
+fn is_value(scope: &Scope, word: &str) -> bool {
+    let redirect = word.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['>', '<', '|', '&']);
+    let flags = || scope.expand(word, 0).iter().any(|v| v.is_empty() || v.starts_with("--"));
+    !(word.starts_with("--") || redirect || (word.starts_with('$') && flags()))
 }
 
 /// The aggregated settings of a launcher script: the engine command's flags and the env it
@@ -516,10 +544,7 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver) -> Option<R
             let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else { continue };
             let (flag, value) = match flag.split_once('=') {
                 Some((f, v)) => (f.to_owned(), v.to_owned()),
-                None => match words
-                    .get(i)
-                    .filter(|w| !w.starts_with("--") && !matches!(w.as_str(), "&" | "|" | ">" | "2>&1"))
-                {
+                None => match words.get(i).filter(|w| is_value(&scope, w)) {
                     Some(v) => {
                         i += 1;
                         (flag.to_owned(), v.clone())
@@ -585,6 +610,37 @@ mod tests {
         assert_eq!(values(&s, "--mem-fraction-static"), ["0.83"]);
         assert_eq!(values(&s, "--speculative-algorithm"), ["EAGLE"]);
         assert!(s.settings.contains_key("--model-path"));
+    }
+
+    /// The settings of a launcher that sources nothing.
+    fn standalone(script: &str) -> RoleSettings {
+        from_script(script, "l.sh", &|_: &str, _: &str| None).expect("the script starts a server")
+    }
+
+    /// Shaped like InferenceX's DeepSeek-V4 B200 vLLM launcher (#2621,
+    /// `benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh:257-303`): a JSON value built in
+    /// double quotes with `\"`, and a capture-size list built by `+=` in a loop. The JSON reads
+    /// as JSON (it read `{\method\: …}` before); the built list stays `$SIZES`, never its first
+    /// literal `""` (which read `"cudagraph_capture_sizes":[]`, a value the launch never runs).
+    #[test]
+    fn escaped_quotes_and_appended_strings_read_as_the_shell_runs_them() {
+        let script = "N=3\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n    SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $N}\"\nfi\nSIZES=\"\"\nfor ((s = 1; s <= 4; s++)); do\n    SIZES+=\",\"\n    SIZES+=\"$((s * 4))\"\ndone\nCOMP=\"{\\\"cudagraph_capture_sizes\\\":[${SIZES}]}\"\nCMD=(\n    vllm serve m\n    --speculative-config \"$SPEC\"\n    --compilation-config \"$COMP\"\n    --served-model-name \\$NAME\n)\n\"${CMD[@]}\" &\n";
+        let s = standalone(script);
+        assert_eq!(values(&s, "--speculative-config"), [r#"{"method": "mtp", "num_speculative_tokens": 3}"#]);
+        assert_eq!(values(&s, "--compilation-config"), [r#"{"cudagraph_capture_sizes":[${SIZES}]}"#]);
+        assert_eq!(values(&s, "--served-model-name"), [r"\$NAME"], "an escaped $ is no variable");
+        assert_eq!(words(r#"a\ b "c\d" 'e\"'"#), ["a b", r"c\d", r#"e\""#]);
+    }
+
+    /// #2577 (`dsv4_fp4_b300_sglang_mtp.sh:213`) ends a boolean flag with `>> "$LOG"`; #2492
+    /// (`dsr1_fp4_b200.sh:80`) follows one with `$EVAL_CONTEXT_ARGS`, empty or
+    /// `--context-length …`. Neither is the flag's value.
+    #[test]
+    fn redirections_and_flag_variables_are_no_flag_values() {
+        let script = "EXTRA=\"\"\nif [ \"$EVAL_ONLY\" = true ]; then EXTRA=\"--context-length 8192\"; fi\npython3 -m sglang.launch_server --enable-prefill-delayer $EXTRA --skip-server-warmup >> \"$LOG\" 2>&1 &\n";
+        let s = standalone(script);
+        assert_eq!(values(&s, "--enable-prefill-delayer"), ["true"]);
+        assert_eq!(values(&s, "--skip-server-warmup"), ["true"]);
     }
 
     #[test]
