@@ -415,7 +415,7 @@ mod tests {
         cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES).unwrap();
         let o = check(&cx);
         assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "unverified"), "{o:?}");
-        assert!(o.message.args["missing"][0]["error"].as_str().unwrap().contains("byte budget"), "{o:?}");
+        assert!(o.message.args["missing"][0].to_string().contains("scan_budget_exceeded"), "{o:?}");
     }
 
     /// A head file is part of the effective recipe when a changed file's code names it, also when
