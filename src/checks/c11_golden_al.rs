@@ -13,7 +13,7 @@ use super::scan::{self, Role};
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::domain::launch::runner::{self, Assignment};
-use crate::domain::launch::shell::Env;
+use crate::domain::launch::shell::{Env, ScriptValues};
 use crate::domain::serving_settings;
 use crate::repo::{Layout, Logical};
 
@@ -34,19 +34,10 @@ fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 /// A knob's value: a number, or a shell variable (`$X`, `${X}`) the file assigns a number.
 const VALUE: &str = r#"\\?["']?(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[0-9]+(?:\.[0-9]+)?)"#;
 
-/// `NAME=<number>` shell assignments of a file (`export` or not, quoted or not, in a `case` arm
-/// or not), and defaults (`NAME="${NAME:-2}"`: the launcher's value when the environment sets
-/// none); the last wins.
-fn numeric_assignments(text: &str) -> std::collections::BTreeMap<String, f64> {
-    static ASSIGN: OnceLock<Regex> = OnceLock::new();
-    let re = regex(
-        &ASSIGN,
-        r#"^\s*(?:[^\s()=]+\)\s*)?(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?(?:\$\{[A-Za-z_][A-Za-z0-9_]*:-)?([0-9]+(?:\.[0-9]+)?)\}?["']?\s*(?:;;)?\s*$"#,
-    );
-    text.lines()
-        .filter_map(|l| re.captures(scan::code_part(l)))
-        .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
-        .collect()
+/// The number a variable of the file holds, through the launch model's shell ([`ScriptValues`]):
+/// the last value assigned, defaults and quotes expanded as the shell expands them.
+fn number_of(vars: &ScriptValues, name: &str) -> Option<f64> {
+    vars.expand(&format!("${{{name}}}"), &[], 16).ok()?.iter().rev().find_map(|v| v.trim().parse().ok())
 }
 
 /// The simulated acceptance length a file sets, with its line (TRT-LLM's knob excludes the bonus
@@ -58,7 +49,7 @@ fn simulated_al(text: &str) -> Option<Knob> {
     static TRT: OnceLock<Regex> = OnceLock::new();
     static ATOM: OnceLock<Regex> = OnceLock::new();
     static ATOM_AL: OnceLock<Regex> = OnceLock::new();
-    let vars = numeric_assignments(text);
+    let vars = ScriptValues::of(text);
     // ATOM derives its acceptance rate from a pinned `SIMULATE_ACC_LEN` (AL) variable.
     let atom_rate = text.contains("--spec-decode-acceptance-rate");
     let knobs: [(&Regex, f64); 4] = [
@@ -68,7 +59,7 @@ fn simulated_al(text: &str) -> Option<Knob> {
         (regex(&ATOM, &format!(r#"--spec-decode-acceptance-length[= ]\s*{VALUE}"#)), 0.0),
     ];
     let resolve = |token: &str| match token.strip_prefix('$') {
-        Some(name) => vars.get(var_name(name)).copied(),
+        Some(name) => number_of(&vars, var_name(name)),
         None => token.parse::<f64>().ok(),
     };
     for (i, raw) in text.lines().enumerate() {
@@ -183,11 +174,11 @@ fn case_arm_draft(text: &str, line: u32) -> Option<(String, u32)> {
 fn draft_length(text: &str) -> Option<(u32, Option<String>)> {
     static STEPS: OnceLock<Regex> = OnceLock::new();
     static DRAFT_TOKENS: OnceLock<Regex> = OnceLock::new();
-    let vars = numeric_assignments(text);
+    let vars = ScriptValues::of(text);
     let code: String = text.lines().map(scan::code_part).collect::<Vec<_>>().join("\n");
     let resolve = |token: &str| -> Option<(u32, Option<String>)> {
         match token.strip_prefix('$') {
-            Some(name) => vars.get(var_name(name)).map(|v| (*v as u32, Some(var_name(name).to_owned()))),
+            Some(name) => number_of(&vars, var_name(name)).map(|v| (v as u32, Some(var_name(name).to_owned()))),
             None => token.parse().ok().map(|n| (n, None)),
         }
     };

@@ -19,6 +19,7 @@ use super::affected::affected_configs;
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
+use crate::domain::launch::shell::ScriptValues;
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::inputs;
 use crate::repo::Layout;
@@ -53,27 +54,25 @@ fn rules() -> &'static [(Regex, &'static str)] {
     })
 }
 
-/// Whether an env value enables the setting; `None` when it is a variable we could not resolve.
-fn enabling(value: &str, vars: &BTreeMap<String, String>) -> Option<bool> {
-    let resolved = match value.strip_prefix('$') {
-        Some(name) => vars.get(name.trim_matches(['{', '}']))?.as_str(),
-        None => value,
+/// Whether an env value enables the setting, through the launch model's shell
+/// ([`ScriptValues`]) when it names a variable of the file; `None` when the variable cannot be
+/// resolved, or enables the setting on one branch and not on another.
+fn enabling(value: &str, vars: &ScriptValues) -> Option<bool> {
+    let values = match value.starts_with('$') {
+        true => vars.expand(value, &[], 16).ok()?,
+        false => vec![value.to_owned()],
     };
-    Some(!matches!(resolved.to_ascii_lowercase().as_str(), "" | "0" | "false" | "no" | "off" | "none" | "null"))
-}
-
-/// Plain `NAME=value` shell assignments of a file (for `$NAME` references).
-fn assignments(text: &str) -> BTreeMap<String, String> {
-    static ASSIGN: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(re) = ASSIGN.get_or_init(|| Regex::new(r#"^\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)=["']?([^"'\s]*)"#).ok())
-    else {
-        return BTreeMap::new();
-    };
-    text.lines().filter_map(|l| re.captures(scan::code_part(l))).map(|c| (c[1].to_owned(), c[2].to_owned())).collect()
+    let enables =
+        |v: &String| !matches!(v.to_ascii_lowercase().as_str(), "" | "0" | "false" | "no" | "off" | "none" | "null");
+    match (values.iter().all(enables), values.iter().any(enables)) {
+        (true, _) => Some(true),
+        (false, false) => Some(false),
+        (false, true) => None,
+    }
 }
 
 fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mut Vec<Reason>) {
-    let vars = assignments(text);
+    let vars = ScriptValues::of(text);
     for (index, raw) in text.lines().enumerate() {
         let code = scan::code_part(raw);
         for (re, what) in rules() {
@@ -167,7 +166,7 @@ fn drafts_in(text: &str) -> BTreeSet<String> {
     else {
         return BTreeSet::new();
     };
-    let vars = assignments(text);
+    let vars = ScriptValues::of(text);
     let mut ids = Vec::new();
     let mut block: Option<usize> = None;
     for line in text.lines().map(scan::code_part) {
@@ -186,10 +185,11 @@ fn drafts_in(text: &str) -> BTreeSet<String> {
         }
         ids.extend(inline.captures_iter(line).map(|c| c[1].to_owned()));
     }
+    // A draft named through a variable is each checkpoint the variable may hold.
     ids.into_iter()
-        .filter_map(|id| match id.strip_prefix('$') {
-            Some(name) => vars.get(name.trim_matches(['{', '}'])).cloned(),
-            None => Some(id),
+        .flat_map(|id| match id.starts_with('$') {
+            true => vars.expand(&id, &[], 16).unwrap_or_default(),
+            false => vec![id],
         })
         .filter(|id| id.contains('/') && !id.starts_with('/'))
         .collect()

@@ -534,9 +534,14 @@ impl ScriptValues {
         let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (_, line) in crate::domain::serving_settings::logical_lines(text).into_iter().take(MAX_LINES) {
             for statement in split_top(&line, &["&&", "||", ";"]).into_iter().map(|(_, st)| st) {
-                let words = split_words(statement.trim());
+                let mut words = split_words(statement.trim());
+                // A `case` arm's pattern (`8)`, `*)`) opens the statement it guards.
+                if words.first().is_some_and(|w| w.ends_with(')') && !w.contains(['=', '$', '('])) {
+                    words.remove(0);
+                }
                 for word in after_declaration(&words).iter().map_while(|w| assignment(w)) {
-                    let (name, value) = word;
+                    // An unquoted `;` ends a statement (`8) AL=3.5;;`), never a value.
+                    let (name, value) = (word.0, word.1.trim_end_matches(';'));
                     let known = written.entry(name.to_owned()).or_default();
                     if !known.iter().any(|v| v == value) {
                         known.push(value.to_owned());
@@ -552,17 +557,19 @@ impl ScriptValues {
     /// reads as unset where the word gives it a default (`${NAME:-d}`), and is unresolved
     /// elsewhere; a command substitution is unresolved (its text is in the fact).
     pub fn expand(&self, word: &str, fixed: &[(&str, &str)], max: usize) -> Result<Vec<String>, Unresolved> {
-        self.expand_depth(word, fixed, max, 0)
+        self.expand_within(word, fixed, max, &[])
     }
 
-    fn expand_depth(
+    /// `within`: the variables whose values are being expanded. A value that names its own
+    /// variable (`N="${N:-2}"`) reads it as it was before the assignment: unset.
+    fn expand_within(
         &self,
         word: &str,
         fixed: &[(&str, &str)],
         max: usize,
-        depth: usize,
+        within: &[String],
     ) -> Result<Vec<String>, Unresolved> {
-        if depth > MAX_NESTING {
+        if within.len() > MAX_NESTING {
             return Err(Unresolved::new(word, "too_deep", word));
         }
         let mut choices: Vec<(String, Vec<String>)> = Vec::new();
@@ -573,11 +580,12 @@ impl ScriptValues {
             }
             if let Some((_, v)) = fixed.iter().find(|(n, _)| *n == name) {
                 choices.push((name, vec![(*v).to_owned()]));
-            } else if let Some(raws) = self.written.get(&name) {
+            } else if let Some(raws) = self.written.get(&name).filter(|_| !within.contains(&name)) {
                 let mut values: Vec<String> = Vec::new();
+                let inner: Vec<String> = within.iter().cloned().chain([name.clone()]).collect();
                 for raw in raws {
                     // A value computed by a command keeps its text, so what it names stays visible.
-                    let expanded = match self.expand_depth(raw, fixed, max, depth + 1) {
+                    let expanded = match self.expand_within(raw, fixed, max, &inner) {
                         Err(u) if u.why == "command_substitution" => vec![raw.clone()],
                         other => other?,
                     };
@@ -667,6 +675,10 @@ mod tests {
             "one value per run"
         );
         assert_eq!(v.expand("$SUB", &[], 1).unwrap_err().why, "too_many_values");
+        // A default that names its own variable, and assignments in `case` arms.
+        let v = ScriptValues::of("N=\"${N:-2}\"\ncase $C in\n  8) AL=3.5;;\n  *) AL=2.9 ;;\nesac\n");
+        assert_eq!(v.expand("$N", &[], 16).unwrap(), ["2"]);
+        assert_eq!(v.expand("$AL", &[], 16).unwrap(), ["3.5", "2.9"]);
     }
 
     fn env() -> Env {
