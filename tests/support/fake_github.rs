@@ -325,6 +325,34 @@ impl FakeGitHub {
         w.artifacts.insert((repo.into(), id), list);
     }
 
+    /// The published run the collector finds from a base changelog entry linking PR `pr`: that
+    /// PR, merged at `merge_sha`, and its `run-sweep.yml` push run `run` on the merge commit,
+    /// listing `artifacts` (name and the files of its zip; `None`: listed, its zip gone).
+    pub fn add_published_run(
+        &self,
+        repo: &str,
+        pr: u64,
+        run: u64,
+        merge_sha: &str,
+        artifacts: &[(&str, Option<Vec<(&str, &[u8])>>)],
+    ) {
+        self.add_pull(repo, pr, &"5e".repeat(20), &[], &[]);
+        {
+            let mut w = self.world();
+            let pull = w.pulls.get_mut(&(repo.to_string(), pr)).unwrap();
+            pull["state"] = json!("closed");
+            pull["merged_at"] = json!("2026-11-01T00:00:00Z");
+            pull["merge_commit_sha"] = json!(merge_sha);
+        }
+        let names: Vec<&str> = artifacts.iter().map(|(name, _)| *name).collect();
+        self.add_run(repo, run, "run-sweep.yml", "push", "success", merge_sha, "main", &names);
+        for (i, (_, files)) in artifacts.iter().enumerate() {
+            if let Some(files) = files {
+                self.world().artifact_zips.insert(run * 100 + i as u64, super::serve_bundle::zip_of(files));
+            }
+        }
+    }
+
     pub fn fail_next(&self, fault: Fault) {
         self.world().faults.push_back(fault);
     }
