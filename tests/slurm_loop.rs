@@ -379,7 +379,7 @@ fn a_completed_sweep_shows_the_comparison_with_the_published_run() {
     });
     let compared = |runs: &[Value]| {
         runs.iter().any(|c| {
-            c["output"]["text"].as_str().is_some_and(|t| t.contains("Performance against the published curve"))
+            c["output"]["summary"].as_str().is_some_and(|t| t.contains("Performance against the published curve"))
         })
     };
     let runs = l.wait_for(&fake, "the completed check run with the comparison", compared);
