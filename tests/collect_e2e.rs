@@ -299,7 +299,7 @@ async fn with_published_run(
 
     let mut names: Vec<String> = published_files.iter().map(|(a, _, _)| a.clone()).collect();
     names.dedup();
-    let mut artifacts: Vec<(&str, Option<Vec<(&str, &[u8])>>)> = names
+    let mut artifacts: Vec<support::fake_github::PublishedArtifact<'_>> = names
         .iter()
         .map(|name| {
             let files =

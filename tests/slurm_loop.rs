@@ -367,7 +367,7 @@ fn a_completed_sweep_shows_the_comparison_with_the_published_run() {
     }
     published.sort();
     assert_eq!(published.len(), 5, "the bundle's run has five aggregates: {run_dir:?}");
-    let artifacts: Vec<(&str, Option<Vec<(&str, &[u8])>>)> =
+    let artifacts: Vec<support::fake_github::PublishedArtifact<'_>> =
         published.iter().map(|(a, f, b)| (a.as_str(), Some(vec![(f.as_str(), b.as_slice())]))).collect();
     fake.add_published_run(&l.s.repo, PUBLISHING_PR, PUBLISHED_RUN, &"4d".repeat(20), &artifacts);
     l.serve_trees(&fake);

@@ -159,6 +159,9 @@ impl World {
     }
 }
 
+/// A published run's artifact: its name and the files of its zip (`None`: its zip is gone).
+pub type PublishedArtifact<'a> = (&'a str, Option<Vec<(&'a str, &'a [u8])>>);
+
 pub struct FakeGitHub {
     pub url: String,
     pub world: Arc<Mutex<World>>,
@@ -334,7 +337,7 @@ impl FakeGitHub {
         pr: u64,
         run: u64,
         merge_sha: &str,
-        artifacts: &[(&str, Option<Vec<(&str, &[u8])>>)],
+        artifacts: &[PublishedArtifact<'_>],
     ) {
         self.add_pull(repo, pr, &"5e".repeat(20), &[], &[]);
         {
