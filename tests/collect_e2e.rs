@@ -297,25 +297,18 @@ async fn with_published_run(
     assert!(!published_files.is_empty(), "{bundle} carries the published run's artifacts");
     let (original, fake, upstream, url) = served(original).await;
 
-    let merge_sha = "4d".repeat(20);
-    fake.add_pull(REPO, PUBLISHING_PR, &"5e".repeat(20), &[], &[]);
-    {
-        let mut w = fake.world();
-        let pull = w.pulls.get_mut(&(REPO.to_string(), PUBLISHING_PR)).unwrap();
-        pull["state"] = serde_json::json!("closed");
-        pull["merged_at"] = serde_json::json!("2026-11-01T00:00:00Z");
-        pull["merge_commit_sha"] = serde_json::json!(merge_sha);
-    }
     let mut names: Vec<String> = published_files.iter().map(|(a, _, _)| a.clone()).collect();
     names.dedup();
-    let mut all_names: Vec<&str> = names.iter().map(String::as_str).collect();
-    all_names.push("server_logs_dsr1_tp4");
-    fake.add_run(REPO, PUBLISHED, "run-sweep.yml", "push", "success", &merge_sha, "main", &all_names);
-    for (i, name) in names.iter().enumerate().filter(|(_, n)| !unserved.iter().any(|u| n.starts_with(u))) {
-        let files: Vec<(&str, &[u8])> =
-            published_files.iter().filter(|(a, _, _)| a == name).map(|(_, f, b)| (f.as_str(), b.as_slice())).collect();
-        fake.world().artifact_zips.insert(PUBLISHED * 100 + i as u64, support::serve_bundle::zip_of(&files));
-    }
+    let mut artifacts: Vec<support::fake_github::PublishedArtifact<'_>> = names
+        .iter()
+        .map(|name| {
+            let files =
+                published_files.iter().filter(|(a, _, _)| a == name).map(|(_, f, b)| (f.as_str(), b.as_slice()));
+            (name.as_str(), (!unserved.iter().any(|u| name.starts_with(u))).then(|| files.collect()))
+        })
+        .collect();
+    artifacts.push(("server_logs_dsr1_tp4", None));
+    fake.add_published_run(REPO, PUBLISHING_PR, PUBLISHED, &"4d".repeat(20), &artifacts);
     let log = fake.world().log.clone();
     assert!(!log.iter().any(|l| l.contains("run-sweep.yml/runs?head_sha=")), "nothing is looked up before collect");
     (original, fake, upstream, url, names)

@@ -17,7 +17,7 @@ mod support;
 
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::fixture_repo::{fixture_git_repo, vendor_pr_git_repo, VENDOR_PR_BUNDLE};
+use support::fixture_repo::{fixture_git_repo, published_vendor_pr_git_repo, vendor_pr_git_repo, VENDOR_PR_BUNDLE};
 use support::serve_bundle::fixture;
 use support::slurm_sweep::{slurm_enabled, Sweep, BENCH, BOUND};
 
@@ -34,12 +34,12 @@ struct Loop {
 }
 
 impl Loop {
-    /// `shape` commits the PR's base and head into an empty directory.
-    fn new(tag: &str, pr: u64, fake: &FakeGitHub, shape: fn(&Path)) -> Loop {
+    /// `shape` commits the PR's base and head into an empty directory (given the repository's name).
+    fn new(tag: &str, pr: u64, fake: &FakeGitHub, shape: impl FnOnce(&Path, &str)) -> Loop {
         let s = Sweep::new(tag, pr);
         let repo = s.path("repo");
         std::fs::create_dir(&repo).unwrap();
-        shape(&repo);
+        shape(&repo, &s.repo);
         let profile = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pools/local.toml")).unwrap();
         let profile = profile
             .replace(
@@ -107,8 +107,11 @@ impl Loop {
         }
     }
 
-    fn server_args(&self, fake: &FakeGitHub) -> Vec<String> {
+    /// The server's arguments, its upstream facts read from `upstream` (the fake upstream, or
+    /// [`NO_UPSTREAM`]: never a real upstream host).
+    fn server_args(&self, fake: &FakeGitHub, upstream: &str) -> Vec<String> {
         let path = |p: &str| self.s.path(p).display().to_string();
+        let (docker, nvcr) = (format!("docker.io={upstream}"), format!("nvcr.io={upstream}"));
         [
             "--github-token",
             support::TOKEN,
@@ -130,6 +133,14 @@ impl Loop {
             "300",
             "--public-url",
             "http://127.0.0.1:9/",
+            "--upstream-github-api",
+            upstream,
+            "--huggingface-url",
+            upstream,
+            "--registry",
+            &docker,
+            "--registry",
+            &nvcr,
         ]
         .map(str::to_owned)
         .to_vec()
@@ -174,26 +185,10 @@ impl Loop {
     /// sign-off comment, and returns the bot's verdict comment (`handled` events so far + 1).
     async fn sign_off(&self, fake: &FakeGitHub, server: &support::ServerProcess, handled: u64) -> String {
         let (repo, pr) = (self.s.repo.clone(), self.s.pr);
-        let archive = |sha: &str| {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(self.s.path("repo"))
-                .args(["archive", "--format=tar.gz", &format!("--prefix=repo-{}/", &sha[..7]), sha])
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "git archive {sha}");
-            out.stdout
-        };
         let body = read_bundle(&fixture("green-sweep")).unwrap().signoff.body;
         let id = fake.add_comment(&repo, pr, "nv-owner", "MEMBER", &body);
-        {
-            let mut w = fake.world();
-            w.commits.insert((repo.clone(), pr), vec![json!({"sha": self.head, "commit": {"message": "head"}})]);
-            for sha in [&self.base, &self.head] {
-                w.tarballs.insert((repo.clone(), sha.clone()), archive(sha));
-            }
-            w.permissions.insert((repo.clone(), "nv-owner".into()), "write".into());
-        }
+        self.serve_trees(fake);
+        fake.world().permissions.insert((repo.clone(), "nv-owner".into()), "write".into());
         let mut payload = support::comment_event(pr, id, "nv-owner", "MEMBER", &body, None);
         payload["repository"]["full_name"] = json!(repo);
         assert_eq!(server.deliver("issue_comment", "d-signoff", &payload).await.0, 202);
@@ -207,6 +202,26 @@ impl Loop {
             .collect();
         assert_eq!(verdicts.len(), 1, "one verdict: {verdicts:#?}");
         verdicts[0].clone()
+    }
+
+    /// Serves the PR's commits and its base and head trees from the fake.
+    fn serve_trees(&self, fake: &FakeGitHub) {
+        let archive = |sha: &str| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(self.s.path("repo"))
+                .args(["archive", "--format=tar.gz", &format!("--prefix=repo-{}/", &sha[..7]), sha])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git archive {sha}");
+            out.stdout
+        };
+        let (repo, pr) = (self.s.repo.clone(), self.s.pr);
+        let mut w = fake.world();
+        w.commits.insert((repo.clone(), pr), vec![json!({"sha": self.head, "commit": {"message": "head"}})]);
+        for sha in [&self.base, &self.head] {
+            w.tarballs.insert((repo.clone(), sha.clone()), archive(sha));
+        }
     }
 
     fn ledger(&self) -> Ledger {
@@ -225,6 +240,10 @@ impl Loop {
     }
 }
 
+/// Where the tests that serve no upstream facts send the server's upstream requests: a closed
+/// port on a host the server refuses (no `--upstream-allow-private`), so they fail at once.
+const NO_UPSTREAM: &str = "http://127.0.0.1:9";
+
 fn completed(runs: &[Value]) -> bool {
     runs.iter().any(|c| c["status"] == "completed")
 }
@@ -237,14 +256,10 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
     let upstream = runtime.block_on(FakeUpstream::start());
-    let l = Loop::new("loop", 160, &fake, vendor_pr_git_repo);
+    let l = Loop::new("loop", 160, &fake, |repo, _| vendor_pr_git_repo(repo));
     l.vendor_pr(&fake, &upstream);
-    let mut args = l.server_args(&fake);
-    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
-    for flag in ["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url, "--registry", &docker]
-        .into_iter()
-        .chain(["--registry", &nvcr, "--upstream-allow-host", upstream.host(), "--upstream-allow-private"])
-    {
+    let mut args = l.server_args(&fake, &upstream.url);
+    for flag in ["--upstream-allow-host", upstream.host(), "--upstream-allow-private"] {
         args.push(flag.to_owned());
     }
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
@@ -321,6 +336,72 @@ fn a_labeled_pr_runs_its_sweep_on_slurm_and_completes_the_check_run() {
     assert!(blocking.is_empty(), "no check fails or warns: {}", blocking.join("\n"));
 }
 
+/// The published run of the config [`published_vendor_pr_git_repo`] retunes: a main run whose
+/// `bmk_*` aggregates are the `green-sweep` bundle's run of the same points (TP8/EP8, conc 4-64).
+const PUBLISHED_RUN: u64 = 39_000_000_001;
+const PUBLISHING_PR: u64 = 3201;
+const BUNDLE_RUN: &str = "40714803265";
+
+/// Issue 26: the completed `sweepgate/sweep` check run compares the sweep with the published
+/// curve the collector found through the fake GitHub (the base changelog's entry → its merged
+/// PR → the push run on its merge commit → its aggregates).
+#[test]
+fn a_completed_sweep_shows_the_comparison_with_the_published_run() {
+    if !slurm_enabled("a_completed_sweep_shows_the_comparison_with_the_published_run") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
+    let l = Loop::new("loopperf", 164, &fake, |repo, name| published_vendor_pr_git_repo(repo, name, PUBLISHING_PR));
+    let run_dir = fixture(VENDOR_PR_BUNDLE).join("artifacts").join(BUNDLE_RUN);
+    let mut published: Vec<(String, String, Vec<u8>)> = Vec::new();
+    for artifact in std::fs::read_dir(&run_dir).unwrap().flatten() {
+        let name = artifact.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("bmk_") {
+            continue;
+        }
+        for file in std::fs::read_dir(artifact.path()).unwrap().flatten() {
+            let file_name = file.file_name().to_string_lossy().into_owned();
+            published.push((name.clone(), file_name, std::fs::read(file.path()).unwrap()));
+        }
+    }
+    published.sort();
+    assert_eq!(published.len(), 5, "the bundle's run has five aggregates: {run_dir:?}");
+    let artifacts: Vec<support::fake_github::PublishedArtifact<'_>> =
+        published.iter().map(|(a, f, b)| (a.as_str(), Some(vec![(f.as_str(), b.as_slice())]))).collect();
+    fake.add_published_run(&l.s.repo, PUBLISHING_PR, PUBLISHED_RUN, &"4d".repeat(20), &artifacts);
+    l.serve_trees(&fake);
+    let args = l.server_args(&fake, NO_UPSTREAM);
+    let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    runtime.block_on(async {
+        assert_eq!(server.deliver("pull_request", "d-label", &l.labeled()).await.0, 202);
+        server.wait_handled(1).await;
+    });
+    let compared = |runs: &[Value]| {
+        runs.iter().any(|c| {
+            c["output"]["summary"].as_str().is_some_and(|t| t.contains("Performance against the published curve"))
+        })
+    };
+    let runs = l.wait_for(&fake, "the completed check run with the comparison", compared);
+    let run = &runs[0];
+    assert_eq!(run["conclusion"], "success", "{run:#?}");
+    // The comparison is in the summary, after the sweep's counts (both languages).
+    let text = run["output"]["summary"].as_str().unwrap();
+    let id = &l.sweep_ids()[0];
+    assert!(!text.contains("not compared"), "{text}");
+    // The comparison names the sweep's run and the published run the collector found, and
+    // compares the sweep's points with the published ones, with a delta per metric.
+    let heading = text.lines().find(|line| line.starts_with("dsr1-fp4-b200-sglang: head run ")).unwrap_or_default();
+    assert!(heading.contains(&format!("against published run {PUBLISHED_RUN}")), "{heading}\n{text}");
+    let rows: Vec<&str> = text.lines().filter(|line| line.starts_with("| 8k1k tp8 ")).collect();
+    assert!(
+        rows.iter().any(|row| row.contains("| tput/GPU | ") && row.contains('%')),
+        "a throughput row with its delta against the published point: {rows:#?}\n{text}"
+    );
+    assert!(text.contains("与已发布曲线的性能对比"), "the comparison in Chinese too: {text}");
+    eprintln!("sweep {id}: the check run's comparison:\n{}", rows.join("\n"));
+}
+
 #[test]
 fn a_server_killed_mid_sweep_resumes_it_with_every_point_run_once() {
     if !slurm_enabled("a_server_killed_mid_sweep_resumes_it_with_every_point_run_once") {
@@ -328,8 +409,8 @@ fn a_server_killed_mid_sweep_resumes_it_with_every_point_run_once() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
-    let l = Loop::new("loopkill", 161, &fake, fixture_git_repo);
-    let args = l.server_args(&fake);
+    let l = Loop::new("loopkill", 161, &fake, |repo, _| fixture_git_repo(repo));
+    let args = l.server_args(&fake, NO_UPSTREAM);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = runtime.block_on(support::ServerProcess::start(&args));
     runtime.block_on(async {
@@ -397,8 +478,8 @@ fn a_push_mid_sweep_cancels_it_and_sweeps_the_new_head() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
-    let mut l = Loop::new("looppush", 162, &fake, fixture_git_repo);
-    let args = l.server_args(&fake);
+    let mut l = Loop::new("looppush", 162, &fake, |repo, _| fixture_git_repo(repo));
+    let args = l.server_args(&fake, NO_UPSTREAM);
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     let old_head = l.head.clone();
     runtime.block_on(async {
@@ -433,8 +514,8 @@ fn labels_flipping_on_off_on_leave_exactly_one_live_sweep() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let fake = runtime.block_on(FakeGitHub::start(support::TOKEN, support::BOT));
-    let l = Loop::new("loopflip", 163, &fake, fixture_git_repo);
-    let args = l.server_args(&fake);
+    let l = Loop::new("loopflip", 163, &fake, |repo, _| fixture_git_repo(repo));
+    let args = l.server_args(&fake, NO_UPSTREAM);
     let server = runtime.block_on(support::ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     let mut unlabeled = l.labeled();
     unlabeled["action"] = json!("unlabeled");

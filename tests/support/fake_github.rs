@@ -161,6 +161,9 @@ impl World {
     }
 }
 
+/// A published run's artifact: its name and the files of its zip (`None`: its zip is gone).
+pub type PublishedArtifact<'a> = (&'a str, Option<Vec<(&'a str, &'a [u8])>>);
+
 pub struct FakeGitHub {
     pub url: String,
     pub world: Arc<Mutex<World>>,
@@ -326,6 +329,34 @@ impl FakeGitHub {
             .map(|(i, name)| json!({"id": id * 100 + i as u64, "name": name, "expired": false}))
             .collect();
         w.artifacts.insert((repo.into(), id), list);
+    }
+
+    /// The published run the collector finds from a base changelog entry linking PR `pr`: that
+    /// PR, merged at `merge_sha`, and its `run-sweep.yml` push run `run` on the merge commit,
+    /// listing `artifacts` (name and the files of its zip; `None`: listed, its zip gone).
+    pub fn add_published_run(
+        &self,
+        repo: &str,
+        pr: u64,
+        run: u64,
+        merge_sha: &str,
+        artifacts: &[PublishedArtifact<'_>],
+    ) {
+        self.add_pull(repo, pr, &"5e".repeat(20), &[], &[]);
+        {
+            let mut w = self.world();
+            let pull = w.pulls.get_mut(&(repo.to_string(), pr)).unwrap();
+            pull["state"] = json!("closed");
+            pull["merged_at"] = json!("2026-11-01T00:00:00Z");
+            pull["merge_commit_sha"] = json!(merge_sha);
+        }
+        let names: Vec<&str> = artifacts.iter().map(|(name, _)| *name).collect();
+        self.add_run(repo, run, "run-sweep.yml", "push", "success", merge_sha, "main", &names);
+        for (i, (_, files)) in artifacts.iter().enumerate() {
+            if let Some(files) = files {
+                self.world().artifact_zips.insert(run * 100 + i as u64, super::serve_bundle::zip_of(files));
+            }
+        }
     }
 
     pub fn fail_next(&self, fault: Fault) {
