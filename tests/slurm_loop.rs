@@ -494,10 +494,16 @@ fn a_push_mid_sweep_cancels_it_and_sweeps_the_new_head() {
         server.wait_handled(2).await;
     });
     let new_head = l.head.clone();
-    let runs = l
-        .wait_for(&fake, "both check runs completed", |r| r.len() == 2 && r.iter().all(|c| c["status"] == "completed"));
+    // Preflight (on by default) adds its own check run per head: only the sweep runs count here.
+    let sweep = |c: &&Value| c["name"] == "sweepgate/sweep";
+    let runs = l.wait_for(&fake, "both sweep check runs completed", |r| {
+        r.iter().filter(sweep).count() == 2 && r.iter().filter(sweep).all(|c| c["status"] == "completed")
+    });
     let on = |sha: &str| {
-        runs.iter().find(|c| c["head_sha"] == sha).unwrap_or_else(|| panic!("no check run on {sha}: {runs:#?}"))
+        runs.iter()
+            .filter(sweep)
+            .find(|c| c["head_sha"] == sha)
+            .unwrap_or_else(|| panic!("no sweep check run on {sha}: {runs:#?}"))
     };
     assert_eq!(on(&old_head)["conclusion"], "cancelled", "{:#?}", on(&old_head));
     assert_eq!(on(&new_head)["conclusion"], "success", "{:#?}", on(&new_head));
