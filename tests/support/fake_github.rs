@@ -354,7 +354,7 @@ impl FakeGitHub {
         self.add_run(repo, run, "run-sweep.yml", "push", "success", merge_sha, "main", &names);
         for (i, (_, files)) in artifacts.iter().enumerate() {
             if let Some(files) = files {
-                self.world().artifact_zips.insert(run * 100 + i as u64, super::serve_bundle::zip_of(files));
+                self.world().artifact_zips.insert(run * 100 + i as u64, zip_of(files));
             }
         }
     }
@@ -1009,4 +1009,15 @@ async fn contents(
         .into_response();
     }
     not_found()
+}
+
+/// A zip archive of `files` (path, bytes), as GitHub serves an artifact.
+pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, data) in files {
+        writer.start_file(*path, zip::write::SimpleFileOptions::default()).unwrap();
+        writer.write_all(data).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
 }

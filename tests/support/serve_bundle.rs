@@ -11,6 +11,7 @@ use serde_json::json;
 use sweepgate::evidence::Evidence;
 use sweepgate::repo::{MemTree, Tree};
 
+pub use super::fake_github::zip_of;
 use super::fake_github::FakeGitHub;
 use super::fake_upstream::FakeUpstream;
 
@@ -32,16 +33,6 @@ pub fn tar_gz(top: &str, tree: &MemTree) -> Vec<u8> {
         builder.append_data(&mut header, format!("{top}/{path}"), data.as_slice()).unwrap();
     }
     builder.into_inner().unwrap().finish().unwrap()
-}
-
-pub fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
-    use std::io::Write;
-    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (path, data) in files {
-        writer.start_file(*path, zip::write::SimpleFileOptions::default()).unwrap();
-        writer.write_all(data).unwrap();
-    }
-    writer.finish().unwrap().into_inner()
 }
 
 /// Serves the upstream facts of `ev` (recipe pull requests, image digests) from the fake upstream.
