@@ -34,9 +34,13 @@ const ENGINE_PACKAGES: [&str; 7] =
     ["vllm", "sglang", "sgl-kernel", "tensorrt", "tensorrt-llm", "flashinfer", "flashinfer-python"];
 
 /// Variables that name the repository's checkout (its own files, never the engine's).
-const REPOSITORY_VARIABLES: [&str; 4] = ["GITHUB_WORKSPACE", "SCRIPT_DIR", "INFMAX_WORKSPACE", "REPO_ROOT"];
-/// What a repository variable expands to: not an absolute path, so never an engine path.
-const REPOSITORY: &str = "<repository>";
+/// Each bound to `<repository>`: not an absolute path, so never an engine path.
+const REPOSITORY_VARIABLES: [(&str, &str); 4] = [
+    ("GITHUB_WORKSPACE", "<repository>"),
+    ("SCRIPT_DIR", "<repository>"),
+    ("INFMAX_WORKSPACE", "<repository>"),
+    ("REPO_ROOT", "<repository>"),
+];
 
 /// The values a script's variables may hold (every assignment, any branch: the launch model's
 /// [`ScriptValues`]), and the image versions an engine install is compared with.
@@ -62,8 +66,7 @@ impl Variables {
     /// unresolved). A command substitution is not evaluated: its text stays, so an engine marker
     /// in it (`sglang.__file__`) still names the engine.
     fn expand(&self, token: &str) -> Result<Vec<String>, Unexpanded> {
-        let repository: Vec<(&str, &str)> = REPOSITORY_VARIABLES.iter().map(|v| (*v, REPOSITORY)).collect();
-        match self.values.expand(token, &repository, MAX_EXPANSIONS) {
+        match self.values.expand(token, &REPOSITORY_VARIABLES, MAX_EXPANSIONS) {
             Ok(paths) => Ok(paths),
             Err(u) if u.why == "command_substitution" => Ok(vec![token.to_owned()]),
             Err(u) if u.why == "too_many_values" => Err(Unexpanded::TooMany),
