@@ -197,6 +197,26 @@ pub struct LaunchSetting {
     pub class: Class,
     /// `file:line`.
     pub at: String,
+    /// Whether the value is fully evaluated: `false` when it still holds an expression the
+    /// model cannot evaluate (`$(…)`, a backquote, a variable unbound on the serving path).
+    pub resolved: bool,
+}
+
+/// Whether a setting's value is fully evaluated: no `$(…)`, no backquote, no `$NAME`/`${…}`
+/// left (an escaped `\$` is a literal dollar).
+pub fn is_resolved(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.iter().enumerate().any(|(i, &b)| {
+        let escaped = i > 0 && bytes[i - 1] == b'\\';
+        match b {
+            b'`' => !escaped,
+            b'$' => {
+                !escaped
+                    && bytes.get(i + 1).is_some_and(|&n| n == b'(' || n == b'{' || n == b'_' || n.is_ascii_alphabetic())
+            }
+            _ => false,
+        }
+    })
 }
 
 impl ConfigLaunch {
@@ -565,6 +585,7 @@ impl<'t> LaunchTree<'t> {
                             variant: variant.to_owned(),
                             class: class::class_of(&s.name, s.kind == SettingKind::Flag),
                             at: s.at.clone(),
+                            resolved: is_resolved(value),
                         });
                     }
                 }
@@ -805,6 +826,20 @@ pub fn sourced(tree: &MemTree, from: &str, target: &str) -> Option<(String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values as upstream launchers leave them: `--max-model-len $(compute_eval_context_length …)`
+    /// (`dsr1_fp8_mi355x.sh`), `--tp $TP`, `--served-model-name \\$NAME`, a JSON literal.
+    #[test]
+    fn a_value_with_an_expression_left_is_unresolved() {
+        assert!(!is_resolved("$(compute_eval_context_length $MODEL 10240)"));
+        assert!(!is_resolved("$TP"));
+        assert!(!is_resolved("{\"cudagraph_capture_sizes\":[${SIZES}]}"));
+        assert!(!is_resolved("`cat x`"));
+        assert!(is_resolved("\\$NAME"), "an escaped dollar is a literal");
+        assert!(is_resolved("{\"method\": \"mtp\", \"num_speculative_tokens\": 3}"));
+        assert!(is_resolved("0.85"));
+        assert!(is_resolved("$"), "a lone dollar names nothing");
+    }
 
     #[test]
     fn config_file_paths_resolve_in_both_layouts() {
