@@ -10,6 +10,9 @@ use crate::domain::waiver::Waiver;
 use crate::repo::{Layout, Logical, RepoError, Tree};
 use crate::yaml;
 
+/// Where the native single-node srt-slurm recipes sit, below the configs folder's root.
+const SINGLE_NODE_RECIPES: &str = "benchmarks/single_node/srt-slurm-recipes";
+
 /// Lints every policy file the layout finds in `tree`.
 pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
     let mut report = LintReport::default();
@@ -23,6 +26,11 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                     let handled = crate::matrix::lint::lint_configs(tree, &path, &mut report);
                     for file in yaml_files(tree, &path)?.into_iter().filter(|f| !handled.contains(f)) {
                         lint_yaml_syntax(tree, &file, &mut report);
+                    }
+                    // The native single-node recipes `srt-recipe:` rows name (newer layout).
+                    let root = path.strip_suffix("configs").unwrap_or("");
+                    for file in yaml_files(tree, &format!("{root}{SINGLE_NODE_RECIPES}"))? {
+                        lint_recipe(tree, &file, &mut report);
                     }
                 }
                 Logical::GoldenAlDir => lint_golden_al(tree, &path, &mut report)?,
