@@ -219,3 +219,27 @@ fn launch_resolves_every_config_of_the_2026_11_tree() {
         gaps.into_iter().collect::<Vec<_>>().join(", ")
     );
 }
+
+/// The commands as a user runs them on a git copy: `lint` exits 0; `generate full-sweep` with
+/// one unreadable entry names it on stderr, exits 1, and still prints every other row.
+#[test]
+fn the_commands_on_a_git_copy() {
+    let Some(dir) = today_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    git_copy(&dir, work.path());
+    let sweepgate = env!("CARGO_BIN_EXE_sweepgate");
+    let lint = Command::new(sweepgate).args(["lint", "--ref", "HEAD", "--repo"]).arg(work.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&lint.stderr);
+    assert!(lint.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&lint.stdout));
+    assert!(stderr.contains("0 error(s)"), "{stderr}");
+    let amd = work.path().join("inferencex-e2e/configs/amd-master.yaml");
+    let text = std::fs::read_to_string(&amd).unwrap().replacen("  precision: fp4\n", "  precision: [fp4]\n", 1);
+    std::fs::write(&amd, text).unwrap();
+    let generate =
+        Command::new(sweepgate).args(["generate", "full-sweep", "--repo"]).arg(work.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&generate.stderr);
+    assert_eq!(generate.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Master config entry 'dsr1-fp4-mi355x-sglang' failed validation"), "{stderr}");
+    let rows: serde_json::Value = serde_json::from_slice(&generate.stdout).unwrap();
+    assert!(rows.as_array().is_some_and(|r| r.len() > 1000), "every other entry gives its rows");
+}
