@@ -9,12 +9,13 @@ use super::{reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::{Arm, ModelsMd};
 
-/// Whether some of `config`'s search space runs in `arm`: with speculative decoding, or
-/// without it (a search-space entry without `spec-decoding`, or `none`).
+/// Whether `config` runs in `arm`: with speculative decoding (any search-space entry), or
+/// without it at all (a config that also runs a draft method is that method's arm: upstream's
+/// DSpark configs keep non-spec points on their frontier, #2672).
 fn runs_arm(config: &AffectedConfig, arm: Arm) -> bool {
     match arm {
         Arm::Spec => config.speculative(),
-        Arm::NonSpec => config.spec_decoding.is_empty() || config.spec_decoding.iter().any(|s| s == "none"),
+        Arm::NonSpec => !config.speculative(),
     }
 }
 
