@@ -53,9 +53,8 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                     lint_parsed(tree, &path, &mut report, "sweepgate_policy_files", SweepgatePolicy::parse)
                 }
                 Logical::ReviewChecklist => lint_checklist(tree, &path, &mut report),
-                Logical::ModelsMd | Logical::ModelsZhMd => {
-                    lint_parsed(tree, &path, &mut report, "models_md_files", ModelsMd::parse)
-                }
+                Logical::ModelsMd => lint_models_md(tree, &path, &mut report),
+                Logical::ModelsZhMd => lint_parsed(tree, &path, &mut report, "models_md_files", ModelsMd::parse),
             }
         }
     }
@@ -83,6 +82,20 @@ fn lint_parsed<T>(
     let Some(text) = read_text(tree, path, report) else { return };
     match parse(&text, path) {
         Ok(_) => report.count(what, 1),
+        Err(diags) => report.diagnostics.extend(diags),
+    }
+}
+
+/// MODELS.md: its problems, the sentences it cannot read (warnings), and the deprecation facts
+/// it read (decision RV4).
+fn lint_models_md(tree: &dyn Tree, path: &str, report: &mut LintReport) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    match ModelsMd::parse(&text, path) {
+        Ok(models) => {
+            report.count("models_md_files", 1);
+            report.diagnostics.extend(models.unread_warnings());
+            report.facts.extend(models.facts());
+        }
         Err(diags) => report.diagnostics.extend(diags),
     }
 }
