@@ -71,7 +71,7 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn the_checks_run_off_the_runtime_and_a_deadline_or_a_panic_is_named() {
         let ev = evidence();
-        let verdict = run_checks(DEFAULT_DEADLINE, ev.clone(), |ev| crate::checks::verify(ev)).await.unwrap();
+        let verdict = run_checks(DEFAULT_DEADLINE, ev.clone(), crate::checks::verify).await.unwrap();
         assert_eq!(verdict.word, crate::checks::verify(&ev).word);
         // The single runtime thread stays free while the checks run past their deadline.
         let slow = run_checks(Duration::from_millis(100), ev.clone(), |_| std::thread::sleep(Duration::from_secs(1)));
@@ -85,7 +85,7 @@ mod tests {
         };
         let (slow, ticks) = tokio::join!(slow, ticks);
         assert_eq!((slow, ticks), (Err(Overrun::Deadline(Duration::from_millis(100))), 5));
-        let panicked = run_checks(DEFAULT_DEADLINE, ev, |_| -> () { panic!("boom") }).await.unwrap_err();
+        let panicked = run_checks(DEFAULT_DEADLINE, ev, |_| panic!("boom")).await.unwrap_err();
         assert_eq!(panicked, Overrun::Panicked("boom".into()));
         assert_eq!(
             Overrun::Deadline(Duration::from_secs(60)).to_string(),

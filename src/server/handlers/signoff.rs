@@ -490,7 +490,7 @@ pub async fn verify_signoff<G: GitHub>(
         }
     }
     let fingerprint = fingerprint.map_err(|why| out.note(format!("no fingerprint recorded at {pinned}: {why}"))).ok();
-    let verdict = match run_checks(cfg.deadline, evidence.clone(), |ev| verify(ev)).await {
+    let verdict = match run_checks(cfg.deadline, evidence.clone(), verify).await {
         Ok(verdict) => verdict,
         Err(overrun) => return overran(gh, cfg, (repo, pr), key, &pinned, pinned == head, overrun, out).await,
     };
