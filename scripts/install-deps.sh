@@ -15,6 +15,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # A CJK font, so the details page's 中文 is drawn in the Chromium screenshot (not as boxes).
 fc-list 2>/dev/null | grep -qi 'wqy\|noto.*cjk' || need+=(fonts-wqy-microhei)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# time: tests/hostile_trees.rs prints a refused recipe's peak RSS with /usr/bin/time.
+[ -x /usr/bin/time ] || need+=(time)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 if ((${#need[@]})); then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

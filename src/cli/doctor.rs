@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::ArgMatches;
 use sweepgate::github::octo::RetryPolicy;
+use sweepgate::server::config::redact_credentials;
 use sweepgate::server::doctor::{self, Line, StateKind};
 
 /// Check a `serve` configuration before serving: secrets readable, state writable and not
@@ -27,7 +28,7 @@ pub fn run(args: &DoctorArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> 
         )],
     };
     for line in &lines {
-        println!("{line}");
+        println!("{}", redact_credentials(&line.to_string()));
     }
     Ok(if lines.iter().all(Line::passed) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

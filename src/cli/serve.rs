@@ -13,7 +13,7 @@ use sweepgate::evidence::collect::sweepgate::{parse_sources, SweepOptions};
 use sweepgate::github::octo::{AppClients, OctoGitHub, RetryPolicy};
 use sweepgate::github::outbox::OutboxGitHub;
 use sweepgate::github::ApiMetrics;
-use sweepgate::server::config::ServeFile;
+use sweepgate::server::config::{redact_credentials, refuse_credentials, ServeFile};
 use sweepgate::server::conn::{self, ConnLimits};
 use sweepgate::server::details::DetailsStore;
 use sweepgate::server::handlers::{BotConfig, SlurmCancel};
@@ -114,6 +114,10 @@ pub struct ServeArgs {
     /// submitting (with --cancel-slurm-jobs).
     #[arg(long, env = "SWEEPGATE_LEDGER")]
     pub dispatch_ledger: Option<PathBuf>,
+    /// Seconds the checks of one sign-off verification or preflight may run (on their own
+    /// thread); past it the status or check run is a failure naming the deadline.
+    #[arg(long, env = "SWEEPGATE_VERIFY_DEADLINE_SECS", default_value_t = 60, value_parser = in_range::<u64>(TIMEOUT_SECS))]
+    pub verify_deadline_secs: u64,
     #[command(flatten)]
     pub verifier: super::collect::VerifierArgs,
     /// Pool profile the server runs sweeps on (repeatable); a "sweep" label decision starts the
@@ -283,6 +287,7 @@ pub(super) fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<
     l.set("body_timeout_secs", &mut a.body_timeout_secs, file.body_timeout_secs);
     l.set("idle_timeout_secs", &mut a.idle_timeout_secs, file.idle_timeout_secs);
     l.set("drain_secs", &mut a.drain_secs, file.drain_secs);
+    l.set("verify_deadline_secs", &mut a.verify_deadline_secs, file.verify_deadline_secs);
     l.set("reconcile_secs", &mut a.reconcile_secs, file.reconcile_secs);
     l.set("reconcile_max_prs", &mut a.reconcile_max_prs, file.reconcile_max_prs);
     l.set("cancel_slurm_jobs", &mut a.cancel_slurm_jobs, file.cancel_slurm_jobs);
@@ -307,8 +312,12 @@ pub(super) fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<
     l.set("details_private", &mut a.details_private, file.details_private);
     let mut shown = String::new();
     for (id, value, source) in l.shown {
+        if let (Some(toml::Value::String(url)), "public_url") = (&value, id) {
+            refuse_credentials(id, url, source.label()).map_err(anyhow::Error::msg)?;
+        }
         match value {
-            Some(value) => shown.push_str(&format!("{id} = {value}  # {}\n", source.label())),
+            // A URL setting may carry `user:password@`: shown redacted like the secrets.
+            Some(value) => shown.push_str(&redact_credentials(&format!("{id} = {value}  # {}\n", source.label()))),
             None => shown.push_str(&format!("# {id} is not set\n")),
         }
     }
@@ -320,6 +329,7 @@ pub(super) fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<
         ("body_timeout_secs", a.body_timeout_secs, TIMEOUT_SECS),
         ("idle_timeout_secs", a.idle_timeout_secs, TIMEOUT_SECS),
         ("drain_secs", a.drain_secs, DRAIN_SECS),
+        ("verify_deadline_secs", a.verify_deadline_secs, TIMEOUT_SECS),
     ] {
         check_range(name, value, bounds)?;
     }
@@ -400,6 +410,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mut verify = args.verifier.verify_config();
     verify.details = details_store(args)?;
     verify.limits.sweeps = sweep_options(args)?;
+    verify.deadline = Duration::from_secs(args.verify_deadline_secs);
     let config = ServerConfig {
         secrets: args.webhook_secrets.iter().map(|s| SecretString::from(s.clone())).collect(),
         bot: BotConfig {

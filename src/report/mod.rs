@@ -43,6 +43,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("preflight.zh.md.j2", include_str!("../../templates/preflight.zh.md.j2")),
     ("preflight_error.en.md.j2", include_str!("../../templates/preflight_error.en.md.j2")),
     ("preflight_error.zh.md.j2", include_str!("../../templates/preflight_error.zh.md.j2")),
+    ("preflight_overrun.en.md.j2", include_str!("../../templates/preflight_overrun.en.md.j2")),
+    ("preflight_overrun.zh.md.j2", include_str!("../../templates/preflight_overrun.zh.md.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]

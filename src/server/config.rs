@@ -39,6 +39,7 @@ pub struct ServeFile {
     pub body_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     pub drain_secs: Option<u64>,
+    pub verify_deadline_secs: Option<u64>,
     pub reconcile_secs: Option<u64>,
     pub reconcile_max_prs: Option<usize>,
     pub cancel_slurm_jobs: Option<bool>,
@@ -172,9 +173,65 @@ fn secret_lines(text: &str) -> Vec<String> {
     text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
 }
 
+/// `text` with the credentials of every URL in it (`scheme://user:password@host`) replaced by
+/// `<redacted>`, for whatever is printed or logged (`doctor`, `serve --print-config`, errors).
+pub fn redact_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        // The authority ends at the path, query, fragment, or the end of the URL in the text.
+        let end = after
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | '`') || c.is_whitespace())
+            .unwrap_or(after.len());
+        match after[..end].rfind('@') {
+            Some(user_end) => {
+                out.push_str("<redacted>");
+                rest = &after[user_end..];
+            }
+            None => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Refuses a `public_url` that carries credentials: statuses link to it on every PR, where
+/// anyone can read it. The error names the setting and its source, never the secret.
+pub fn refuse_credentials(setting: &str, url: &str, source: &str) -> Result<(), String> {
+    let carries = reqwest::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some());
+    match carries || redact_credentials(url) != url {
+        true => Err(format!(
+            "{setting} ({source}) carries credentials ({}): every status links to it on the PR, where anyone can \
+             read it. Remove the user:password@ part; the details page needs no login",
+            redact_credentials(url)
+        )),
+        false => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_urls_are_redacted_wherever_they_are() {
+        assert_eq!(redact_credentials("http://user:pass@host:8080/x"), "http://<redacted>@host:8080/x");
+        assert_eq!(
+            redact_credentials("a = \"https://tok@h\"  # flag, b = https://h/p@q, c=http://u:p@q@h?x"),
+            "a = \"https://<redacted>@h\"  # flag, b = https://h/p@q, c=http://<redacted>@h?x"
+        );
+        assert_eq!(redact_credentials("no url, a@b, ://@"), "no url, a@b, ://<redacted>@");
+        assert_eq!(redact_credentials("https://github.com/o/r"), "https://github.com/o/r");
+        let err = refuse_credentials("public_url", "https://admin:S3cret@gate.example.com", "config").unwrap_err();
+        assert!(
+            err.starts_with("public_url (config) carries credentials (https://<redacted>@gate.example.com)"),
+            "{err}"
+        );
+        assert!(!err.contains("S3cret") && !err.contains("admin"), "{err}");
+        assert!(refuse_credentials("public_url", "https://gate.example.com/", "flag").is_ok());
+    }
 
     #[test]
     fn unknown_keys_and_bad_values_name_the_line() {

@@ -5,6 +5,7 @@
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
 mod merge_group;
+pub mod offload;
 pub(crate) mod preflight;
 mod signoff;
 
@@ -74,6 +75,8 @@ pub enum HandlerError {
     VerdictRender(#[from] crate::report::verdict::RenderError),
     #[error(transparent)]
     Collect(#[from] crate::evidence::collect::CollectError),
+    #[error(transparent)]
+    Checks(#[from] offload::Overrun),
 }
 
 /// What a handler did, one line per side effect or decision (logged, and the job summary).

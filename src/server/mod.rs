@@ -91,6 +91,9 @@ pub struct ServerConfig {
     pub body_timeout: Duration,
     /// How often the queue is checked for deliveries an operator queued again.
     pub requeue_poll: Duration,
+    /// Starts interrupted in a delivery (the server crashed, was killed, or its drain ran out
+    /// while processing it) after which it is failed instead of run again.
+    pub poison_limit: u32,
 }
 
 impl Default for ServerConfig {
@@ -111,6 +114,7 @@ impl Default for ServerConfig {
             reconcile_max_prs: 100,
             body_timeout: Duration::from_secs(30),
             requeue_poll: Duration::from_secs(2),
+            poison_limit: 3,
         }
     }
 }
@@ -195,6 +199,9 @@ pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Met
     config.bot.verify.watch.attach(state.clone())?;
     let store = Arc::new(QueueStore::open(&config.state_file, config.dedupe_capacity, config.dedupe_ttl)?);
     store.checkpoint_in_background(Duration::from_secs(1))?;
+    for delivery in store.fail_interrupted(config.poison_limit.max(1), now_ms())? {
+        tracing::error!(delivery, limit = config.poison_limit, "failed: the server stopped every time it processed it");
+    }
     let lanes = Arc::new(Lanes::new(config.queue_capacity));
     let resumed = resume(&store, &lanes, &metrics, Duration::ZERO)?;
     if resumed > 0 {
@@ -616,13 +623,16 @@ impl<C: Clients> Worker<C> {
                 tracing::info!(delivery, attempt, actions = ?outcome.lines, "event handled");
                 Attempt::Done
             }
+            // An error may quote a configured URL: its credentials are neither logged nor stored.
             Err(err) if is_transient(&err) && attempt < self.attempts => {
+                let err = config::redact_credentials(&err.to_string());
                 tracing::warn!(delivery, attempt, "transient failure, retrying later: {err}");
-                Attempt::Retry(err.to_string())
+                Attempt::Retry(err)
             }
             Err(err) => {
+                let err = config::redact_credentials(&err.to_string());
                 tracing::error!(delivery, attempt, "event failed: {err}");
-                Attempt::Failed(err.to_string())
+                Attempt::Failed(err)
             }
         }
     }

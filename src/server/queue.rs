@@ -113,11 +113,20 @@ const SCHEMA: &str = "
         state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0,
         error TEXT,
-        finished_ms INTEGER
+        finished_ms INTEGER,
+        running INTEGER NOT NULL DEFAULT 0,
+        interrupted INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS events_by_state ON events (state, seq);
     CREATE INDEX IF NOT EXISTS events_by_seq ON events (seq);
     CREATE INDEX IF NOT EXISTS events_by_finish ON events (finished_ms);";
+
+/// Columns added since the table was first made (an older state file gets them on open):
+/// `running` is set while an attempt runs, `interrupted` counts attempts a server stopped in.
+const ADDED_COLUMNS: [(&str, &str); 2] = [
+    ("running", "ALTER TABLE events ADD COLUMN running INTEGER NOT NULL DEFAULT 0"),
+    ("interrupted", "ALTER TABLE events ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0"),
+];
 
 /// Older state files remembered accepted ids only: they become done rows (still deduplicated).
 const MIGRATE_DELIVERIES: &str = "
@@ -145,6 +154,17 @@ impl QueueStore {
             .map_err(err)?;
         if old {
             conn.execute_batch(MIGRATE_DELIVERIES).map_err(err)?;
+        }
+        for (column, add) in ADDED_COLUMNS {
+            let present: bool = conn
+                .query_row("SELECT count(*) FROM pragma_table_info('events') WHERE name = ?1", [column], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map(|n| n > 0)
+                .map_err(err)?;
+            if !present {
+                conn.execute_batch(add).map_err(err)?;
+            }
         }
         let intake = match shown.as_str() {
             ":memory:" => None,
@@ -223,7 +243,8 @@ impl QueueStore {
                      VALUES (?1, {NEXT_SEQ}, ?2, ?3, ?4, ?5, 'queued', 0)
                      ON CONFLICT (delivery) DO UPDATE SET seq = excluded.seq, event = excluded.event,
                          pr = excluded.pr, body = excluded.body, received_ms = excluded.received_ms,
-                         state = 'queued', attempts = 0, error = NULL, finished_ms = NULL"
+                         state = 'queued', attempts = 0, error = NULL, finished_ms = NULL,
+                         running = 0, interrupted = 0"
                 ))?
                 .execute(params![id, event, pr, body, now_ms])?;
             }
@@ -238,12 +259,15 @@ impl QueueStore {
         }
     }
 
-    /// Counts an attempt of queued delivery `id` and returns the attempts so far; `None` when it
-    /// is no longer queued (an operator dropped it, or it finished meanwhile).
+    /// Counts an attempt of queued delivery `id`, marked running until it is finished or set to
+    /// retry, and returns the attempts so far; `None` when it is no longer queued (an operator
+    /// dropped it, or it finished meanwhile). Committed before the work starts, so an attempt
+    /// the process dies in is still counted (see [`QueueStore::fail_interrupted`]).
     pub fn start(&self, id: &str) -> Result<Option<u32>, StateError> {
         self.with(|conn| {
             conn.prepare_cached(
-                "UPDATE events SET attempts = attempts + 1 WHERE delivery = ?1 AND state = 'queued' RETURNING attempts",
+                "UPDATE events SET attempts = attempts + 1, running = 1 WHERE delivery = ?1 AND state = 'queued'
+                 RETURNING attempts",
             )?
             .query_row([id], |r| r.get::<_, u32>(0))
             .optional()
@@ -253,7 +277,7 @@ impl QueueStore {
     /// Records the error of an attempt that will be retried.
     pub fn retry_later(&self, id: &str, error: &str) -> Result<(), StateError> {
         self.with(|conn| {
-            conn.prepare_cached("UPDATE events SET error = ?2 WHERE delivery = ?1")?
+            conn.prepare_cached("UPDATE events SET error = ?2, running = 0 WHERE delivery = ?1")?
                 .execute(params![id, error])
                 .map(drop)
         })
@@ -263,7 +287,7 @@ impl QueueStore {
     pub fn finish(&self, id: &str, state: RowState, error: Option<&str>, now_ms: i64) -> Result<(), StateError> {
         self.with(|conn| {
             conn.prepare_cached(
-                "UPDATE events SET state = ?2, error = ?3, finished_ms = ?4, body = NULL WHERE delivery = ?1",
+                "UPDATE events SET state = ?2, error = ?3, finished_ms = ?4, body = NULL, running = 0 WHERE delivery = ?1",
             )?
             .execute(params![id, state.as_str(), error, now_ms])
             .map(drop)
@@ -282,6 +306,34 @@ impl QueueStore {
             self.prune(now_ms)?;
         }
         Ok(())
+    }
+
+    /// At a server's start: every queued delivery an earlier server was processing when it
+    /// stopped (crashed, was killed, or its drain ran out) counts one interruption; one
+    /// interrupted `limit` times is marked failed with the reason and not run again, so one
+    /// delivery that kills its server cannot make it crash-loop (issue 35). Keeps the body, so
+    /// `sweepgate queue retry` can run it again. Returns the deliveries failed now.
+    pub fn fail_interrupted(&self, limit: u32, now_ms: i64) -> Result<Vec<String>, StateError> {
+        let reason = format!(
+            "the server stopped {limit} times while processing this delivery (a crash, a kill or an \
+             exhausted drain); it is not run again: `sweepgate queue retry` runs it once more"
+        );
+        self.with(|conn| {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "UPDATE events SET interrupted = interrupted + 1, running = 0 WHERE state = 'queued' AND running = 1",
+                [],
+            )?;
+            let failed = tx
+                .prepare(
+                    "UPDATE events SET state = 'failed', error = ?2, finished_ms = ?3
+                     WHERE state = 'queued' AND interrupted >= ?1 RETURNING delivery",
+                )?
+                .query_map(params![limit, reason, now_ms], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            tx.commit()?;
+            Ok(failed)
+        })
     }
 
     /// Every queued delivery, oldest first (their order is the per-PR processing order).
@@ -332,7 +384,8 @@ impl QueueStore {
         self.with(|conn| {
             conn.execute(
                 &format!(
-                    "UPDATE events SET state = 'queued', attempts = 0, error = NULL, finished_ms = NULL, seq = {NEXT_SEQ}
+                    "UPDATE events SET state = 'queued', attempts = 0, error = NULL, finished_ms = NULL, seq = {NEXT_SEQ},
+                         running = 0, interrupted = 0
                      WHERE delivery = ?1 AND state IN ('failed', 'superseded', 'dropped') AND body IS NOT NULL"
                 ),
                 [id],
@@ -600,6 +653,43 @@ mod tests {
         q.finish("a", RowState::Done, None, t).unwrap();
         assert_eq!(q.accept("a", "pull_request", "o/r#1", b"{}", t).unwrap(), Accepted::Duplicate(RowState::Done));
         assert!(q.unfinished().unwrap().is_empty());
+    }
+
+    /// Issue 35: a delivery whose attempt the server died in three times is failed with the
+    /// reason at the next start (not replayed forever); an operator's retry runs it again.
+    #[test]
+    fn a_delivery_interrupted_three_times_is_failed_and_can_be_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        // A state file of the previous schema gets the new columns.
+        let added = ",\n        running INTEGER NOT NULL DEFAULT 0,\n        interrupted INTEGER NOT NULL DEFAULT 0";
+        assert!(SCHEMA.contains(added));
+        Connection::open(&path).unwrap().execute_batch(&SCHEMA.replace(added, "")).unwrap();
+        let open = || QueueStore::open(&path, 100, Duration::from_secs(3600)).unwrap();
+        let t = super::super::state::now_ms(); // rows finished longer than the TTL ago are pruned on open
+        let q = open();
+        q.accept("poison", "pull_request", "o/r#1", b"{}", t).unwrap();
+        q.accept("flaky", "pull_request", "o/r#2", b"{}", t).unwrap();
+        drop(q);
+        for restart in 1..=3 {
+            // A server takes both; it dies in `poison`, after `flaky` was set to retry.
+            let q = open();
+            assert_eq!(q.start("poison").unwrap(), Some(restart));
+            q.start("flaky").unwrap();
+            q.retry_later("flaky", "HTTP 502").unwrap();
+            drop(q);
+            let failed = open().fail_interrupted(3, t).unwrap();
+            assert_eq!(failed, if restart == 3 { vec!["poison".to_owned()] } else { vec![] }, "restart {restart}");
+        }
+        let q = open();
+        let row = q.list(10).unwrap().into_iter().find(|r| r.delivery == "poison").unwrap();
+        assert_eq!((row.state, row.attempts), (RowState::Failed, 3));
+        assert!(row.error.as_deref().is_some_and(|e| e.contains("stopped 3 times")), "{row:?}");
+        assert_eq!(state(&q, "flaky"), RowState::Queued, "a retried delivery is not an interrupted one");
+        assert!(q.retry("poison").unwrap(), "the body is kept for a retry");
+        assert_eq!(q.start("poison").unwrap(), Some(1));
+        q.finish("poison", RowState::Done, None, t).unwrap();
+        assert!(q.fail_interrupted(3, t).unwrap().is_empty());
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_DEPTH: usize = 128;
 /// Most nodes one document may expand to, aliases included.
 pub const MAX_NODES: usize = 1_000_000;
+/// Most bytes of scalar text one document may expand to, aliases counted at their expanded
+/// size (decision HT2). Without aliases a document holds at most [`MAX_FILE_BYTES`]; this lets
+/// aliases double that. The node bound alone let a 1 MiB scalar aliased 3,000 times ask for
+/// 3 GB in 3,001 nodes.
+pub const MAX_EXPANDED_BYTES: usize = 2 * MAX_FILE_BYTES;
 
 /// 1-based line and column of a node in its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
@@ -132,6 +137,16 @@ impl Node {
             Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
             Value::Null => Some(Cow::Borrowed("null")),
             Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// Bytes of scalar text in this tree, keys included (what [`MAX_EXPANDED_BYTES`] bounds).
+    pub fn text_bytes(&self) -> usize {
+        match &self.value {
+            Value::Str(s) => s.len(),
+            Value::Seq(items) => items.iter().map(Node::text_bytes).sum(),
+            Value::Map(entries) => entries.iter().map(|(k, v)| k.text_bytes() + v.text_bytes()).sum(),
+            _ => 0,
         }
     }
 
@@ -272,6 +287,7 @@ fn parse_inner(text: &str, duplicates: DuplicateKeys) -> Result<(Node, Vec<YamlE
         parser: Parser::new_from_str(text),
         anchors: HashMap::new(),
         nodes: 0,
+        bytes: 0,
         max_nodes: allowance.nodes,
         last_pos: Pos { line: 1, col: 1 },
         open: Vec::new(),
@@ -290,6 +306,8 @@ struct Builder<'a> {
     /// By the parser's anchor id (a new id per `&name`, so a redefined name gets a new entry).
     anchors: HashMap<usize, Node>,
     nodes: usize,
+    /// Scalar text bytes so far, aliases expanded (bounded by [`MAX_EXPANDED_BYTES`]).
+    bytes: usize,
     /// [`MAX_NODES`], or less when the verification's [`Budget`] has less left.
     max_nodes: usize,
     last_pos: Pos,
@@ -384,6 +402,19 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    fn count_bytes(&mut self, pos: Pos, n: usize) -> Result<(), YamlError> {
+        self.bytes = self.bytes.saturating_add(n);
+        if self.bytes > MAX_EXPANDED_BYTES {
+            return Err(YamlError::at(
+                pos,
+                format!(
+                    "document expands to more than {MAX_EXPANDED_BYTES} bytes of text, aliases expanded (alias bomb?)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn remember(&mut self, anchor: usize, node: &Node) {
         if anchor != 0 {
             self.anchors.insert(anchor, node.clone());
@@ -398,6 +429,7 @@ impl<'a> Builder<'a> {
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 self.count(pos, 1)?;
+                self.count_bytes(pos, text.len())?;
                 let value = scalar::resolve(text, style != ScalarStyle::Plain, tag.as_deref())
                     .map_err(|m| YamlError::at(pos, m))?;
                 let node = Node { value, pos };
@@ -405,13 +437,14 @@ impl<'a> Builder<'a> {
                 Ok(Item::Node(node))
             }
             Event::Alias(id) => {
-                let size = self
+                let (size, bytes) = self
                     .anchors
                     .get(&id)
-                    .map(Node::size)
+                    .map(|n| (n.size(), n.text_bytes()))
                     .ok_or_else(|| YamlError::at(pos, "alias refers to an unknown anchor"))?;
                 // Count before cloning so that an alias bomb is refused before it allocates.
                 self.count(pos, size)?;
+                self.count_bytes(pos, bytes)?;
                 Ok(Item::Node(self.anchors[&id].clone()))
             }
             Event::SequenceStart(anchor, _) => {

@@ -269,3 +269,22 @@ fn nested_budget_scopes_restore_the_outer_account() {
     }
     assert_eq!(outer.spent(), Budget { bytes: 6, nodes: 3 });
 }
+
+/// Issue 35 case 3: a 1 MiB scalar anchor aliased 3,000 times is 3,001 nodes (under the node
+/// bound) but 3 GB of text; it is refused by the expanded-bytes bound before it allocates.
+#[test]
+fn a_large_scalar_aliased_many_times_is_refused_by_its_expanded_bytes() {
+    let big = "x".repeat(1024 * 1024);
+    let aliases: String = (0..3000).map(|i| format!("k{i}: *big\n")).collect();
+    let text = format!("big: &big {big}\n{aliases}");
+    assert!(text.len() < MAX_FILE_BYTES);
+    let started = std::time::Instant::now();
+    let err = parse(&text, "master.yaml").unwrap_err();
+    assert!(err.message.contains(&format!("more than {MAX_EXPANDED_BYTES} bytes of text")), "{err}");
+    assert_eq!((err.file.as_deref(), err.pos.map(|p| p.line)), (Some("master.yaml"), Some(16)), "the 15th alias");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+    // Aliases that stay within twice the file bound are read.
+    let few: String = (0..8).map(|i| format!("k{i}: *big\n")).collect();
+    let doc = parse(&format!("big: &big {big}\n{few}"), "master.yaml").unwrap();
+    assert_eq!(doc.text_bytes(), 9 * big.len() + "big".len() + 8 * "kN".len());
+}

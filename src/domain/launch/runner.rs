@@ -2,7 +2,9 @@
 //! script it runs (decision LM1). Control flow is followed as bash runs it where the tests can
 //! be decided (see [`super::shell`]); undecided branches are *maybe*.
 
-use super::shell::{after_declaration, assignment, split_top, split_words, Env, Tri, Unresolved, Val, MAX_LINES};
+use super::shell::{
+    after_declaration, assignment, split_top, split_words, Env, Tri, Unresolved, Val, MAX_LINES, MAX_NESTING,
+};
 use crate::domain::serving_settings::logical_lines;
 use crate::repo::{normalize_path, MemTree};
 
@@ -239,7 +241,7 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
         let act = activity(&frames.stack);
         if inside_string {
             // A line of a multi-line `bash -c "…"`: commands run remotely; only runs count.
-            scan_runs(&raw, &at, act, env, root, &mut run);
+            scan_runs(&raw, &at, act, env, root, &mut run, 0);
             continue;
         }
         if let Some(term) = heredoc(&raw) {
@@ -255,7 +257,7 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
         let unconditional = statements.iter().all(|(op, _)| op.is_empty() || op == ";");
         for (_, statement) in statements {
             let statement = statement.trim();
-            statement_step(statement, &at, &mut frames, env, &exists, root, &mut run);
+            statement_step(statement, &at, &mut frames, env, &exists, root, &mut run, 0);
             let exits = unconditional && statement.split_whitespace().next() == Some("exit");
             if exits && run.native.iter().any(|n| n.sure) && activity(&frames.stack) == Tri::Yes {
                 // Decision TD5: after a surely-run native single-node call, a surely-run `exit`
@@ -273,6 +275,9 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
     run
 }
 
+/// `depth`: the prefixes (`then`, `do`, `else`, a case arm) read before `st` on its line; past
+/// [`MAX_NESTING`] the rest of the statement is a `too_deep` fact, not another stack frame.
+#[allow(clippy::too_many_arguments)]
 fn statement_step(
     st: &str,
     at: &str,
@@ -281,7 +286,12 @@ fn statement_step(
     exists: &dyn Fn(&str) -> Tri,
     root: &str,
     run: &mut RunnerRun,
+    depth: usize,
 ) {
+    if depth > MAX_NESTING {
+        run.unresolved.push(Unresolved::new(st, "too_deep", at));
+        return;
+    }
     let first = st.split_whitespace().next().unwrap_or("");
     match first {
         "if" => {
@@ -308,14 +318,14 @@ fn statement_step(
             }
             let rest = st[4..].trim();
             if !rest.is_empty() {
-                statement_step(rest, at, frames, env, exists, root, run);
+                statement_step(rest, at, frames, env, exists, root, run, depth + 1);
             }
             return;
         }
         "then" | "do" => {
             let rest = st[first.len()..].trim();
             if !rest.is_empty() {
-                statement_step(rest, at, frames, env, exists, root, run);
+                statement_step(rest, at, frames, env, exists, root, run, depth + 1);
             }
             return;
         }
@@ -342,9 +352,11 @@ fn statement_step(
         if let Some(close) = arm_end(trimmed) {
             let patterns = &trimmed[..close];
             let m = match value {
-                Some(v) => Tri::of(
-                    patterns.split('|').any(|p| env.expand(p.trim(), at).is_ok_and(|p| super::shell::glob(&p, v))),
-                ),
+                Some(v) => patterns
+                    .split('|')
+                    .filter_map(|p| env.expand(p.trim(), at).ok())
+                    .map(|p| super::shell::glob(&p, v).map_or(Tri::Maybe, Tri::of))
+                    .fold(Tri::No, Tri::or),
                 None => Tri::Maybe,
             };
             *active = done.not().and(m);
@@ -352,7 +364,7 @@ fn statement_step(
             arm.1 += 1;
             let rest = trimmed[close + 1..].trim().trim_end_matches(";;").trim();
             if !rest.is_empty() {
-                statement_step(rest, at, frames, env, exists, root, run);
+                statement_step(rest, at, frames, env, exists, root, run, depth + 1);
             }
             return;
         }
@@ -371,7 +383,7 @@ fn statement_step(
             env.set(name, Val::Unresolved(Unresolved::new(word, "unsupported_expansion", at)));
             continue;
         }
-        let computed = env.expand(value, at);
+        let computed = env.expand(value, at).and_then(|v| env.admit(name, v, at));
         if !is_command {
             run.assignments.push(Assignment {
                 name: name.to_owned(),
@@ -403,7 +415,7 @@ fn statement_step(
     if act != Tri::No {
         scan_native(&words, at, act, env, run);
     }
-    scan_runs(st, at, act, env, root, run);
+    scan_runs(st, at, act, env, root, run, 0);
 }
 
 /// `git clone [-b REF] URL [DIR]`, `git checkout REF` and `cp -rT SRC DST` / `cp FILE DST[/]`
@@ -514,9 +526,14 @@ fn arm_end(st: &str) -> Option<usize> {
 
 /// The benchmark scripts a command runs: a word after `bash`/`sh`/`exec`/`--entrypoint=…bash`
 /// (also inside `$(…)`) that computes to `benchmarks/…/*.sh`. A word that cannot be computed
-/// but names a script (`$BENCH_SCRIPT`, `…/benchmarks/…`) is an unresolved fact.
-fn scan_runs(st: &str, at: &str, act: Tri, env: &Env, root: &str, run: &mut RunnerRun) {
+/// but names a script (`$BENCH_SCRIPT`, `…/benchmarks/…`) is an unresolved fact. `depth`: the
+/// `$(bash …)` around `st`; past [`MAX_NESTING`] a `too_deep` fact.
+fn scan_runs(st: &str, at: &str, act: Tri, env: &Env, root: &str, run: &mut RunnerRun, depth: usize) {
     if act == Tri::No {
+        return;
+    }
+    if depth > MAX_NESTING {
+        run.unresolved.push(Unresolved::new(st, "too_deep", at));
         return;
     }
     let words = split_words(st);
@@ -526,7 +543,7 @@ fn scan_runs(st: &str, at: &str, act: Tri, env: &Env, root: &str, run: &mut Runn
     }) else {
         for w in words.iter().filter(|w| w.contains("$(bash") || w.contains("$(exec bash")) {
             let inner = &w[w.find("$(").unwrap_or(0) + 2..];
-            scan_runs(inner.strip_suffix(')').unwrap_or(inner), at, act, env, root, run);
+            scan_runs(inner.strip_suffix(')').unwrap_or(inner), at, act, env, root, run, depth + 1);
         }
         return;
     };
@@ -728,5 +745,43 @@ cp -r \"$GITHUB_WORKSPACE/benchmarks/r/trtllm\" recipes/\n";
         assert_eq!(run.copies[1].source_of("recipes/vllm/one.yaml").as_deref(), Some("benchmarks/r/vllm/one.yaml"));
         assert_eq!(run.copies[1].source_of("recipes/vllm/two.yaml"), None);
         assert_eq!(run.checkout().map(|c| c.repo.as_str()), Some("NVIDIA/srt-slurm"));
+    }
+
+    /// Issue 35 cases 1 and 2 as launchers: 21 doubling lines, and a 60 KB `if ! ! ! … true`,
+    /// `then then …` and `$(bash $(bash …))`. Each is evaluated to named facts, in bounded memory.
+    #[test]
+    fn hostile_launchers_evaluate_to_named_facts() {
+        let mut doubling = String::from("V0=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
+        for i in 1..=21 {
+            doubling.push_str(&format!("V{i}=$V{}$V{}\n", i - 1, i - 1));
+        }
+        doubling.push_str("bash benchmarks/single_node/$V21.sh\n");
+        let r = evaluate(&MemTree::new(), "runners/launch_x.sh", &doubling, &mut env("sglang", "none"), "");
+        assert!(
+            r.unresolved.iter().any(|u| u.why == "too_long" && u.at == "runners/launch_x.sh:12"),
+            "{:?}",
+            r.unresolved
+        );
+        let kept: usize = r.assignments.iter().filter_map(|a| a.value.as_ref().ok()).map(String::len).sum();
+        assert!(kept <= 2 * super::super::shell::MAX_VALUE_BYTES, "{kept} bytes kept");
+
+        let bangs = format!("if {}true; then\n  bash benchmarks/single_node/a.sh\nfi\n", "! ".repeat(30_000));
+        let r = evaluate(&MemTree::new(), "runners/launch_x.sh", &bangs, &mut env("sglang", "none"), "");
+        assert_eq!(r.scripts, [("benchmarks/single_node/a.sh".to_owned(), "runners/launch_x.sh:2".to_owned(), false)]);
+
+        let thens = format!("if true; {}bash benchmarks/single_node/a.sh; fi\n", "then ".repeat(30_000));
+        let r = evaluate(&MemTree::new(), "runners/launch_x.sh", &thens, &mut env("sglang", "none"), "");
+        assert!(r.unresolved.iter().any(|u| u.why == "too_deep"), "{:?}", r.unresolved);
+
+        let nested = format!("X={}benchmarks/single_node/a.sh{}\n", "$(bash ".repeat(20_000), ")".repeat(20_000));
+        let r = evaluate(&MemTree::new(), "runners/launch_x.sh", &nested, &mut env("sglang", "none"), "");
+        // An assignment's `$(…)` is never run by the reader: one named fact, its text cut short.
+        assert!(
+            r.unresolved
+                .iter()
+                .any(|u| u.why == "command_substitution" && u.what.chars().count() <= super::super::shell::MAX_WHAT),
+            "{:?}",
+            r.unresolved
+        );
     }
 }

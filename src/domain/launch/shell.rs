@@ -15,8 +15,21 @@ use std::collections::BTreeMap;
 
 /// Most logical lines one runner script is evaluated for (past it: an unresolved fact).
 pub const MAX_LINES: usize = 4096;
-/// Deepest nesting of `$(…)`/`${…}` expanded.
-const MAX_NESTING: usize = 8;
+/// Deepest nesting of `$(…)`/`${…}` expanded, and of test groups and statement prefixes
+/// (`then`, `else`, a case arm) read.
+pub(super) const MAX_NESTING: usize = 8;
+/// Longest value computed (decision HT1). Linux refuses an argument or environment string
+/// longer than 128 KiB (`MAX_ARG_STRLEN`), so a longer value cannot reach the command it is
+/// computed for; real launcher values are under 1 KiB. Past it the value is `too_long`.
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+/// Most bytes of known values one script's variables hold together (decision HT1): 4,096
+/// lines of 64 KiB values would otherwise keep 256 MiB per evaluated job.
+pub const MAX_ENV_BYTES: usize = 1024 * 1024;
+/// Most steps one glob match or one `${V%…}` strip takes (pattern length × value length, each
+/// bounded); past it the test is undecided and the value `too_long`.
+const MAX_GLOB_STEPS: usize = 1 << 26;
+/// Most expansions one [`ScriptValues::expand`] evaluates, over every nesting level.
+const MAX_EXPANSIONS: usize = 4096;
 
 /// A value the model could not compute, and why (`why` is a stable code, `at` is `file:line`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -25,13 +38,13 @@ pub struct Unresolved {
     pub what: String,
     /// `command_substitution`, `runner_environment`, `loop`, `undecided_branch`,
     /// `unsupported_expansion`, `arithmetic`, `too_long`, `missing`, `not_text`, `too_deep`,
-    /// `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`.
+    /// `too_many_values`, `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`.
     pub why: &'static str,
     pub at: String,
 }
 
 /// Longest `what` kept (untrusted text goes into reports).
-const MAX_WHAT: usize = 160;
+pub(crate) const MAX_WHAT: usize = 160;
 
 impl Unresolved {
     pub fn new(what: &str, why: &'static str, at: impl Into<String>) -> Unresolved {
@@ -83,20 +96,42 @@ pub struct Env {
     vars: BTreeMap<String, Val>,
     /// Names the workflow sets (unset ones read as empty, as bash reads them).
     workflow: Vec<String>,
+    /// Bytes of the known values in `vars` (bounded by [`MAX_ENV_BYTES`]).
+    bytes: usize,
 }
 
 impl Env {
     /// An environment where `workflow` names are the job's (empty unless bound).
     pub fn new(workflow: &[&str]) -> Env {
-        Env { vars: BTreeMap::new(), workflow: workflow.iter().map(|s| (*s).to_owned()).collect() }
+        Env { vars: BTreeMap::new(), workflow: workflow.iter().map(|s| (*s).to_owned()).collect(), bytes: 0 }
     }
 
     pub fn bind(&mut self, name: &str, value: &str) {
-        self.vars.insert(name.to_owned(), Val::Known(value.to_owned()));
+        self.set(name, Val::Known(value.to_owned()));
     }
 
     pub fn set(&mut self, name: &str, value: Val) {
-        self.vars.insert(name.to_owned(), value);
+        let size = |v: &Val| match v {
+            Val::Known(s) => s.len(),
+            Val::Unresolved(_) => 0,
+        };
+        self.bytes += size(&value);
+        if let Some(old) = self.vars.insert(name.to_owned(), value) {
+            self.bytes -= size(&old);
+        }
+    }
+
+    /// `value` computed at `at` for variable `name`, unless keeping it would bring the known
+    /// values past [`MAX_ENV_BYTES`] (then a `too_long` fact).
+    pub fn admit(&self, name: &str, value: String, at: &str) -> Result<String, Unresolved> {
+        let replaced = match self.vars.get(name) {
+            Some(Val::Known(old)) => old.len(),
+            _ => 0,
+        };
+        match self.bytes - replaced + value.len() > MAX_ENV_BYTES {
+            true => Err(Unresolved::new(&format!("${name}"), "too_long", at)),
+            false => Ok(value),
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Val> {
@@ -152,6 +187,10 @@ impl Env {
                     i += 1;
                 }
             }
+            // Checked as it grows: `$V$V` of two bounded values is refused before a third.
+            if out.len() > MAX_VALUE_BYTES {
+                return Err(Unresolved::new(word, "too_long", at));
+            }
         }
         Ok(out)
     }
@@ -201,7 +240,7 @@ impl Env {
         let strip = |pattern: &str, suffix: bool, longest: bool| -> Result<String, Unresolved> {
             let v = value()?.unwrap_or_default();
             let p = arg(pattern)?;
-            Ok(strip_glob(&v, &p, suffix, longest))
+            strip_glob(&v, &p, suffix, longest).ok_or_else(|| Unresolved::new(&format!("${{{inner}}}"), "too_long", at))
         };
         if let Some(rest) = op.strip_prefix("%%") {
             strip(rest, true, true)
@@ -262,10 +301,18 @@ impl Env {
     /// The truth of a test command (`[[ … ]]`, `[ … ]`, `!`, `&&`/`||` chains); `file` answers
     /// `-f path` for a computed path.
     pub fn test(&self, text: &str, at: &str, file: &dyn Fn(&str) -> Tri) -> Tri {
+        self.test_depth(text, at, file, 0)
+    }
+
+    /// `depth`: the groups and `[[ … ]]` nested around `text`; past [`MAX_NESTING`] undecided.
+    fn test_depth(&self, text: &str, at: &str, file: &dyn Fn(&str) -> Tri, depth: usize) -> Tri {
+        if depth > MAX_NESTING {
+            return Tri::Maybe;
+        }
         let parts = split_top(text, &["&&", "||"]);
         let mut acc: Option<Tri> = None;
         for (op, term) in &parts {
-            let t = self.term(term.trim(), at, file);
+            let t = self.term(term.trim(), at, file, depth);
             acc = Some(match (acc, op.as_str()) {
                 (None, _) => t,
                 (Some(a), "&&") => a.and(t),
@@ -275,10 +322,22 @@ impl Env {
         acc.unwrap_or(Tri::Maybe)
     }
 
-    fn term(&self, term: &str, at: &str, file: &dyn Fn(&str) -> Tri) -> Tri {
-        if let Some(rest) = term.strip_prefix("! ") {
-            return self.term(rest.trim(), at, file).not();
+    fn term(&self, term: &str, at: &str, file: &dyn Fn(&str) -> Tri, depth: usize) -> Tri {
+        // `! ! … x`: negations are counted, not recursed into (60 KB of them took the stack).
+        let mut negated = false;
+        let mut term = term;
+        while let Some(rest) = term.strip_prefix("! ") {
+            negated = !negated;
+            term = rest.trim();
         }
+        let t = self.bare_term(term, at, file, depth);
+        match negated {
+            true => t.not(),
+            false => t,
+        }
+    }
+
+    fn bare_term(&self, term: &str, at: &str, file: &dyn Fn(&str) -> Tri, depth: usize) -> Tri {
         let inner = term
             .strip_prefix("[[")
             .and_then(|t| t.strip_suffix("]]"))
@@ -288,23 +347,34 @@ impl Env {
         let chars: Vec<char> = inner.chars().collect();
         if chars.first() == Some(&'(') && closing(&chars, 0, '(', ')') == Some(chars.len() - 1) {
             // `[[ a && ( b || c ) ]]`: a group is a test of its own.
-            return self.term(&format!("[[ {} ]]", &inner[1..inner.len() - 1].trim()), at, file);
+            let group = format!("[[ {} ]]", &inner[1..inner.len() - 1].trim());
+            return match depth < MAX_NESTING {
+                true => self.term(&group, at, file, depth + 1),
+                false => Tri::Maybe,
+            };
         }
         if inner.contains(" && ") || inner.contains(" || ") {
             let wrapped: Vec<(String, String)> = split_top(inner, &["&&", "||"]);
             let joined = wrapped.iter().map(|(op, t)| format!("{op} [[ {} ]] ", t.trim())).collect::<String>();
-            return self.test(joined.trim(), at, file);
+            return self.test_depth(joined.trim(), at, file, depth + 1);
         }
         let words = split_words(inner);
+        let bangs = words.iter().take_while(|w| *w == "!").count();
+        if bangs > 0 {
+            let rest = self.bare_term(&format!("[[ {} ]]", words[bangs..].join(" ")), at, file, depth + 1);
+            return match bangs % 2 {
+                1 => rest.not(),
+                _ => rest,
+            };
+        }
         let ex = |w: &str| self.expand(w, at).ok();
         match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-            ["!", rest @ ..] => self.term(&format!("[[ {} ]]", rest.join(" ")), at, file).not(),
             ["-f", p] => ex(p).map_or(Tri::Maybe, |p| file(&p)),
             ["-z", v] => ex(v).map_or(Tri::Maybe, |v| Tri::of(v.is_empty())),
             ["-n", v] => ex(v).map_or(Tri::Maybe, |v| Tri::of(!v.is_empty())),
             [a, op @ ("==" | "=" | "!="), b] => {
                 let (Some(a), Some(b)) = (ex(a), self.pattern(b, at)) else { return Tri::Maybe };
-                let m = Tri::of(glob(&b, &a));
+                let m = glob(&b, &a).map_or(Tri::Maybe, Tri::of);
                 if *op == "!=" {
                     m.not()
                 } else {
@@ -434,67 +504,105 @@ pub fn split_words(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether `text` matches the shell glob `pattern` (`*`, `?`, `\x` literal).
-pub fn glob(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        let literal = |pi: usize| -> Option<(char, usize)> {
-            match p.get(pi)? {
-                '\\' => Some((*p.get(pi + 1)?, 2)),
-                c => Some((*c, 1)),
-            }
-        };
-        match p.get(pi) {
-            Some('*') => {
-                star = Some(pi);
-                mark = ti;
-                pi += 1;
-            }
-            Some('?') => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match literal(pi) {
-                Some((c, n)) if c == t[ti] => {
-                    pi += n;
-                    ti += 1;
-                }
-                _ => match star {
-                    Some(s) => {
-                        pi = s + 1;
-                        mark += 1;
-                        ti = mark;
-                    }
-                    None => return false,
-                },
-            },
-        }
-    }
-    while p.get(pi) == Some(&'*') {
-        pi += 1;
-    }
-    pi == p.len()
+/// One element of a shell glob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GlobToken {
+    Star,
+    Any,
+    Literal(char),
 }
 
-/// `${v%pat}` family: removes the shortest/longest prefix/suffix matching `pattern`.
-fn strip_glob(v: &str, pattern: &str, suffix: bool, longest: bool) -> String {
-    let cuts: Vec<usize> = v.char_indices().map(|(i, _)| i).chain([v.len()]).collect();
-    let candidates: Box<dyn Iterator<Item = &usize>> = match (suffix, longest) {
-        (true, true) => Box::new(cuts.iter()),
-        (true, false) => Box::new(cuts.iter().rev()),
-        (false, true) => Box::new(cuts.iter().rev()),
-        (false, false) => Box::new(cuts.iter()),
-    };
-    for &cut in candidates {
-        let (keep, part) = if suffix { (&v[..cut], &v[cut..]) } else { (&v[cut..], &v[..cut]) };
-        if glob(pattern, part) {
-            return keep.to_owned();
+/// The tokens of a glob (`*`, `?`, `\x` literal; runs of `*` are one).
+fn glob_tokens(pattern: &str) -> Vec<GlobToken> {
+    let mut out = Vec::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        let token = match c {
+            '*' => GlobToken::Star,
+            '?' => GlobToken::Any,
+            '\\' => GlobToken::Literal(chars.next().unwrap_or('\\')),
+            c => GlobToken::Literal(c),
+        };
+        if !(token == GlobToken::Star && out.last() == Some(&GlobToken::Star)) {
+            out.push(token);
         }
     }
-    v.to_owned()
+    out
+}
+
+/// For every prefix length `k` of `text` (`0..=len`), whether `tokens` match `text[..k]`: one
+/// pass over the text with the set of pattern positions reached (decision HT1), so a strip tries
+/// every cut point in time linear in the value, not a glob per cut point. `None` past
+/// [`MAX_GLOB_STEPS`].
+fn prefix_matches(tokens: &[GlobToken], text: &[char]) -> Option<Vec<bool>> {
+    let n = tokens.len();
+    if text.len().saturating_add(1).saturating_mul(n + 1) > MAX_GLOB_STEPS {
+        return None;
+    }
+    // A `*` also matches nothing: reaching it reaches the position after it.
+    let close = |set: &mut [bool]| {
+        for i in 0..n {
+            if set[i] && tokens[i] == GlobToken::Star {
+                set[i + 1] = true;
+            }
+        }
+    };
+    let mut reached = vec![false; n + 1];
+    reached[0] = true;
+    close(&mut reached);
+    let mut matches = vec![false; text.len() + 1];
+    matches[0] = reached[n];
+    let mut next = vec![false; n + 1];
+    for (k, &c) in text.iter().enumerate() {
+        next.iter_mut().for_each(|r| *r = false);
+        for i in (0..n).filter(|&i| reached[i]) {
+            match tokens[i] {
+                GlobToken::Star => next[i] = true,
+                GlobToken::Any => next[i + 1] = true,
+                GlobToken::Literal(l) if l == c => next[i + 1] = true,
+                GlobToken::Literal(_) => {}
+            }
+        }
+        close(&mut next);
+        std::mem::swap(&mut reached, &mut next);
+        if !reached.contains(&true) {
+            break; // no longer prefix can match
+        }
+        matches[k + 1] = reached[n];
+    }
+    Some(matches)
+}
+
+/// Whether `text` matches the shell glob `pattern` (`*`, `?`, `\x` literal); `None` when
+/// deciding it would take more than [`MAX_GLOB_STEPS`].
+pub fn glob(pattern: &str, text: &str) -> Option<bool> {
+    let text: Vec<char> = text.chars().collect();
+    prefix_matches(&glob_tokens(pattern), &text).map(|m| m[text.len()])
+}
+
+/// `${v%pat}` family: removes the shortest/longest prefix/suffix matching `pattern`. A suffix
+/// is matched as a prefix of the reversed value by the reversed pattern. `None` when it would
+/// take more than [`MAX_GLOB_STEPS`].
+fn strip_glob(v: &str, pattern: &str, suffix: bool, longest: bool) -> Option<String> {
+    let chars: Vec<char> = v.chars().collect();
+    let mut tokens = glob_tokens(pattern);
+    let text: Vec<char> = match suffix {
+        true => {
+            tokens.reverse();
+            chars.iter().rev().copied().collect()
+        }
+        false => chars.clone(),
+    };
+    let matches = prefix_matches(&tokens, &text)?;
+    let cut = match longest {
+        true => matches.iter().rposition(|&m| m),
+        false => matches.iter().position(|&m| m),
+    };
+    Some(match (cut, suffix) {
+        (None, _) => v.to_owned(),
+        (Some(k), true) => chars[..chars.len() - k].iter().collect(),
+        (Some(k), false) => chars[k..].iter().collect(),
+    })
 }
 
 /// `NAME=value` at a command's start.
@@ -556,8 +664,11 @@ impl ScriptValues {
     /// `fixed` binds names whatever the script assigns. A variable the script never assigns
     /// reads as unset where the word gives it a default (`${NAME:-d}`), and is unresolved
     /// elsewhere; a command substitution is unresolved (its text is in the fact).
+    /// At most [`MAX_EXPANSIONS`] expansions are evaluated over every nesting level (past it:
+    /// `too_many_values`): values naming many multi-valued variables, nested eight deep,
+    /// would otherwise multiply.
     pub fn expand(&self, word: &str, fixed: &[(&str, &str)], max: usize) -> Result<Vec<String>, Unresolved> {
-        self.expand_within(word, fixed, max, &[])
+        self.expand_within(word, fixed, max, &[], &std::cell::Cell::new(0))
     }
 
     /// `within`: the variables whose values are being expanded. A value that names its own
@@ -568,6 +679,7 @@ impl ScriptValues {
         fixed: &[(&str, &str)],
         max: usize,
         within: &[String],
+        spent: &std::cell::Cell<usize>,
     ) -> Result<Vec<String>, Unresolved> {
         if within.len() > MAX_NESTING {
             return Err(Unresolved::new(word, "too_deep", word));
@@ -585,7 +697,7 @@ impl ScriptValues {
                 let inner: Vec<String> = within.iter().cloned().chain([name.clone()]).collect();
                 for raw in raws {
                     // A value computed by a command keeps its text, so what it names stays visible.
-                    let expanded = match self.expand_within(raw, fixed, max, &inner) {
+                    let expanded = match self.expand_within(raw, fixed, max, &inner, spent) {
                         Err(u) if u.why == "command_substitution" => vec![raw.clone()],
                         other => other?,
                     };
@@ -615,6 +727,10 @@ impl ScriptValues {
                 if let Some(v) = values.get(i) {
                     env.bind(name, v);
                 }
+            }
+            spent.set(spent.get() + 1);
+            if spent.get() > MAX_EXPANSIONS {
+                return Err(Unresolved::new(word, "too_many_values", word));
             }
             let value = env.expand(word, word)?;
             if !out.contains(&value) {
@@ -741,11 +857,104 @@ mod tests {
 
     #[test]
     fn globs_and_strips_follow_bash() {
-        assert!(glob("*NVFP4-V2", "nvidia/Qwen3.5-NVFP4-V2"));
-        assert!(!glob("a\\*", "ab"));
-        assert!(glob("recipes/*/b*.yaml", "recipes/x/y/bz.yaml"));
-        assert_eq!(strip_glob("a_b_c", "_*", true, true), "a");
-        assert_eq!(strip_glob("a_b_c", "_*", true, false), "a_b");
-        assert_eq!(strip_glob("recipes/x.yaml:sel", ":*", true, true), "recipes/x.yaml");
+        assert_eq!(glob("*NVFP4-V2", "nvidia/Qwen3.5-NVFP4-V2"), Some(true));
+        assert_eq!(glob("a\\*", "ab"), Some(false));
+        assert_eq!(glob("a\\*", "a*"), Some(true));
+        assert_eq!(glob("recipes/*/b*.yaml", "recipes/x/y/bz.yaml"), Some(true));
+        assert_eq!(glob("?x**", "ax"), Some(true));
+        assert_eq!(glob("a*b", "ab_"), Some(false));
+        let strip = |v, p, suffix, longest| strip_glob(v, p, suffix, longest).unwrap();
+        assert_eq!(strip("a_b_c", "_*", true, true), "a");
+        assert_eq!(strip("a_b_c", "_*", true, false), "a_b");
+        assert_eq!(strip("a_b_c", "*_", false, true), "c");
+        assert_eq!(strip("a_b_c", "*_", false, false), "b_c");
+        assert_eq!(strip("a_b_c", "x*", true, true), "a_b_c", "no match keeps the value");
+        assert_eq!(strip("a_b_c", "*", true, false), "a_b_c", "the shortest suffix `*` matches is empty");
+        assert_eq!(strip("recipes/x.yaml:sel", ":*", true, true), "recipes/x.yaml");
+        assert_eq!(strip("qwen3.5_1k1k", "q?en", false, false), "3.5_1k1k");
+    }
+
+    /// Issue 35 case 1: `V1=$V0$V0` for 21 lines took `serve` to 3.7 GB. A value stops at
+    /// [`MAX_VALUE_BYTES`]; what expands it is `too_long`.
+    #[test]
+    fn a_doubling_value_stops_at_the_value_bound() {
+        let mut e = Env::new(&[]);
+        e.bind("V0", &"x".repeat(64));
+        let mut last = None;
+        for i in 1..=21 {
+            let computed = e.expand(&format!("$V{}$V{}", i - 1, i - 1), &format!("r.sh:{i}"));
+            e.set(&format!("V{i}"), computed.clone().map_or_else(Val::Unresolved, Val::Known));
+            last = Some(computed);
+        }
+        let u = last.unwrap().unwrap_err();
+        assert_eq!(
+            (u.why, u.at.as_str()),
+            ("too_long", "r.sh:11"),
+            "64 B doubled 10 times is 64 KiB, the 11th is past it"
+        );
+        assert!(e.expand("$V10", "r.sh:22").is_ok_and(|v| v.len() == MAX_VALUE_BYTES));
+        // The env's total is bounded too: a second 64 KiB value is admitted, the 17th is not.
+        let big = "y".repeat(MAX_VALUE_BYTES);
+        let mut e = Env::new(&[]);
+        for i in 0..(MAX_ENV_BYTES / MAX_VALUE_BYTES) {
+            let v = e.admit(&format!("B{i}"), big.clone(), "r.sh:1").unwrap();
+            e.set(&format!("B{i}"), Val::Known(v));
+        }
+        assert_eq!(e.admit("B0", big.clone(), "r.sh:2").unwrap().len(), big.len(), "a replaced value frees its bytes");
+        assert_eq!(e.admit("MORE", big, "r.sh:3").unwrap_err().why, "too_long");
+    }
+
+    /// Issue 35 case 2: `if ! ! ! … true` (60 KB) overflowed a worker's stack.
+    #[test]
+    fn sixty_kilobytes_of_negations_and_groups_are_read_without_recursion() {
+        let e = env();
+        let no_file = |_: &str| Tri::No;
+        let bangs = "! ".repeat(30_000);
+        assert_eq!(e.test(&format!("{bangs}[[ -z \"\" ]]"), "f:1", &no_file), Tri::Yes, "an even count");
+        assert_eq!(e.test(&format!("! {bangs}[[ -z \"\" ]]"), "f:1", &no_file), Tri::No, "an odd count");
+        assert_eq!(e.test(&format!("{bangs}true"), "f:1", &no_file), Tri::Maybe);
+        assert_eq!(e.test(&format!("[[ {bangs}-z \"\" ]]"), "f:1", &no_file), Tri::Yes, "inside [[ ]]");
+        let groups = format!("[[ {}-z \"\"{} ]]", "( ".repeat(20_000), " )".repeat(20_000));
+        assert_eq!(e.test(&groups, "f:1", &no_file), Tri::Maybe, "groups past the nesting bound are undecided");
+        let groups = format!("[[ {}-z \"\"{} ]]", "( ".repeat(3), " )".repeat(3));
+        assert_eq!(e.test(&groups, "f:1", &no_file), Tri::Yes);
+    }
+
+    /// Issue 35 case 4: `W=${V%%*b}` on a 128 KiB value tried a glob at every cut point
+    /// (16.8 s). The strip is one pass; a match too costly to decide is `too_long`.
+    #[test]
+    fn strips_are_linear_in_the_value() {
+        let v = "a".repeat(128 * 1024);
+        let started = std::time::Instant::now();
+        assert_eq!(strip_glob(&v, "*b", true, true).unwrap().len(), v.len());
+        assert_eq!(strip_glob(&v, "*a", true, false).unwrap().len(), v.len() - 1);
+        assert_eq!(strip_glob(&v, "a*a", false, true).unwrap(), "");
+        assert_eq!(glob("*a*a*a*a*b", &v), Some(false));
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "took {:?}", started.elapsed());
+        let mut e = Env::new(&[]);
+        e.bind("V", &"a".repeat(MAX_VALUE_BYTES));
+        assert_eq!(e.expand("${V%%*b}", "r.sh:3").unwrap().len(), MAX_VALUE_BYTES);
+        e.bind("P", &"*a".repeat(2048));
+        assert_eq!(e.expand("${V%%$P}", "r.sh:4").unwrap_err().why, "too_long", "pattern × value past the step bound");
+        assert_eq!(e.test("[[ $V == $P ]]", "r.sh:5", &|_| Tri::No), Tri::Maybe);
+    }
+
+    /// Variables naming many multi-valued variables, nested: the expansions are counted.
+    #[test]
+    fn script_values_count_their_expansions() {
+        let mut script = String::new();
+        for level in 0..8 {
+            for value in 0..4 {
+                if level < 7 {
+                    let refs: String = (0..4).map(|v| format!("$L{}_{v}", level + 1)).collect();
+                    script.push_str(&format!("L{level}_{value}={refs}\n"));
+                }
+                script.push_str(&format!("L{level}_{value}=x{value}\n"));
+            }
+        }
+        let values = ScriptValues::of(&script);
+        let started = std::time::Instant::now();
+        assert_eq!(values.expand("$L0_0", &[], 1 << 20).unwrap_err().why, "too_many_values");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "took {:?}", started.elapsed());
     }
 }

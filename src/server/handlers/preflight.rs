@@ -17,6 +17,7 @@ use crate::intake::signoff::{SignoffKey, SignoffUrl};
 use crate::report::render_bilingual;
 use crate::report::verdict::message_text;
 
+use super::offload::{run_checks, Overrun};
 use super::{HandlerError, Outcome};
 
 /// The check run's name.
@@ -132,13 +133,34 @@ pub(super) async fn preflight<G: GitHub>(
         .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?;
     let (conclusion, title, summary) = match collect(gh, &upstream, &request, &cfg.verify.limits, known).await {
         Ok(evidence) => {
-            let verdict = verify(&evidence);
-            let preflight = Preflight::of(&evidence, &verdict);
-            let title = match preflight.fails.len() {
-                0 => "Nothing would fail before sign-off / 签核前没有会失败的检查".to_owned(),
-                n => format!("{n} check(s) would fail / {n} 项检查将会失败"),
-            };
-            (preflight.conclusion(), title, render(&preflight, &head)?)
+            let checked = run_checks(cfg.verify.deadline, std::sync::Arc::new(evidence), |ev| {
+                let verdict = verify(ev);
+                Preflight::of(ev, &verdict)
+            });
+            match checked.await {
+                Ok(preflight) => {
+                    let title = match preflight.fails.len() {
+                        0 => "Nothing would fail before sign-off / 签核前没有会失败的检查".to_owned(),
+                        n => format!("{n} check(s) would fail / {n} 项检查将会失败"),
+                    };
+                    (preflight.conclusion(), title, render(&preflight, &head)?)
+                }
+                // The PR's files made the checks overrun: a conclusion that names it, not a
+                // check run left in progress.
+                Err(overrun) => {
+                    out.note(format!("preflight on {head}: {overrun}"));
+                    let seconds = match overrun {
+                        Overrun::Deadline(d) => Some(d.as_secs()),
+                        Overrun::Panicked(_) => None,
+                    };
+                    let context = json!({"head": head, "seconds": seconds});
+                    (
+                        "failure",
+                        "Preflight could not finish / 预检未能完成".to_owned(),
+                        render_bilingual("preflight_overrun", &context)?,
+                    )
+                }
+            }
         }
         Err(err) => {
             let context = json!({"head": head, "error": err.to_string()});

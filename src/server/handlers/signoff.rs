@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
+use super::offload::{run_checks, Overrun};
 use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED, RECIPE_REPOSITORIES};
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
@@ -56,6 +57,8 @@ pub struct VerifyConfig {
     /// Run preflight (the check run `sweepgate/preflight`) on each push; on unless
     /// `--preflight=false`.
     pub preflight: bool,
+    /// How long the checks of one verification or preflight may run (`--verify-deadline-secs`).
+    pub deadline: std::time::Duration,
 }
 
 /// The reconcile's backoff per PR for polling linked recipe PRs (issue 25 item 4): after a poll
@@ -148,6 +151,7 @@ impl Default for VerifyConfig {
             details: None,
             watch: Default::default(),
             preflight: true,
+            deadline: super::offload::DEFAULT_DEADLINE,
         }
     }
 }
@@ -454,7 +458,7 @@ pub async fn verify_signoff<G: GitHub>(
         signoff: None,
     };
     let evidence = match collect(gh, &upstream, &request, &cfg.limits, known).await {
-        Ok(evidence) => evidence,
+        Ok(evidence) => std::sync::Arc::new(evidence),
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
             set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, true, out).await?;
@@ -464,7 +468,11 @@ pub async fn verify_signoff<G: GitHub>(
     // Evidence pins the head it read; the status goes on that commit, not on a later one.
     let pinned = evidence.pull_request.head_sha.clone();
     let signed_head = carried.map_or(pinned.as_str(), |f| f.signed.as_str());
-    let fingerprint = Fingerprint::of(&evidence, signed_head);
+    let signed = signed_head.to_owned();
+    let fingerprint = match run_checks(cfg.deadline, evidence.clone(), move |ev| Fingerprint::of(ev, &signed)).await {
+        Ok(fingerprint) => fingerprint,
+        Err(overrun) => return overran(gh, cfg, (repo, pr), key, &pinned, pinned == head, overrun, out).await,
+    };
     let comments = gh.list_issue_comments(repo, pr).await?;
     let find = Marker::new("verdict").with("signoff", key);
     let existing = find_own(&comments, bot_login, &find).map(|(c, _)| c);
@@ -482,7 +490,10 @@ pub async fn verify_signoff<G: GitHub>(
         }
     }
     let fingerprint = fingerprint.map_err(|why| out.note(format!("no fingerprint recorded at {pinned}: {why}"))).ok();
-    let verdict = verify(&evidence);
+    let verdict = match run_checks(cfg.deadline, evidence.clone(), verify).await {
+        Ok(verdict) => verdict,
+        Err(overrun) => return overran(gh, cfg, (repo, pr), key, &pinned, pinned == head, overrun, out).await,
+    };
     out.charts = FrontierChart::of_verdict(&verdict);
     let digest = fingerprint.as_ref().map(Fingerprint::digest);
     // A REJECTED verdict whose only blocker is a linked recipe PR still open is watched.
@@ -546,6 +557,27 @@ pub async fn verify_signoff<G: GitHub>(
         format!("sign-off {key}: {word} at {short}")
     };
     set_status(gh, cfg, (repo, pr), &pinned, state, description, pinned == head, out).await
+}
+
+/// The checks gave no verdict (their deadline passed): the status on `pinned` is a failure
+/// naming why, never left pending, and the event fails with the same reason.
+#[allow(clippy::too_many_arguments)] // private; each argument is one part of the status
+async fn overran<G: GitHub>(
+    gh: &G,
+    cfg: &VerifyConfig,
+    target: (&RepoRef, u64),
+    key: SignoffKey,
+    pinned: &str,
+    after_own_pending: bool,
+    overrun: Overrun,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let description = match &overrun {
+        Overrun::Deadline(d) => format!("sign-off {key} could not be verified: the checks ran past {} s", d.as_secs()),
+        Overrun::Panicked(_) => format!("sign-off {key} could not be verified: the checks stopped"),
+    };
+    set_status(gh, cfg, target, pinned, StatusState::Failure, description, after_own_pending, out).await?;
+    Err(overrun.into())
 }
 
 /// The line that opens the note the bot appends to a verdict about a later head.
