@@ -60,13 +60,21 @@ fn drop_key(node: &mut Node, pos: Pos, name: &str) -> bool {
     }
 }
 
+/// Node visits one forward reading may spend. Each unknown key costs a round (a typed reading
+/// and a walk of the document), so a document of many unknown keys would cost its size times
+/// their count; past this bound the reading is an error naming it (decision HT6). Real trees
+/// carry a handful of unknown keys per document.
+pub const MAX_FORWARD_VISITS: usize = 1 << 25;
+
 /// Reads `T` from `node` forward: unknown keys are returned beside the value instead of
 /// failing the reading.
 pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<(T, Vec<UnknownField>), YamlError> {
     let mut unknown = Vec::new();
     let mut copy: Option<Node> = None;
-    // Each round removes at least one key, so the tree's size bounds the rounds.
-    for _ in 0..=node.size() {
+    // Each round removes at least one key, so the tree's size bounds the rounds; the visit
+    // budget bounds their total cost.
+    let rounds = node.size().min(MAX_FORWARD_VISITS / (2 * node.size().max(1))).max(1);
+    for _ in 0..=rounds {
         let current = copy.as_ref().unwrap_or(node);
         let err = match yaml::from_node::<T>(current) {
             Ok(value) => return Ok((value, unknown)),
@@ -84,7 +92,15 @@ pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<(T, Vec<UnknownFiel
         };
         unknown.push(UnknownField { pos, path });
     }
-    Err(YamlError::at(node.pos, "too many unknown fields to read forward"))
+    Err(YamlError::at(
+        node.pos,
+        format!(
+            "more than {rounds} unknown fields in this part of the document ({} nodes): reading past them would \
+             cost more than {MAX_FORWARD_VISITS} node visits; remove the unknown fields or read the file with a \
+             sweepgate that knows them",
+            node.size()
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -126,6 +142,18 @@ mod tests {
             d.to_string().starts_with("t.yaml:5:5: warning: master config 'k': unknown field `items[0].num-nodes`"),
             "{d}"
         );
+    }
+
+    /// Issue 35 (found in review): each unknown key was a round over the whole document, with no
+    /// bound but the node count. 40,000 unknown keys in one entry stop at the visit budget.
+    #[test]
+    fn many_unknown_keys_stop_at_the_visit_budget() {
+        let keys: String = (0..40_000).map(|i| format!("u{i}: 1\n")).collect();
+        let err = read(&format!("name: x\nitems: []\n{keys}")).unwrap_err();
+        assert!(err.message.starts_with("more than 209 unknown fields in this part of the document (80005 nodes)"), "{err}");
+        let keys: String = (0..300).map(|i| format!("u{i}: 1\n")).collect();
+        let (_, unknown) = read(&format!("name: x\nitems: []\n{keys}")).unwrap();
+        assert_eq!(unknown.len(), 300);
     }
 
     #[test]
