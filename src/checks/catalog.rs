@@ -349,6 +349,18 @@ mod tests {
     const COMMON_MIN: &str = "[messages]\n[headlines.default]\nen = \"a\"\nzh = \"b\"\n";
     const REASONS_MIN: &str = "[r]\nen = \"a\"\nzh = \"b\"\n";
 
+    /// A value inside hand-written backticks keeps its Markdown escapes (`\(` shows as typed);
+    /// values are put in code spans by the `code` filter, which fences the raw text.
+    #[test]
+    fn no_message_writes_a_value_inside_hand_written_backticks() {
+        for (file, text) in
+            CHECK_FILES.iter().chain(&[("checks/common.toml", COMMON_FILE), ("checks/reasons.toml", REASONS_FILE)])
+        {
+            let hand_written = text.lines().filter(|l| !l.trim_start().starts_with('#')).find(|l| l.contains("`{{"));
+            assert_eq!(hand_written, None, "{file}: use `{{{{ value | code }}}}`");
+        }
+    }
+
     #[test]
     fn embedded_catalog_has_all_checks_in_order() {
         let catalog = Catalog::embedded();

@@ -150,7 +150,10 @@ mod tests {
     fn many_unknown_keys_stop_at_the_visit_budget() {
         let keys: String = (0..40_000).map(|i| format!("u{i}: 1\n")).collect();
         let err = read(&format!("name: x\nitems: []\n{keys}")).unwrap_err();
-        assert!(err.message.starts_with("more than 209 unknown fields in this part of the document (80005 nodes)"), "{err}");
+        assert!(
+            err.message.starts_with("more than 209 unknown fields in this part of the document (80005 nodes)"),
+            "{err}"
+        );
         let keys: String = (0..300).map(|i| format!("u{i}: 1\n")).collect();
         let (_, unknown) = read(&format!("name: x\nitems: []\n{keys}")).unwrap();
         assert_eq!(unknown.len(), 300);

@@ -98,6 +98,15 @@ mod tests {
         }
     }
 
+    /// See `checks::catalog`'s test of the same name: values go in code spans through `code`.
+    #[test]
+    fn no_template_writes_a_value_inside_hand_written_backticks() {
+        let verdict = ("verdict.md.j2", include_str!("../../templates/verdict.md.j2"));
+        for (name, text) in TEMPLATES.iter().chain([&verdict]) {
+            assert!(!text.contains("`{{"), "{name}: use `{{{{ value | code }}}}`");
+        }
+    }
+
     #[test]
     fn missing_values_are_errors() {
         let err = render_bilingual("welcome", &serde_json::json!({"fork": false})).unwrap_err();
