@@ -420,3 +420,40 @@ async fn reconcile_repairs_review_and_inline_signoffs_newest_eligible_first() {
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     assert_eq!(statuses(&fake).len(), verified);
 }
+
+/// Issue 35 case 6: the author pushes C after a sign-off was posted for A, before the
+/// sign-off's delivery is processed. The sign-off covers the head its author saw: nothing is
+/// verified for C, no status is set, and the one reply for sign-offs that do not count says a
+/// fresh sign-off is needed, naming both heads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signoff_posted_before_the_head_was_pushed_is_not_verified_for_it() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, signed) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    let pushed = "c".repeat(40);
+    // The sign-off is posted at 10:00:00 (`comment_event`); the push lands 30 s later.
+    fake.push(REPO, pr, &pushed, "2026-09-01T10:00:30Z");
+    let server = start_server(&fake, &upstream, &[]).await;
+    server.deliver("issue_comment", "race-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    server.wait_handled(1).await;
+    assert!(verdicts(&fake, pr).is_empty(), "nothing is verified for a head nobody signed");
+    assert!(statuses(&fake).is_empty(), "the status is unchanged: {:?}", statuses(&fake));
+    let w = fake.world();
+    let replies: Vec<String> = w
+        .comments_on(REPO, pr)
+        .into_iter()
+        .filter(|c| c.login == BOT && c.body.contains("sweepgate:signoff-refused"))
+        .map(|c| c.body.clone())
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    let reply = &replies[0];
+    assert!(reply.contains("### A fresh sign-off is needed") && reply.contains("### 需要重新签署"), "{reply}");
+    assert!(reply.contains(&format!("before the PR's head `{pushed}` was pushed")), "{reply}");
+    assert!(reply.contains(&format!("the branch then held `{signed}`")), "{reply}");
+    assert!(w.log.iter().any(|l| l.contains(&format!("/activity?ref=refs%2Fheads%2Fbranch-{pr}"))), "{:?}", w.log);
+    assert!(!w.log.iter().any(|l| l.contains("/tarball/")), "no evidence is collected for it");
+}

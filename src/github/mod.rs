@@ -224,6 +224,14 @@ pub trait GitHub: Send + Sync {
     /// The commit SHA a branch points at now (`GET /repos/{repo}/branches/{branch}`): where policy
     /// is read (ARCHITECTURE decision 6).
     fn get_branch_sha(&self, repo: &RepoRef, branch: &str) -> impl Future<Output = Result<String, GitHubError>> + Send;
+    /// The newest changes of `branch` (pushes, force pushes, creation), newest first, one page
+    /// of at most 100: which commit the branch held at a given time (a sign-off covers the head
+    /// its author saw, issue 35 case 6).
+    fn list_branch_activity(
+        &self,
+        repo: &RepoRef,
+        branch: &str,
+    ) -> impl Future<Output = Result<Vec<BranchActivity>, GitHubError>> + Send;
     /// Every path of the commit's tree with its git object SHA (one request, `recursive=1`).
     fn get_tree(&self, repo: &RepoRef, sha: &str) -> impl Future<Output = Result<GitTreeListing, GitHubError>> + Send;
     /// Runs of one workflow file at one commit (`head_sha` filter), newest first.

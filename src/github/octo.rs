@@ -622,6 +622,11 @@ impl GitHub for OctoGitHub {
         Ok(answer.commit.sha)
     }
 
+    async fn list_branch_activity(&self, repo: &RepoRef, branch: &str) -> Result<Vec<BranchActivity>, GitHubError> {
+        let reference = query_escape(&format!("refs/heads/{branch}"));
+        self.get(&format!("/repos/{repo}/activity?ref={reference}&direction=desc&per_page=100")).await
+    }
+
     async fn get_tree(&self, repo: &RepoRef, sha: &str) -> Result<GitTreeListing, GitHubError> {
         self.get(&format!("/repos/{repo}/git/trees/{}?recursive=1", query_escape(sha))).await
     }

@@ -269,6 +269,10 @@ impl GitHub for OutboxGitHub {
         Err(GitHubError::DryRun("resolving a branch"))
     }
 
+    async fn list_branch_activity(&self, _: &RepoRef, _: &str) -> Result<Vec<BranchActivity>, GitHubError> {
+        Err(GitHubError::DryRun("reading a branch's activity"))
+    }
+
     async fn get_tree(&self, _: &RepoRef, _: &str) -> Result<GitTreeListing, GitHubError> {
         Err(GitHubError::DryRun("listing a git tree"))
     }

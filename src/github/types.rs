@@ -55,6 +55,14 @@ pub struct RepoSummary {
     pub pushed_at: Option<DateTime<Utc>>,
 }
 
+/// One change of a branch from the repository activity API (`GET /repos/{repo}/activity`): the
+/// commit it pointed at afterwards, at GitHub's time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchActivity {
+    pub after: String,
+    pub timestamp: DateTime<Utc>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitRef {
     pub sha: String,

@@ -35,6 +35,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("performance.zh.md.j2", include_str!("../../templates/performance.zh.md.j2")),
     ("signoff_refused.en.md.j2", include_str!("../../templates/signoff_refused.en.md.j2")),
     ("signoff_refused.zh.md.j2", include_str!("../../templates/signoff_refused.zh.md.j2")),
+    ("signoff_stale.en.md.j2", include_str!("../../templates/signoff_stale.en.md.j2")),
+    ("signoff_stale.zh.md.j2", include_str!("../../templates/signoff_stale.zh.md.j2")),
     ("head_note.en.md.j2", include_str!("../../templates/head_note.en.md.j2")),
     ("head_note.zh.md.j2", include_str!("../../templates/head_note.zh.md.j2")),
     ("recipe_note.en.md.j2", include_str!("../../templates/recipe_note.en.md.j2")),

@@ -131,6 +131,9 @@ pub struct World {
     /// points at the base commit of the repository's lowest-numbered open PR that targets it
     /// (of a closed one when none is open).
     pub branches: HashMap<(String, String), String>,
+    /// (repo, branch) → its changes, newest first (`after`, `timestamp`), served by
+    /// `GET …/activity?ref=refs/heads/{branch}`. `add_pull` records the head's push at [`PUSHED`].
+    pub branch_activity: HashMap<(String, String), Vec<Value>>,
     /// Added before every answer (a remote GitHub's round trip, for benchmarks).
     pub latency: Duration,
     /// Bytes of every answer body sent, `/_blobs/` downloads included.
@@ -223,6 +226,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/collaborators/{user}/permission", get(permission))
             .route("/repos/{o}/{r}/git/trees/{sha}", get(git_tree))
             .route("/repos/{o}/{r}/branches/{*branch}", get(get_branch))
+            .route("/repos/{o}/{r}/activity", get(branch_activity))
             .route("/repos/{o}/{r}/actions/runs/{id}/jobs", get(list_jobs))
             .route("/repos/{o}/{r}/actions/jobs/{id}/logs", get(job_log_redirect))
             .route("/_blobs/job-log/{id}", get(job_log_blob))
@@ -265,6 +269,21 @@ impl FakeGitHub {
                 .map(|(name, additions)| json!({"filename": name, "status": "modified", "additions": additions, "deletions": 0}))
                 .collect(),
         );
+        let push = json!({"after": head_sha, "timestamp": PUSHED, "activity_type": "push"});
+        w.branch_activity.insert((repo.into(), format!("branch-{number}")), vec![push]);
+    }
+
+    /// The author pushes `sha` to PR `number`'s branch at GitHub time `at` (RFC 3339): the
+    /// PR's head, its head repository's `pushed_at` and the branch's activity follow.
+    pub fn push(&self, repo: &str, number: u64, sha: &str, at: &str) {
+        let mut w = self.world();
+        let updated_at = w.tick();
+        let pull = w.pulls.get_mut(&(repo.into(), number)).expect("the PR exists");
+        pull["head"]["sha"] = json!(sha);
+        pull["head"]["repo"]["pushed_at"] = json!(at);
+        pull["updated_at"] = json!(updated_at);
+        let push = json!({"after": sha, "timestamp": at, "activity_type": "push"});
+        w.branch_activity.entry((repo.into(), format!("branch-{number}"))).or_default().insert(0, push);
     }
 
     /// A status on `sha` posted by `creator` (e.g. a status the bot set before).
@@ -449,6 +468,25 @@ struct Page {
     branch: Option<String>,
     status: Option<String>,
     head_sha: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ActivityQuery {
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+}
+
+async fn branch_activity(
+    State(world): State<Shared>,
+    Path((o, r)): Path<(String, String)>,
+    Query(q): Query<ActivityQuery>,
+) -> Response {
+    let w = lock(&world);
+    let Some(branch) = q.reference.as_deref().and_then(|r| r.strip_prefix("refs/heads/")) else {
+        return Json(Vec::<Value>::new()).into_response();
+    };
+    let listed = w.branch_activity.get(&(format!("{o}/{r}"), branch.to_owned())).cloned().unwrap_or_default();
+    Json(listed.into_iter().take(100).collect::<Vec<_>>()).into_response()
 }
 
 fn paginate(items: Vec<Value>, q: &Page) -> Vec<Value> {

@@ -23,7 +23,7 @@ use crate::evidence::collect::{
 };
 use crate::evidence::Fact;
 use crate::github::types::{
-    CollaboratorPermission, Comment, PullRequest, SignoffResource, StatusInput, StatusState, User,
+    BranchActivity, CollaboratorPermission, Comment, PullRequest, SignoffResource, StatusInput, StatusState, User,
 };
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::eligibility::{self, Eligibility};
@@ -302,6 +302,80 @@ async fn refuse<G: GitHub>(
     Ok(())
 }
 
+/// The head a sign-off's author saw, against the PR's head now (issue 35 case 6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HeadSeen {
+    /// The PR's head was already there when the sign-off was posted.
+    Current,
+    /// The branch held this other commit then.
+    Earlier(String),
+    /// GitHub does not say (a deleted head repository, no activity before the sign-off): the
+    /// sign-off cannot be shown to cover the head, so it does not (fail closed).
+    Unknown,
+}
+
+/// Which head the branch held strictly before `posted_at` (a push in the same second may not
+/// have been seen), from its activity, newest first.
+fn head_in_activity(activity: &[BranchActivity], head: &str, posted_at: DateTime<Utc>) -> HeadSeen {
+    match activity.iter().filter(|a| a.timestamp < posted_at).max_by_key(|a| a.timestamp) {
+        Some(a) if a.after == head => HeadSeen::Current,
+        Some(a) => HeadSeen::Earlier(a.after.clone()),
+        None => HeadSeen::Unknown,
+    }
+}
+
+/// Whether the sign-off posted at `posted_at` saw the PR's head. The head repository's last
+/// push before it answers at no cost; otherwise the head branch's activity says which commit
+/// it held then, whatever order the deliveries of the sign-off and the push arrive in.
+async fn head_seen_at<G: GitHub>(
+    gh: &G,
+    pull: &PullRequest,
+    posted_at: DateTime<Utc>,
+) -> Result<HeadSeen, GitHubError> {
+    let Some(head_repo) = pull.head.repo.as_ref() else { return Ok(HeadSeen::Unknown) };
+    if head_repo.pushed_at.is_some_and(|pushed| pushed < posted_at) {
+        return Ok(HeadSeen::Current);
+    }
+    let Ok(repo) = RepoRef::parse(&head_repo.full_name) else { return Ok(HeadSeen::Unknown) };
+    match gh.list_branch_activity(&repo, &pull.head.ref_name).await {
+        Ok(activity) => Ok(head_in_activity(&activity, &pull.head.sha, posted_at)),
+        // A fork the App cannot read: nothing shows the head was seen.
+        Err(err) if err.is_not_found() => Ok(HeadSeen::Unknown),
+        Err(err) => Err(err),
+    }
+}
+
+/// A sign-off posted before the PR's head was pushed does not count for it: the one reply for
+/// sign-offs that do not count says so, and the status is unchanged (it was not verified).
+async fn not_the_head_signed<G: GitHub>(
+    gh: &G,
+    bot_login: &str,
+    target: (&RepoRef, &PullRequest, SignoffKey),
+    comments: &[Comment],
+    signer: (&str, DateTime<Utc>),
+    seen: &HeadSeen,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let (repo, pull, key) = target;
+    let (author, posted_at) = signer;
+    let earlier = match seen {
+        HeadSeen::Earlier(sha) => Some(sha.as_str()),
+        _ => None,
+    };
+    let context = json!({
+        "key": key.to_string(), "signer": author, "head": pull.head.sha,
+        "posted_at": posted_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(), "earlier": earlier,
+    });
+    let body = render_bilingual("signoff_stale", &context)?;
+    let marker = Marker::new("signoff-refused").with("pr", pull.number);
+    upsert(gh, bot_login, Target { repo, number: pull.number }, comments, &marker, &body, out).await?;
+    out.note(format!(
+        "sign-off {key} by {author} was posted before the head {} was pushed ({seen:?}): a fresh sign-off is needed; the status is unchanged",
+        pull.head.sha
+    ));
+    Ok(())
+}
+
 /// Most verdicts of other sign-offs read per event to find a newer one (each review-kind
 /// sign-off costs one read; conversation comments are in the list already).
 const MAX_VERDICTS_COMPARED: usize = 20;
@@ -440,6 +514,17 @@ pub async fn verify_signoff<G: GitHub>(
             return refuse(gh, bot_login, (repo, &pull, key), &comments, &author.login, &eligibility, out).await;
         }
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
+        let seen = match head_seen_at(gh, &pull, posted_at).await {
+            Err(GitHubError::DryRun(what)) => {
+                out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
+                return Ok(());
+            }
+            other => other?,
+        };
+        if seen != HeadSeen::Current {
+            let target = (repo, &pull, key);
+            return not_the_head_signed(gh, bot_login, target, &comments, (&author.login, posted_at), &seen, out).await;
+        }
         listed_comments = Some(comments);
         known_permissions.insert(author.login.clone(), permission);
     }
@@ -922,6 +1007,23 @@ pub(super) async fn repair<G: GitHub>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35 case 6: the head a sign-off covers is the one the branch held strictly before it
+    /// was posted, whatever the order the deliveries arrive in.
+    #[test]
+    fn the_head_a_signoff_saw_is_the_branch_head_strictly_before_it() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let push = |after: &str, t: &str| BranchActivity { after: after.into(), timestamp: at(t) };
+        let activity = [push("c", "2026-09-01T10:05:00Z"), push("a", "2026-09-01T09:00:00Z")];
+        let signed = at("2026-09-01T10:00:00Z");
+        assert_eq!(head_in_activity(&activity, "c", signed), HeadSeen::Earlier("a".into()));
+        assert_eq!(head_in_activity(&activity, "a", signed), HeadSeen::Current);
+        // A push in the sign-off's own second may not have been seen.
+        assert_eq!(head_in_activity(&activity, "c", at("2026-09-01T10:05:00Z")), HeadSeen::Earlier("a".into()));
+        assert_eq!(head_in_activity(&activity, "c", at("2026-09-01T10:05:01Z")), HeadSeen::Current);
+        assert_eq!(head_in_activity(&activity, "a", at("2026-09-01T08:00:00Z")), HeadSeen::Unknown);
+        assert_eq!(head_in_activity(&[], "a", signed), HeadSeen::Unknown);
+    }
 
     #[test]
     fn a_restarted_server_keeps_each_recipe_watch_backoff() {
