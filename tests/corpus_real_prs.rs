@@ -257,6 +257,7 @@ fn build_evidence(repo: &Path, entry: &PrEntry) -> Evidence {
             base_sha,
             base_ref: "main".into(),
             policy_sha: None,
+            policy_branch: None,
             fork: false,
             labels: vec![],
         },

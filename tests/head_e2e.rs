@@ -618,3 +618,97 @@ async fn every_push_that_changes_the_prs_own_content_needs_a_fresh_signoff() {
         }
     }
 }
+
+/// `pull_request.edited` as GitHub sends it: `changes` names what changed.
+fn edited(pr: u64, head: &str, changes: Value) -> Value {
+    let mut event = synchronize(pr, head);
+    event["action"] = json!("edited");
+    event["changes"] = changes;
+    event
+}
+
+/// Issue 35 case 5: retargeting an approved PR changes the change under review like a push
+/// does. The diff against the new base holds another file, so the head's `success` gives way
+/// to "a fresh sign-off is needed" at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retargeted_pr_is_judged_again_against_its_new_base() {
+    let (original, fake, _upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    {
+        let mut w = fake.world();
+        w.pulls.get_mut(&(REPO.into(), pr)).unwrap()["base"]["ref"] = json!("release-2026-11");
+        let extra = json!({"filename": "README.md", "status": "modified", "patch": "@@ -1 +1 @@\n-a\n+b\n"});
+        w.files.get_mut(&(REPO.into(), pr)).unwrap().push(extra);
+    }
+    let mut event = edited(pr, &head, json!({"base": {"ref": {"from": "main"}, "sha": {"from": "b".repeat(40)}}}));
+    event["pull_request"]["base"]["ref"] = json!("release-2026-11");
+    server.deliver("pull_request", "retarget-1", &event).await;
+    server.wait_handled(2).await;
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert_eq!(state, "failure", "{description}");
+    assert!(description.starts_with("a fresh sign-off is needed"), "{description}");
+    let (_, body) = verdict(&fake, pr);
+    assert!(body.contains("### A fresh sign-off is needed") && body.contains("- `README.md`"), "{body}");
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+
+/// Issue 35 case 5: policy is read at the repository's default branch, whatever branch the PR
+/// targets (a branch its author may push to could make the author a CODEOWNER), and the
+/// verdict says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pr_targeting_another_branch_is_judged_with_the_default_branchs_policy() {
+    let (original, fake, _upstream, server) = approved(&[]).await;
+    let (pr, base) = (original.pull_request.number, original.pull_request.base_sha.clone());
+    {
+        let mut w = fake.world();
+        w.pulls.get_mut(&(REPO.into(), pr)).unwrap()["base"]["ref"] = json!("vendor-staging");
+        w.branches.insert((REPO.into(), "main".into()), base.clone());
+        w.branches.insert((REPO.into(), "vendor-staging".into()), "9".repeat(40));
+    }
+    let logged = fake.world().log.len();
+    reverify(&original, &fake, &server, "s-2", 2).await;
+    let log = fake.world().log[logged..].to_vec();
+    assert!(log.iter().any(|l| l == &format!("GET /repos/{REPO}/branches/main")), "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains("/branches/vendor-staging")), "{log:#?}");
+    let (_, body) = verdict(&fake, pr);
+    assert!(body.lines().next().unwrap().ends_with(&format!(" policy={base} -->")), "{body}");
+    assert!(
+        body.contains("This PR targets `vendor-staging`, not the default branch")
+            && body.contains("read at the default branch `main`"),
+        "{body}"
+    );
+    assert!(body.contains("本 PR 的目标分支是 `vendor-staging`，不是默认分支"), "{body}");
+}
+
+/// Issue 35 case 10: editing the PR description re-runs preflight, which judges the new text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_the_description_reruns_preflight_on_the_new_text() {
+    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    let set_body = |text: &str| fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(text);
+    set_body("Cookbook: https://github.com/sgl-project/sglang/pull/99999");
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut opened = synchronize(pr, &head);
+    opened["action"] = json!("opened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(1).await;
+    let summary = |fake: &FakeGitHub| -> String {
+        let w = fake.world();
+        let runs: Vec<&Value> =
+            w.check_runs.iter().filter(|(_, c)| c["name"] == "sweepgate/preflight").map(|(_, c)| c).collect();
+        assert_eq!(runs.len(), 1, "one preflight check run per head: {runs:#?}");
+        runs[0]["output"]["summary"].as_str().unwrap_or_default().to_owned()
+    };
+    assert!(summary(&fake).contains("sglang/pull/99999"), "{}", summary(&fake));
+    set_body("Cookbook: https://github.com/sgl-project/sglang/pull/88888");
+    let changes = json!({"body": {"from": "Cookbook: https://github.com/sgl-project/sglang/pull/99999"}});
+    server.deliver("pull_request", "p-2", &edited(pr, &head, changes)).await;
+    server.wait_handled(2).await;
+    let now = summary(&fake);
+    assert!(now.contains("sglang/pull/88888") && !now.contains("pull/99999"), "{now}");
+    assert!(statuses_on(&fake, &head).is_empty(), "an edit sets no sign-off status");
+}

@@ -19,6 +19,7 @@ pub fn evidence() -> Evidence {
             base_sha: "0".repeat(40),
             base_ref: "main".into(),
             policy_sha: None,
+            policy_branch: None,
             fork: false,
             labels: vec![],
         },

@@ -70,6 +70,10 @@ pub struct PullRequest {
     /// `None` when the branch could not be resolved (`trees.policy` says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_sha: Option<String>,
+    /// The default branch policy was read at, when the PR targets another branch (issue 35
+    /// case 5); `None`: policy is the target branch's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_branch: Option<String>,
     #[serde(default)]
     pub fork: bool,
     #[serde(default)]

@@ -53,6 +53,9 @@ pub struct RepoSummary {
     /// GitHub's time of the latest push to any branch of the repository (server time).
     #[serde(default)]
     pub pushed_at: Option<DateTime<Utc>>,
+    /// The repository's default branch (in every PR object GitHub sends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_branch: Option<String>,
 }
 
 /// One change of a branch from the repository activity API (`GET /repos/{repo}/activity`): the

@@ -38,6 +38,8 @@ pub struct PullRequestEvent {
     pub pull: PullRequest,
     /// The label of a `labeled` / `unlabeled` action.
     pub label: Option<String>,
+    /// The target branch before an `edited` action that retargeted the PR (`changes.base.ref.from`).
+    pub previous_base: Option<String>,
     /// `None`: no sender in the payload (never a person who could approve).
     pub sender: Option<User>,
 }
@@ -171,7 +173,22 @@ struct PullRequestPayload {
     #[serde(default)]
     label: Option<LabelField>,
     #[serde(default)]
+    changes: Option<PullChanges>,
+    #[serde(default)]
     sender: Option<User>,
+}
+
+/// `changes` of a `pull_request.edited` action: a retarget names the previous base.
+#[derive(Deserialize)]
+struct PullChanges {
+    #[serde(default)]
+    base: Option<BaseChange>,
+}
+
+#[derive(Deserialize)]
+struct BaseChange {
+    #[serde(rename = "ref")]
+    reference: BodyChange,
 }
 
 #[derive(Deserialize)]
@@ -265,8 +282,17 @@ struct ActionField {
 }
 
 /// The `pull_request` actions the bot reads: the label policy's, and `closed` (cancels jobs).
-pub const PULL_REQUEST_ACTIONS: [&str; 8] =
-    ["opened", "reopened", "ready_for_review", "synchronize", "labeled", "unlabeled", "converted_to_draft", "closed"];
+pub const PULL_REQUEST_ACTIONS: [&str; 9] = [
+    "opened",
+    "reopened",
+    "ready_for_review",
+    "synchronize",
+    "edited",
+    "labeled",
+    "unlabeled",
+    "converted_to_draft",
+    "closed",
+];
 
 /// The actions each event is read for; any other action is ignored before the payload is parsed.
 const HANDLED_ACTIONS: [(&str, &[&str], &str); 5] = [
@@ -351,6 +377,7 @@ pub fn parse(name: &str, body: &[u8]) -> Result<Event, EventError> {
                 installation_id: p.installation.map(|i| i.id),
                 pull: p.pull_request,
                 label: p.label.map(|l| l.name),
+                previous_base: p.changes.and_then(|c| c.base).map(|b| b.reference.from),
                 sender: p.sender,
             })))
         }

@@ -271,6 +271,8 @@ pub fn render_markdown(evidence: &Evidence, verdict: &Verdict, options: &ReportO
         marker => minijinja::Value::from_safe_string(verdict_marker(&evidence.signoff.key(), head_sha, options)),
         approved => verdict.word == VerdictWord::Approved,
         head_moved => evidence.head_moved(),
+        policy_branch => evidence.pull_request.policy_branch.as_deref().unwrap_or_default(),
+        base_ref => evidence.pull_request.base_ref.as_str(),
         live_sha => evidence.live_head_sha.as_deref().unwrap_or_default(),
         short_sha => evidence.short_sha(),
         head_sha => head_sha,

@@ -159,9 +159,13 @@ async fn pull_request<G: GitHub>(
         out.note(format!("pull_request.{}: nothing to do", e.action));
         return Ok(());
     }
-    if e.action == "synchronize" {
-        // The jobs measure the previous head; the new head needs its own sweep.
-        cancel_jobs(cfg, &e.repo, e.pull.number, "a new commit was pushed", out).await;
+    // A retarget changes the change under review like a push does (issue 35 case 5).
+    let retargeted = e.action == "edited" && e.previous_base.as_deref().is_some_and(|b| b != e.pull.base.ref_name);
+    let new_change = e.action == "synchronize" || retargeted;
+    if new_change {
+        // The jobs measure the previous change; the new one needs its own sweep.
+        let why = if retargeted { "the PR was retargeted" } else { "a new commit was pushed" };
+        cancel_jobs(cfg, &e.repo, e.pull.number, why, out).await;
     }
     let number = e.pull.number;
     // Fresh state, as the trusted-external workflow reads it; the payload when unavailable.
@@ -175,16 +179,21 @@ async fn pull_request<G: GitHub>(
         cancel_jobs(cfg, &e.repo, number, "the PR is closed", out).await;
         return Ok(());
     }
+    if e.action == "edited" && !retargeted {
+        // A title or description edit changes no file: only preflight reads the description.
+        preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;
+        return Ok(());
+    }
     let files = available(gh.list_pull_files(&e.repo, number).await)?;
     let label_names = live.label_names();
     let mentions_sweep = label_names.iter().any(|l| is_sweep_label(l));
     if let Some(files) = &files {
         if !touches_benchmark_files(files) && !mentions_sweep {
             out.note(format!("#{number} does not touch benchmark files: no label decision"));
-            if e.action == "synchronize" {
-                // A sign-off verified at an earlier head still follows the new one.
+            if new_change {
+                // A sign-off verified at an earlier head or base still follows the new change.
                 let comments = gh.list_issue_comments(&e.repo, number).await?;
-                signoff::follow_head(gh, cfg, &e.repo, &live, &comments, out).await?;
+                signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
             }
             return Ok(());
         }
@@ -198,16 +207,16 @@ async fn pull_request<G: GitHub>(
     if e.action == RECONCILE_ACTION {
         signoff::repair(gh, cfg, &e.repo, &live, &comments, out).await?;
     }
-    if e.action == "synchronize" {
-        // Every new head gets the sign-off status at once (ARCHITECTURE decision 3).
-        signoff::follow_head(gh, cfg, &e.repo, &live, &comments, out).await?;
+    if new_change {
+        // Every new head or base gets the sign-off status at once (ARCHITECTURE decision 3).
+        signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
     }
     // Authors see their would-be failures before a sign-off (issue 25 item 3).
     preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;
     if sweep {
         start_sweep(cfg, e, &live, decision, out).await;
     }
-    if !sweep && e.action != "synchronize" {
+    if !sweep && !new_change {
         cancel_jobs(cfg, &e.repo, number, "the PR no longer qualifies for a sweep", out).await;
     }
     Ok(())
@@ -249,17 +258,19 @@ async fn start_sweep(
 ) {
     let Some(service) = cfg.sweeps.clone() else { return };
     let (repo, installation, pr) = (e.repo.clone(), e.installation_id, pull.number);
-    let (base, base_ref, head) = (pull.base.sha.clone(), pull.base.ref_name.clone(), pull.head.sha.clone());
+    // Policy (the CI priority file) is read where the verifier reads it; unknown: at the base.
+    let policy_branch = crate::evidence::collect::policy_branch(pull).unwrap_or_default().to_owned();
+    let (base, head) = (pull.base.sha.clone(), pull.head.sha.clone());
     let labels: Vec<String> = pull.label_names().into_iter().map(str::to_owned).collect();
     let rerun_finished = e.action == "labeled";
     let job = tokio::task::spawn_blocking(move || {
-        let (base_sha, base_ref, head_sha, labels, decision) = (&base, &base_ref, &head, &labels, &decision);
+        let (base_sha, policy_branch, head_sha, labels, decision) = (&base, &policy_branch, &head, &labels, &decision);
         service.start(&SweepRequest {
             repo: &repo,
             installation,
             pr,
             base_sha,
-            base_ref,
+            policy_branch,
             head_sha,
             labels,
             decision,

@@ -85,6 +85,7 @@ impl<C: Clients> Reconciler<C> {
                     installation_id: *installation,
                     pull,
                     label: None,
+                    previous_base: None,
                     sender: Some(User { login: self.bot_login.clone(), kind: "Bot".into() }),
                 }));
                 let job = Job { delivery: format!("reconcile-{pass}-{repo}#{number}"), event };

@@ -148,8 +148,9 @@ pub struct SweepRequest<'a> {
     pub installation: Option<u64>,
     pub pr: u64,
     pub base_sha: &'a str,
-    /// The target branch (`base.ref`): its tip holds the CI-priority policy.
-    pub base_ref: &'a str,
+    /// The branch whose tip holds the CI-priority policy (`evidence::collect::policy_branch`);
+    /// empty when unknown (the base commit's is used).
+    pub policy_branch: &'a str,
     pub head_sha: &'a str,
     pub labels: &'a [String],
     pub decision: &'a LabelDecision,
@@ -373,8 +374,17 @@ impl SweepService {
     /// qualifying event changes nothing). Returns a line for the event's outcome. Git runs
     /// outside the records' lock: the sweep is held as "planning" meanwhile.
     pub fn start(&self, request: &SweepRequest<'_>) -> String {
-        let SweepRequest { repo, installation, pr, base_sha, base_ref, head_sha, labels, decision, rerun_finished } =
-            *request;
+        let SweepRequest {
+            repo,
+            installation,
+            pr,
+            base_sha,
+            policy_branch,
+            head_sha,
+            labels,
+            decision,
+            rerun_finished,
+        } = *request;
         let full = repo.to_string();
         let short = head_sha.get(..10).unwrap_or(head_sha);
         let id = {
@@ -409,7 +419,7 @@ impl SweepService {
             id
         };
         ensure_commits(&self.settings.repo_dir, pr, &[base_sha, head_sha]);
-        let policy_sha = target_tip(&self.settings.repo_dir, base_ref).unwrap_or_else(|| base_sha.to_owned());
+        let policy_sha = target_tip(&self.settings.repo_dir, policy_branch).unwrap_or_else(|| base_sha.to_owned());
         let target = LaunchTarget {
             repo_dir: &self.settings.repo_dir,
             base_sha,

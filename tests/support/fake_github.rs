@@ -254,7 +254,7 @@ impl FakeGitHub {
             json!({
                 "number": number, "state": "open", "draft": false, "title": "Add a sweep", "updated_at": updated_at,
                 "head": {"sha": head_sha, "ref": format!("branch-{number}"), "repo": {"full_name": repo, "pushed_at": PUSHED}},
-                "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": repo}},
+                "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": repo, "default_branch": "main"}},
                 "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
                 "merged_at": null,
                 "user": {"login": "vendor-dev", "type": "User"},

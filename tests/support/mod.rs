@@ -86,7 +86,7 @@ impl ServerProcess {
     async fn spawn_holding(args: &[&str], state_dir: tempfile::TempDir) -> ServerProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
             .args(args)
-            .env("SWEEPGATE_LOG", "warn")
+            .env("SWEEPGATE_LOG", std::env::var("TEST_SERVER_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -197,7 +197,7 @@ pub fn pr_event(action: &str, number: u64, labels: &[&str], label: Option<&str>,
         "pull_request": {
             "number": number, "state": "open", "draft": false, "title": "Add a sweep",
             "head": {"sha": head_sha(), "ref": format!("branch-{number}"), "repo": {"full_name": REPO}},
-            "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": REPO}},
+            "base": {"sha": "b".repeat(40), "ref": "main", "repo": {"full_name": REPO, "default_branch": "main"}},
             "labels": labels.iter().map(|l| serde_json::json!({"name": l})).collect::<Vec<_>>(),
             "user": {"login": "vendor-dev", "type": "User"}
         }

@@ -190,7 +190,10 @@ pub async fn resolve_policy<G: GitHub>(
     repo: &RepoRef,
     pull: &crate::github::types::PullRequest,
 ) -> Fact<String> {
-    let branch = &pull.base.ref_name;
+    let branch = match policy_branch(pull) {
+        Ok(branch) => branch,
+        Err(why) => return Fact::Unavailable(why),
+    };
     match gh.get_branch_sha(repo, branch).await {
         Ok(sha) if is_commit_sha(&sha) => Fact::Ok(sha),
         Ok(sha) => Fact::Unavailable(format!(
@@ -198,6 +201,18 @@ pub async fn resolve_policy<G: GitHub>(
             sha.chars().take(64).collect::<String>()
         )),
         Err(err) => unavailable(&format!("the tip of the target branch {branch}"), err),
+    }
+}
+
+/// The branch whose tip holds the PR's policy (issue 35 case 5): the repository's default
+/// branch. A PR that targets another branch (one its author may be able to push to, whose
+/// CODEOWNERS could name the author) is judged with the default branch's policy too, and the
+/// verdict says so. GitHub names the default branch in every PR object; without it the policy
+/// is an unavailable fact.
+pub fn policy_branch(pull: &crate::github::types::PullRequest) -> Result<&str, String> {
+    match pull.base.repo.as_ref().and_then(|r| r.default_branch.as_deref()).filter(|b| !b.is_empty()) {
+        Some(branch) => Ok(branch),
+        None => Err("the repository's default branch, where policy is read (GitHub did not name it)".to_owned()),
     }
 }
 
@@ -403,6 +418,7 @@ async fn collect_from<G: GitHub>(
             base_sha,
             base_ref: pull.base.ref_name.clone(),
             policy_sha: policy_sha.as_ok().cloned(),
+            policy_branch: policy_branch(&pull).ok().filter(|b| *b != pull.base.ref_name).map(str::to_owned),
             fork: pull.is_fork(),
             labels: pull.label_names().into_iter().map(str::to_string).collect(),
         },

@@ -471,6 +471,8 @@ pub async fn verify_signoff<G: GitHub>(
     let mut known_permissions = BTreeMap::new();
     // Policy at the target branch's tip, resolved once: eligibility and the checks read it.
     let policy = resolve_policy(gh, repo, &pull).await;
+    // A sign-off delivered now is checked against the head it saw; a carried one by its fingerprint.
+    let delivered = matches!(trigger, Trigger::Event { .. });
     let (carried, merged) = match trigger {
         Trigger::CarryForward { signed, .. } => (Some(signed), None),
         Trigger::RecipeMerged { signed, merged, .. } => (signed, Some(merged)),
@@ -514,12 +516,16 @@ pub async fn verify_signoff<G: GitHub>(
             return refuse(gh, bot_login, (repo, &pull, key), &comments, &author.login, &eligibility, out).await;
         }
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
-        let seen = match head_seen_at(gh, &pull, posted_at).await {
-            Err(GitHubError::DryRun(what)) => {
-                out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
-                return Ok(());
+        let seen = if delivered {
+            match head_seen_at(gh, &pull, posted_at).await {
+                Err(GitHubError::DryRun(what)) => {
+                    out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
+                    return Ok(());
+                }
+                other => other?,
             }
-            other => other?,
+        } else {
+            HeadSeen::Current
         };
         if seen != HeadSeen::Current {
             let target = (repo, &pull, key);
@@ -784,12 +790,15 @@ async fn signer_of<G: GitHub>(
 /// verdict comment) is compared with the new head through two reads (the PR's files and the
 /// head's git tree). An identical change is verified again against the head and carries the
 /// sign-off forward; anything else sets `failure` ("a fresh sign-off is needed") at once.
+/// `retargeted`: the PR's base changed (issue 35 case 5), so a verdict at this very head covers
+/// another change and is compared like one at an earlier head.
 pub(super) async fn follow_head<G: GitHub>(
     gh: &G,
     cfg: &super::BotConfig,
     repo: &RepoRef,
     pull: &PullRequest,
     comments: &[Comment],
+    retargeted: bool,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
     if pull.state != "open" || pull.draft {
@@ -799,7 +808,7 @@ pub(super) async fn follow_head<G: GitHub>(
     let Some(key) = marker.get("signoff").and_then(|k| k.parse::<SignoffKey>().ok()) else { return Ok(()) };
     let head = pull.head.sha.as_str();
     let verified_at = marker.get("sha").unwrap_or_default();
-    if verified_at == head {
+    if verified_at == head && !retargeted {
         return Ok(()); // verified (or carried forward) at this head already
     }
     let (_, recorded) = decompose(&comment.body);
@@ -994,7 +1003,7 @@ pub(super) async fn repair<G: GitHub>(
         let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
         if current.is_none() && has_verdict {
             // Verified at an earlier head: carried forward or "a fresh sign-off is needed".
-            return follow_head(gh, cfg, repo, pull, comments, out).await;
+            return follow_head(gh, cfg, repo, pull, comments, false, out).await;
         }
         out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
         let trigger = Trigger::Event { author, posted_at: Some(*at) };
