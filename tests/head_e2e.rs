@@ -712,3 +712,49 @@ async fn editing_the_description_reruns_preflight_on_the_new_text() {
     assert!(now.contains("sglang/pull/88888") && !now.contains("pull/99999"), "{now}");
     assert!(statuses_on(&fake, &head).is_empty(), "an edit sets no sign-off status");
 }
+
+/// Issue 35 case 7: main changes a `.env` file the launcher sources, and the PR merges main.
+/// The PR's own files are identical, but what the affected config runs is not: the sign-off
+/// does not carry forward, and the verdict names the config.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_main_merge_that_changes_a_sourced_file_needs_a_fresh_signoff() {
+    let mut original = read_bundle(&fixture("green-sweep")).unwrap();
+    let launcher = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_sglang.sh";
+    let env = "benchmarks/single_node/fixed_seq_len/b200.env";
+    let text = format!("source \"$(dirname \"$0\")/b200.env\"\n{}", original.head.text(launcher).unwrap());
+    original.head.insert(launcher, text);
+    original.head.insert(env, "# cluster notes, revision 1\n");
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    serve_commit(&fake, &head, &original.head);
+    serve_commit(&fake, &original.pull_request.base_sha, &original.base);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut event = comment_event(pr, id, "nv-owner", "MEMBER", &original.signoff.body, None);
+    event["repository"]["full_name"] = json!(REPO);
+    server.deliver("issue_comment", "s-1", &event).await;
+    server.wait_handled(1).await;
+    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "success", "{}", verdict(&fake, pr).1);
+
+    let merged = "f".repeat(40);
+    let mut tree = original.head.clone();
+    tree.insert(env, "# cluster notes, revision 2\n");
+    serve_commit(&fake, &merged, &tree);
+    push(&fake, pr, &merged);
+    server.deliver("pull_request", "p-1", &synchronize(pr, &merged)).await;
+    server.wait_handled(2).await;
+    let (state, description) = statuses_on(&fake, &merged).last().unwrap().clone();
+    assert_eq!(state, "failure", "{description}");
+    assert_eq!(
+        description,
+        format!("a fresh sign-off is needed: 1 affected config(s) changed since the sign-off of {}", &head[..7])
+    );
+    let (_, body) = verdict(&fake, pr);
+    assert!(
+        body.contains("Affected configs that changed since the sign-off") && body.contains("- `dsr1-fp4-b200-sglang`"),
+        "{body}"
+    );
+}

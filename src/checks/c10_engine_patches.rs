@@ -461,6 +461,9 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
             patches.push(Patch { file: file.path, line: 1, kind: "reached_patch", via: Some(file.via), target: None });
             continue;
         }
+        if file.kind == ReachKind::Data {
+            continue; // read by the serving path, not run: no command in it patches anything
+        }
         let Some(lines) = scan::head_lines(ev, &file.path) else { continue };
         let found = patches_in(&lines, &vars_of(&file.path, &lines));
         patches.extend(found.into_iter().map(|(line, kind, target)| Patch {

@@ -6,9 +6,10 @@
 //!
 //! Inputs (decision HG1): every path of the PR's change against its head's merge base (both
 //! paths of a rename) with GitHub's status and its blob at the head (`-` when absent there);
-//! and each affected master-config entry with a SHA-256 of its text at the head (so a change
-//! of the target branch that alters which configs are affected, or what they run, is a change
-//! too). Anything that could not be read makes the fingerprint unknown, and an unknown
+//! and each affected master-config entry with a SHA-256 of its text at the head and of the blob
+//! of every file its launch reaches (so a change of the target branch that alters which configs
+//! are affected, or what they run — a sourced `.env`, a config file passed by path — is a change
+//! too, decision HT9). Anything that could not be read makes the fingerprint unknown, and an unknown
 //! fingerprint never equals another one.
 
 use std::collections::BTreeMap;
@@ -44,7 +45,7 @@ pub struct Fingerprint {
     /// The head it was computed at, the last commit it covers.
     pub head: String,
     pub files: FileStates,
-    /// Affected master-config entry key → SHA-256 of its text at the head.
+    /// Affected master-config entry key → SHA-256 of its text and its reached files at the head.
     pub configs: BTreeMap<String, String>,
 }
 
@@ -82,6 +83,7 @@ impl Fingerprint {
             evidence.files.iter().map(|f| (f.filename.as_str(), f.previous_filename.as_deref(), f.status.as_str()));
         let files = file_states(changed, blobs);
         let cx = Context::new(evidence);
+        let reaches = super::reach::affected_reach(&cx)?;
         let mut configs = BTreeMap::new();
         for config in affected_configs(&cx)? {
             let text = evidence
@@ -92,7 +94,15 @@ impl Fingerprint {
             let span = span.ok_or_else(|| {
                 reason("entry_unreadable_at_head").arg("key", config.key.as_str()).arg("path", config.file.as_str())
             })?;
-            configs.insert(config.key.clone(), sha256(&format!("{}\n{}", config.file, span.text)));
+            // What the entry runs is part of it (issue 35 case 7): every file its launch reaches
+            // (sourced files, files read by path, recipes) with its blob at the head.
+            let reached: String = reaches
+                .iter()
+                .filter(|r| r.config.key == config.key)
+                .flat_map(|r| r.path.files.iter())
+                .map(|f| format!("{} {}\n", f.path, blobs.get(&f.path).map_or("-", String::as_str)))
+                .collect();
+            configs.insert(config.key.clone(), sha256(&format!("{}\n{}\n{reached}", config.file, span.text)));
         }
         Ok(Fingerprint { signed: signed.to_owned(), head: head.clone(), files, configs })
     }
@@ -273,6 +283,28 @@ mod tests {
         ev.head.insert(&config.file, changed);
         let now = Fingerprint::of(&ev, &head).unwrap();
         assert_eq!(changes(&signed, &now), Changes { files: vec![], configs: vec![key] });
+    }
+
+    /// Issue 35 case 7: main changes a file the launcher sources (any name) and the PR merges
+    /// main. The PR's own files keep their blobs, but what the affected config runs changed.
+    #[test]
+    fn a_change_to_a_file_the_launch_reaches_is_a_change_of_its_config() {
+        let mut ev = bundle("green-sweep");
+        let head = ev.pull_request.head_sha.clone();
+        let launcher = "benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_sglang.sh";
+        let text = format!("source \"$(dirname \"$0\")/b200.env\"\n{}", ev.head.text(launcher).unwrap());
+        ev.head.insert(launcher, text);
+        ev.head.insert("benchmarks/single_node/fixed_seq_len/b200.env", "export NCCL_ALGO=Ring\n");
+        let with_env_blob = |ev: &mut Evidence, blob: &str| {
+            let Some(crate::evidence::Fact::Ok(blobs)) = ev.blobs.get_mut(&head) else { unreachable!() };
+            blobs.insert("benchmarks/single_node/fixed_seq_len/b200.env".into(), blob.into());
+        };
+        with_env_blob(&mut ev, "e1");
+        let signed = Fingerprint::of(&ev, &head).unwrap();
+        assert!(changes(&signed, &Fingerprint::of(&ev, &head).unwrap()).is_empty());
+        with_env_blob(&mut ev, "e2");
+        let now = Fingerprint::of(&ev, &head).unwrap();
+        assert_eq!(changes(&signed, &now), Changes { files: vec![], configs: vec!["dsr1-fp4-b200-sglang".into()] });
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub enum ReachKind {
     Script,
     /// A `.patch`/`.diff` a reached file names.
     Patch,
+    /// A file a reached script reads but does not run: a config or options file passed by path
+    /// (`--config x.yaml`, TRT-LLM's `extra_llm_api_options`, `.json`, `.conf`, `.env`). It is
+    /// part of what runs (issue 35 case 7) and is not followed further.
+    Data,
 }
 
 /// One reached file and the `file:line` that reaches it.
@@ -105,6 +109,9 @@ impl LaunchPath {
 }
 
 const FOLLOWED: [&str; 6] = [".sh", ".bash", ".slurm", ".py", ".patch", ".diff"];
+/// Files a script reads by path: named only when the file is in the tree (a bare name of the
+/// script's folder, or a repository path); an anchored path that is absent is a fact like any.
+const READ: [&str; 7] = [".yaml", ".yml", ".json", ".conf", ".toml", ".env", ".cfg"];
 
 /// One file a line names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +122,8 @@ struct Reference {
     candidates: Vec<String>,
     /// Written as a repository path: absent from the evidence is a fact, not "external".
     anchored: bool,
+    /// Read, not run: a data file ([`READ`]).
+    data: bool,
 }
 
 fn folder(path: &str) -> &str {
@@ -183,6 +192,7 @@ fn tokens(line: &str) -> Vec<String> {
 fn references(path: &str, text: &str) -> Vec<Reference> {
     let mut out = Vec::new();
     let mut cwd = folder(path).to_owned();
+    let shell = !(path.ends_with(".yaml") || path.ends_with(".yml"));
     for (line, logical) in logical_lines(text) {
         let toks = tokens(&logical);
         if toks.first().is_some_and(|t| t == "cd") {
@@ -191,9 +201,22 @@ fn references(path: &str, text: &str) -> Vec<Reference> {
             }
             continue;
         }
-        for token in toks.iter().filter(|t| FOLLOWED.iter().any(|ext| t.ends_with(ext))) {
+        // `source FILE` / `. FILE` runs FILE in this shell, whatever its name (`.env`, `.rc`).
+        let sourced = match toks.first().map(String::as_str) {
+            Some("source" | ".") => toks.get(1),
+            _ => None,
+        };
+        for token in &toks {
+            let runs = Some(token) == sourced || FOLLOWED.iter().any(|ext| token.ends_with(ext));
+            // A recipe names its own kind of files; what a script reads by path is a data file.
+            let data = !runs && shell && READ.iter().any(|ext| token.ends_with(ext));
+            if !runs && !data {
+                continue;
+            }
             if let Some((candidates, anchored)) = resolve(token, path, &cwd) {
-                out.push(Reference { written: token.clone(), line, candidates, anchored });
+                // A data file absent from the tree is written at run time or lives elsewhere.
+                let anchored = anchored && !data;
+                out.push(Reference { written: token.clone(), line, candidates, anchored, data });
             }
         }
     }
@@ -226,7 +249,7 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
                 continue;
             }
         };
-        if file.kind != ReachKind::Patch {
+        if matches!(file.kind, ReachKind::Launcher | ReachKind::Recipe | ReachKind::Script) {
             for reference in references(&file.path, text) {
                 let via = format!("{}:{}", file.path, reference.line);
                 let found = reference.candidates.iter().find(|c| head.get(c).is_some());
@@ -250,6 +273,8 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
                 seen.insert(target.clone());
                 let kind = if target.ends_with(".patch") || target.ends_with(".diff") {
                     ReachKind::Patch
+                } else if reference.data {
+                    ReachKind::Data
                 } else {
                     ReachKind::Script
                 };
@@ -324,6 +349,40 @@ mod tests {
                 why: Why::Missing,
             }]
         );
+    }
+
+    /// Issue 35 case 7: what a script sources (any name) and the files it passes by path are part
+    /// of what runs; a data file the script writes at run time is not a missing fact.
+    #[test]
+    fn sourced_files_of_any_name_and_files_read_by_path_are_reached() {
+        let tree = MemTree::new()
+            .with(
+                "benchmarks/single_node/x.sh",
+                "source \"$(dirname \"$0\")/b200.env\"\ncat > /workspace/benchmarks/gen.yaml <<EOF\nEOF\ntrtllm-serve --extra_llm_api_options /workspace/benchmarks/gen.yaml --config ./opts.yaml --tp ./tp.json\n",
+            )
+            .with("benchmarks/single_node/b200.env", ". ./more.rc\nexport NCCL_X=1\n")
+            .with("benchmarks/single_node/more.rc", "export Y=2\n")
+            .with("benchmarks/single_node/opts.yaml", "kv_cache: {free_gpu_memory_fraction: 0.8}\n")
+            .with("benchmarks/single_node/tp.json", "{\"tp\": 4}\n");
+        let root = Reached {
+            path: "benchmarks/single_node/x.sh".into(),
+            kind: ReachKind::Launcher,
+            via: "configs/nvidia-master.yaml:1".into(),
+            depth: 0,
+        };
+        let reach = reach_from(&tree, vec![root], vec![]);
+        let paths: Vec<(&str, ReachKind)> = reach.files.iter().map(|f| (f.path.as_str(), f.kind)).collect();
+        assert_eq!(
+            paths,
+            [
+                ("benchmarks/single_node/x.sh", ReachKind::Launcher),
+                ("benchmarks/single_node/b200.env", ReachKind::Script),
+                ("benchmarks/single_node/opts.yaml", ReachKind::Data),
+                ("benchmarks/single_node/tp.json", ReachKind::Data),
+                ("benchmarks/single_node/more.rc", ReachKind::Script),
+            ]
+        );
+        assert_eq!(reach.unavailable, [], "gen.yaml is written at run time");
     }
 
     #[test]
