@@ -432,13 +432,17 @@ impl<'t> LaunchTree<'t> {
         out
     }
 
-    /// Where the recipes of every multi-node entry are read from, as their launchers read them
-    /// (the jobs and recipes of the model, without the reach and settings).
+    /// Where the recipes of every multi-node entry and every single-node `srt-recipe` row are
+    /// read from, as their launchers read them (the jobs and recipes of the model, without the
+    /// reach and settings).
     pub fn recipe_sources(&self) -> RecipeSources {
         let launches: Vec<ConfigLaunch> = self
             .entries()
             .iter()
-            .filter(|(_, _, entry)| matches!(entry.get("multinode").map(|n| &n.value), Some(Value::Bool(true))))
+            .filter(|(_, _, entry)| {
+                matches!(entry.get("multinode").map(|n| &n.value), Some(Value::Bool(true)))
+                    || variants(entry).iter().any(|(_, srt)| srt.is_some())
+            })
             .map(|(file, key, entry)| self.jobs_and_recipes(file, key, entry))
             .collect();
         RecipeSources::of(&launches)
