@@ -354,3 +354,40 @@ fn every_row_binds_to_one_schema2_variant() {
     // The README: 66 of the 216 configs have at least one of their recipes in the copy.
     assert_eq!((bound_configs, named_configs, missing_configs), (61, 5, 150));
 }
+
+/// The copy's launchers pass srtctl two `--set`s (`launch_b300-dsxe.sh:329`,
+/// `launch_gb300-nv.sh:200`); the launch model records each with the recipe it applies to, or
+/// names it when its test is undecided (decision TD9).
+#[test]
+fn launcher_set_arguments_reach_the_recipes() {
+    let Some(dir) = today_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let git = git_copy(&dir, work.path());
+    let mut tree = MemTree::new();
+    for d in LAUNCH_DIRS {
+        tree.copy_from(&git, d).unwrap();
+    }
+    let model = LaunchTree::new(&tree).all(&[]);
+    let mut applied = BTreeSet::new();
+    let mut undecided = BTreeSet::new();
+    for c in &model {
+        for r in &c.recipes {
+            for s in &r.sets {
+                applied.insert(format!("{} {}: {} ({})", c.config, r.path, s.arg, s.at));
+            }
+        }
+        for u in c.unresolved.iter().filter(|u| u.why == "undecided_set" || u.why == "bad_override") {
+            undecided.insert(format!("{} {}: {} ({})", c.config, u.why, u.what, u.at));
+        }
+    }
+    println!("applied:\n{}", applied.iter().cloned().collect::<Vec<_>>().join("\n"));
+    assert!(undecided.is_empty(), "{undecided:#?}");
+    // The agentic multinode config of b300-dsxe whose recipe the copy holds: its launcher
+    // passes the workflow's RESULT_FILENAME (unset in the model, so empty).
+    assert_eq!(
+        applied.into_iter().collect::<Vec<_>>(),
+        ["qwen3.5-fp8-b300-dynamo-sglang-agentic-disagg inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes/\
+          qwen3.5/sglang/b300-fp8/agentx/disagg-variants.yaml: benchmark.env.RESULT_FILENAME= \
+          (inferencex-e2e/runners/launch_b300-dsxe.sh:329)"]
+    );
+}

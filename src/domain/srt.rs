@@ -10,6 +10,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::domain::launch::RecipeSources;
+use crate::domain::srt_recipe::overrides::{self, OverrideError};
 use crate::domain::srt_recipe::{
     pos_of, Backend, Recipe, RecipeError, RecipeFacts, RecipeRef, Role, Selector, SingleNodePoint, Variant,
 };
@@ -503,6 +504,9 @@ pub enum RecipeLookupError {
     Repo(String),
     #[error(transparent)]
     Select(#[from] SelectError),
+    /// A launcher `--set` srtctl would refuse (decision TD9).
+    #[error(transparent)]
+    Override(#[from] OverrideError),
 }
 
 impl<'t> RecipeBook<'t> {
@@ -610,7 +614,10 @@ fn load_recipe(
         .map_err(|e| RecipeLookupError::Repo(e.to_string()))?
         .ok_or_else(|| RecipeLookupError::Missing { path: path.clone(), reference: shown })?;
     let text = yaml::text_of(&bytes).map_err(|e| SelectError::Recipe(RecipeError::Yaml(e.in_file(&path))))?;
-    let recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
+    let mut recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
+    // The launcher's `--set`s are the recipe's effective values (decision TD9).
+    let sets = overrides::parse_sets(source.sets.iter().map(|s| (s.arg.as_str(), s.at.as_str())))?;
+    overrides::apply(&mut recipe.root, &sets)?;
     let candidates = Candidates::new(&recipe, reference.selector.as_ref())?;
     let warnings = recipe.warnings.iter().map(ToString::to_string).collect();
     Ok(LoadedRecipe { path, sha256: hex::encode(Sha256::digest(&bytes)), warnings, candidates })

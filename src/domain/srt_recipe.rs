@@ -14,6 +14,7 @@ use crate::diag::Diagnostic;
 use crate::yaml::{self, KeyIndex, Node, Pos, Value, YamlError};
 
 mod facts;
+pub mod overrides;
 
 pub use facts::{is_schema2, pos_of, Backend, EngineFacts, RecipeFacts, Role};
 

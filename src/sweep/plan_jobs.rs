@@ -394,6 +394,44 @@ mod tests {
         assert_eq!((agentic.gpus, agentic.nodes, agentic.recipe.is_none()), (4, 1, true));
     }
 
+    /// A launcher's `--set` is part of the recipe the row binds to (decision TD9): the variant's
+    /// concurrencies are the overridden ones, and a `--set` srtctl would refuse is an error
+    /// naming where it is written.
+    #[test]
+    fn a_launchers_set_arguments_decide_the_variant_a_row_binds_to() {
+        let launcher = |set: &str| {
+            format!(
+                "git clone https://github.com/NVIDIA/srt-slurm.git s\ncp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/sglang/demo\" recipes/sglang/demo\nsrtctl apply -f \"$CONFIG_FILE\" --set {set}\n"
+            )
+        };
+        let plan = |set: &str, conc: &[i64]| {
+            let mut row = multinode_row();
+            row.insert("conc".into(), json!(conc));
+            let s = sweep(&["full-sweep-enabled"], vec![], vec![row]);
+            let tree = MemTree::new()
+                .with("configs/dsr1-master.yaml", MASTER)
+                .with(RECIPE_PATH, RECIPE)
+                .with("configs/runners.yaml", "labels:\n  gb200:\n  - gb200-nv_0\n")
+                .with("runners/launch_gb200-nv.sh", launcher(set));
+            let mut book = book(&tree);
+            let p = pool("");
+            let defaults = JobDefaults { launcher: "l", pool: &p, repo: "o/r", pr: 7, sweep_id: "s" };
+            dispatch_plan(&s, &defaults, &mut book)
+                .map(|out| out.plan.families[0].points[0].job.env["CONFIG_FILE"].clone())
+        };
+        let set = "benchmark.concurrencies=[4,8]";
+        assert_eq!(plan(set, &[4, 8]).unwrap(), "recipes/sglang/demo/disagg-1p1d.yaml:override_dep8_1k1k");
+        let err = plan(set, &[4, 8, 16, 32]).unwrap_err().to_string();
+        assert!(err.contains("conc: the point has [4, 8, 16, 32], the recipe has [4, 8]"), "{err}");
+        let err = plan("benchmark.concurrencies[9]=4", &[4, 8, 16, 32]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "runners/launch_gb200-nv.sh:3: --set benchmark.concurrencies[9]=4: benchmark.concurrencies[9]: index"
+            ),
+            "{err}"
+        );
+    }
+
     const NATIVE_PATH: &str = "benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/gb200-fp4/8k1k.yaml";
     /// The shape of the Oct 2026 native single-node recipes (`dsr1/sglang/mi355x-fp4/8k1k.yaml`).
     const NATIVE: &str = "base:\n  schema: 2\n  name: n\n  resources: {gpu_type: gb200, gpus_per_node: 4}\n  engine: sglang\n  roles:\n    agg: {nodes: 1, workers: 1, gpus: 2, args: {tensor-parallel-size: 2}}\nzip_override_tp2_ep1:\n  benchmark:\n    env:\n      CONC: ['4', '8']\nzip_override_tp4_ep1:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4}}\n  benchmark:\n    env:\n      CONC: ['4', '8']\n";

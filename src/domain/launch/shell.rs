@@ -25,7 +25,8 @@ pub struct Unresolved {
     pub what: String,
     /// `command_substitution`, `runner_environment`, `loop`, `undecided_branch`,
     /// `unsupported_expansion`, `arithmetic`, `too_long`, `missing`, `not_text`, `too_deep`,
-    /// `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`.
+    /// `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`, `undecided_set` (a
+    /// launcher `--set` under an undecided test), `bad_override` (a `--set` srtctl would refuse).
     pub why: &'static str,
     pub at: String,
 }
