@@ -391,3 +391,55 @@ fn launcher_set_arguments_reach_the_recipes() {
           (inferencex-e2e/runners/launch_b300-dsxe.sh:329)"]
     );
 }
+
+/// `plan --format dispatch` on a changelog change of the copy (the issue's done-when): a PR that
+/// appends an entry for two native single-node configs and the ATOM disaggregated agentic config
+/// plans every row of them on an MI355X pool profile, each bound to one schema-2 variant.
+#[test]
+fn plan_dispatch_on_a_changelog_change_binds_every_row() {
+    let Some(dir) = today_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    git_copy(&dir, work.path());
+    let entry = "\n- config-keys:\n    - dsr1-fp4-mi355x-sglang\n    - dsr1-fp4-mi355x-atom\n    - dsv4-fp4-mi355x-atom-disagg-agentic-lmcache-dspark\n  description:\n    - \"Plan test\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/9999\n";
+    let changelog = work.path().join("inferencex-e2e/perf-changelog.yaml");
+    let text = std::fs::read_to_string(&changelog).unwrap() + entry;
+    std::fs::write(&changelog, text).unwrap();
+    let commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "head"];
+    assert!(Command::new("git").args(commit).current_dir(work.path()).status().unwrap().success());
+    // The pool the multinode rows' `cluster:mi355x-amds` runner names (the pool profiles of
+    // runners/srt-slurm/ are not in the copy): the local profile, as an MI355X cluster that
+    // knows the recipe's model alias.
+    let local = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/pools/local.toml")).unwrap();
+    let pool = local
+        .replace("sku = \"h100\"", "sku = \"mi355x\"")
+        .replace("[models]\n", "[models]\n\"DeepSeek-V4-Pro-0813\" = \"/models/DeepSeek-V4-Pro-0813\"\n");
+    let pools = tempfile::tempdir().unwrap();
+    let pool_file = pools.path().join("mi355x-amds.toml");
+    std::fs::write(&pool_file, pool).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+        .args(["plan", "--repo"])
+        .arg(work.path())
+        .args(["--base", "HEAD~1", "--head", "HEAD", "--labels", "full-sweep-enabled", "--format", "dispatch"])
+        .arg("--pool")
+        .arg(&pool_file)
+        .args(["--launcher", "launch.sh", "--github-repo", "o/r", "--pr-number", "7"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "no row is skipped: {stderr}");
+    let plan = sweepgate::sweep::plan_input::Plan::parse(&out.stdout, "stdout").unwrap_or_else(|e| panic!("{e}"));
+    let points = plan.placed_points();
+    let mut selectors = BTreeSet::new();
+    for p in &points {
+        let job = &p.point.job;
+        let recipe = job.recipe.as_ref().unwrap_or_else(|| panic!("{} has no recipe", p.point.id));
+        assert!(!recipe.selector.is_empty() && recipe.sha256.len() == 64, "{recipe:?}");
+        let env = if job.env.contains_key("CONFIG_FILE") { "CONFIG_FILE" } else { "SRT_RECIPE" };
+        assert_eq!(job.env[env], recipe.config_file, "{}", p.point.id);
+        selectors.insert(recipe.config_file.rsplit('/').next().unwrap().to_owned());
+    }
+    assert_eq!(points.len(), 33, "the canary and every row of the three configs: {selectors:#?}");
+    assert!(selectors.contains("disagg-lmcache-dspark.yaml:override_dpa8_c256_lmcache"), "{selectors:#?}");
+    assert!(selectors.contains("8k1k.yaml:zip_override_tp8_ep1[4]"), "{selectors:#?}");
+}
