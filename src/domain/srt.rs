@@ -616,7 +616,7 @@ fn load_recipe(
     let text = yaml::text_of(&bytes).map_err(|e| SelectError::Recipe(RecipeError::Yaml(e.in_file(&path))))?;
     let mut recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
     // The launcher's `--set`s are the recipe's effective values (decision TD9).
-    let sets = overrides::parse_sets(source.sets.iter().map(|s| (s.arg.as_str(), s.at.as_str())))?;
+    let sets = overrides::parse_sets(source.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))?;
     overrides::apply(&mut recipe.root, &sets)?;
     let candidates = Candidates::new(&recipe, reference.selector.as_ref())?;
     let warnings = recipe.warnings.iter().map(ToString::to_string).collect();

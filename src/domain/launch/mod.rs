@@ -175,9 +175,11 @@ pub struct RecipeUse {
     pub sets: Vec<RecipeSet>,
 }
 
-/// One `--set KEY=VALUE` a launcher passes srtctl, where it is written.
+/// One `--set KEY=VALUE` (or `--unset KEY`) a launcher passes srtctl, where it is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecipeSet {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unset: bool,
     pub arg: String,
     /// `file:line`.
     pub at: String,
@@ -544,10 +546,11 @@ impl<'t> LaunchTree<'t> {
             let mut sets: Vec<RecipeSet> = Vec::new();
             let srtctl_row = variant.setting("CONFIG_FILE").is_some();
             for set in runs.iter().flat_map(|r| &r.sets).filter(|_| srtctl_row) {
+                let flag = if set.unset { "--unset" } else { "--set" };
                 if !set.sure {
-                    out.unresolved.push(Unresolved::new(&format!("--set {}", set.arg), "undecided_set", &set.at));
-                } else if !sets.iter().any(|s| s.arg == set.arg && s.at == set.at) {
-                    sets.push(RecipeSet { arg: set.arg.clone(), at: set.at.clone() });
+                    out.unresolved.push(Unresolved::new(&format!("{flag} {}", set.arg), "undecided_set", &set.at));
+                } else if !sets.iter().any(|s| s.arg == set.arg && s.at == set.at && s.unset == set.unset) {
+                    sets.push(RecipeSet { unset: set.unset, arg: set.arg.clone(), at: set.at.clone() });
                 }
             }
             for (_, written, line) in variant.settings.iter().filter(|(k, _, _)| k == "CONFIG_FILE") {
@@ -652,7 +655,7 @@ impl<'t> LaunchTree<'t> {
             let parsed = Recipe::parse(text, &r.path).map_err(|e| (e.to_string(), "unparsable_recipe")).and_then(
                 |mut recipe| {
                     // The effective values: the recipe with the launcher's `--set`s (decision TD9).
-                    let sets = overrides::parse_sets(r.sets.iter().map(|s| (s.arg.as_str(), s.at.as_str())))
+                    let sets = overrides::parse_sets(r.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))
                         .and_then(|sets| overrides::apply(&mut recipe.root, &sets))
                         .map_err(|e| e.to_string());
                     if let Err(e) = sets {
@@ -1072,6 +1075,10 @@ mod tests {
                 ("benchmark.env.RUN=dsr1", "runners/launch_b200-dgxc.sh:5")
             ]
         );
+
+        let unset = model("ARGS+=(--unset roles.agg.args.mem-fraction-static)");
+        assert!(value(&unset, "--mem-fraction-static").is_empty(), "--unset removes it: {:?}", unset.settings);
+        assert_eq!(value(&unset, "--tensor-parallel-size"), ["4"]);
 
         let maybe = model("if [[ -d /lustre ]]; then\n  ARGS+=(--set roles.agg.args.mem-fraction-static=0.9)\nfi");
         assert_eq!(value(&maybe, "--mem-fraction-static"), ["0.8"], "an undecided --set is not applied");

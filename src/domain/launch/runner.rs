@@ -21,7 +21,7 @@ pub struct RunnerRun {
     /// Its native single-node runs (`launch_srt_single_node <pool profile>`, Oct 2026 layout):
     /// the job runs the row's `srt-recipe:` recipe on that pool profile (decision TD5).
     pub native: Vec<NativeRun>,
-    /// The `--set KEY=VALUE` arguments it gives srtctl (decision TD9), in order.
+    /// The `--set KEY=VALUE` and `--unset KEY` arguments it gives srtctl (decision TD9), in order.
     pub sets: Vec<SetArg>,
     pub unresolved: Vec<Unresolved>,
     /// Every variable assignment in a branch that may run, with the branch it sits in.
@@ -38,10 +38,13 @@ pub struct NativeRun {
     pub sure: bool,
 }
 
-/// One `--set KEY=VALUE` a launcher passes srtctl (`SRTCTL_APPLY_ARGS+=(--set "…")`).
+/// One `--set KEY=VALUE` or `--unset KEY` a launcher passes srtctl
+/// (`SRTCTL_APPLY_ARGS+=(--set "…")`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetArg {
-    /// `KEY=VALUE` as computed for the job.
+    /// `--unset` (else `--set`).
+    pub unset: bool,
+    /// `KEY=VALUE` (`KEY` for `--unset`) as computed for the job.
     pub arg: String,
     pub at: String,
     /// Whether it is passed for sure (`false`: under an undecided test).
@@ -482,7 +485,7 @@ fn scan_checkout(
     }
 }
 
-/// `--set KEY=VALUE` / `--set=KEY=VALUE` words, alone or opening an array
+/// `--set KEY=VALUE` / `--set=KEY=VALUE` / `--unset KEY` words, alone or opening an array
 /// (`SRTCTL_EVAL_ARGS+=(--set frontend.placement.node=head)`).
 fn scan_sets(words: &[String], at: &str, act: Tri, env: &Env, run: &mut RunnerRun) {
     let mut it = words.iter();
@@ -500,16 +503,20 @@ fn scan_sets(words: &[String], at: &str, act: Tri, env: &Env, run: &mut RunnerRu
             None if name.is_empty() => after,
             None => continue,
         };
-        let written = match opening.strip_prefix("--set") {
-            Some("") => match it.next() {
+        let (unset, rest) = match (opening.strip_prefix("--set"), opening.strip_prefix("--unset")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => continue,
+        };
+        let written = match rest {
+            "" => match it.next() {
                 Some(next) => next.as_str(),
                 None => continue,
             },
-            Some(rest) => match rest.strip_prefix('=') {
+            rest => match rest.strip_prefix('=') {
                 Some(inline) => inline,
                 None => continue,
             },
-            None => continue,
         };
         // The last word of a one-line array keeps its closing parenthesis.
         let written = match written.strip_suffix(')') {
@@ -517,7 +524,7 @@ fn scan_sets(words: &[String], at: &str, act: Tri, env: &Env, run: &mut RunnerRu
             _ => written,
         };
         match env.expand(written, at) {
-            Ok(arg) => run.sets.push(SetArg { arg, at: at.to_owned(), sure: act == Tri::Yes }),
+            Ok(arg) => run.sets.push(SetArg { unset, arg, at: at.to_owned(), sure: act == Tri::Yes }),
             Err(u) => run.unresolved.push(u),
         }
     }

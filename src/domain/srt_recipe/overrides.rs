@@ -1,4 +1,4 @@
-//! srtctl's `--set KEY=VALUE` recipe overrides (srt-slurm #390, merged in the 2.0 stack #407;
+//! srtctl's `--set KEY=VALUE` and `--unset KEY` recipe overrides (srt-slurm #390, merged in the 2.0 stack #407;
 //! `src/srtctl/core/overrides.py`), applied to the positioned recipe as srtctl applies them to
 //! the raw document: before variant resolution, so an explicit `--set` always wins (decision TD9).
 //!
@@ -13,6 +13,8 @@
 //! - On an override file (`base`) the value is written into `base` and into every `override_*`
 //!   variant, and as a one-element list (broadcast to every zipped variant) into every
 //!   `zip_override_*` group, so no variant can shadow it.
+//! - `--unset KEY` removes the key (or list item) from the document and every variant; a path
+//!   that is not there is a no-op.
 //!
 //! The arguments come from a pull request (a launcher or a config row), so everything is bounded:
 //! the number of overrides, the path depth, a segment's length and the argument's length. A bad
@@ -36,11 +38,13 @@ pub enum Segment {
     Index(usize),
 }
 
-/// One `--set KEY=VALUE`, parsed.
+/// One `--set KEY=VALUE` or `--unset KEY`, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
     pub path: Vec<Segment>,
     pub value: Node,
+    /// `--unset`: the key is removed (`value` is null).
+    pub unset: bool,
     /// The argument as written (`KEY=VALUE`).
     pub arg: String,
     /// `file:line` where it is written.
@@ -49,8 +53,10 @@ pub struct Override {
 
 /// A `--set` sweepgate cannot read or apply, naming where it is written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{at}: --set {arg}: {message}")]
+#[error("{at}: {flag} {arg}: {message}")]
 pub struct OverrideError {
+    /// `--set` or `--unset`.
+    pub flag: &'static str,
     pub at: String,
     /// The argument, cut to [`MAX_ARG_BYTES`].
     pub arg: String,
@@ -63,7 +69,12 @@ impl OverrideError {
         while !arg.is_char_boundary(cut) {
             cut -= 1;
         }
-        OverrideError { at: at.to_owned(), arg: arg[..cut].to_owned(), message: message.into() }
+        OverrideError { flag: "--set", at: at.to_owned(), arg: arg[..cut].to_owned(), message: message.into() }
+    }
+
+    fn of(o: &Override, message: impl Into<String>) -> OverrideError {
+        let e = OverrideError::new(&o.at, &o.arg, message);
+        OverrideError { flag: if o.unset { "--unset" } else { "--set" }, ..e }
     }
 }
 
@@ -188,18 +199,36 @@ pub fn parse_set(arg: &str, at: &str) -> Result<Override, OverrideError> {
     }
     let (key, raw) = arg.split_once('=').ok_or_else(|| OverrideError::new(at, arg, "--set expects KEY=VALUE"))?;
     let path = parse_path(key).map_err(|m| OverrideError::new(at, arg, m))?;
-    Ok(Override { path, value: parse_value(raw, Pos::default()), arg: arg.to_owned(), at: at.to_owned() })
+    Ok(Override { path, value: parse_value(raw, Pos::default()), unset: false, arg: arg.to_owned(), at: at.to_owned() })
 }
 
-/// Parses the `--set` arguments of one job, each with where it is written, in order (the last
-/// one of a key wins, as srtctl applies them in order).
-pub fn parse_sets<'a>(args: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Vec<Override>, OverrideError> {
+/// Parses one `--unset KEY` argument written at `at`.
+pub fn parse_unset(arg: &str, at: &str) -> Result<Override, OverrideError> {
+    let error = |m: String| OverrideError { flag: "--unset", ..OverrideError::new(at, arg, m) };
+    if arg.len() > MAX_ARG_BYTES {
+        return Err(error(format!("longer than {MAX_ARG_BYTES} bytes")));
+    }
+    let path = parse_path(arg).map_err(error)?;
+    Ok(Override {
+        path,
+        value: Node { value: Value::Null, pos: Pos::default() },
+        unset: true,
+        arg: arg.to_owned(),
+        at: at.to_owned(),
+    })
+}
+
+/// Parses the `--set` (`unset: false`) and `--unset` arguments of one job, each with where it
+/// is written, in order (the last one of a key wins, as srtctl applies them in order).
+pub fn parse_sets<'a>(
+    args: impl IntoIterator<Item = (bool, &'a str, &'a str)>,
+) -> Result<Vec<Override>, OverrideError> {
     let mut out = Vec::new();
-    for (arg, at) in args {
+    for (unset, arg, at) in args {
         if out.len() == MAX_OVERRIDES {
-            return Err(OverrideError::new(at, arg, format!("more than {MAX_OVERRIDES} --set arguments")));
+            return Err(OverrideError::new(at, arg, format!("more than {MAX_OVERRIDES} --set/--unset arguments")));
         }
-        out.push(parse_set(arg, at)?);
+        out.push(if unset { parse_unset(arg, at)? } else { parse_set(arg, at)? });
     }
     Ok(out)
 }
@@ -209,7 +238,7 @@ pub fn parse_sets<'a>(args: impl IntoIterator<Item = (&'a str, &'a str)>) -> Res
 pub fn apply(root: &mut Node, overrides: &[Override]) -> Result<(), OverrideError> {
     for o in overrides {
         let Value::Map(entries) = &mut root.value else {
-            return Err(OverrideError::new(&o.at, &o.arg, "the recipe is not a mapping"));
+            return Err(OverrideError::of(o, "the recipe is not a mapping"));
         };
         if !entries.iter().any(|(k, _)| k.as_str() == Some("base")) {
             apply_one(root, o, &o.value)?;
@@ -220,9 +249,10 @@ pub fn apply(root: &mut Node, overrides: &[Override]) -> Result<(), OverrideErro
             if !matches!(section.value, Value::Map(_)) {
                 continue;
             }
-            if key == "base" || key.starts_with("override_") {
+            let zip = key.starts_with("zip_override_");
+            if key == "base" || key.starts_with("override_") || zip && o.unset {
                 apply_one(section, o, &o.value)?;
-            } else if key.starts_with("zip_override_") {
+            } else if zip {
                 // A one-element list broadcasts to every zipped variant, whatever the value.
                 let one = Node { value: Value::Seq(vec![o.value.clone()]), pos: o.value.pos };
                 apply_one(section, o, &one)?;
@@ -233,11 +263,10 @@ pub fn apply(root: &mut Node, overrides: &[Override]) -> Result<(), OverrideErro
 }
 
 fn apply_one(doc: &mut Node, o: &Override, value: &Node) -> Result<(), OverrideError> {
-    let error = |depth: usize, message: &str| {
-        OverrideError::new(&o.at, &o.arg, format!("{}: {message}", format_path(&o.path[..depth])))
-    };
+    let error =
+        |depth: usize, message: &str| OverrideError::of(o, format!("{}: {message}", format_path(&o.path[..depth])));
     let Some((last, parents)) = o.path.split_last() else {
-        return Err(OverrideError::new(&o.at, &o.arg, "override path must not be empty"));
+        return Err(OverrideError::of(o, "override path must not be empty"));
     };
     let mut node = doc;
     for (depth, segment) in parents.iter().enumerate() {
@@ -245,6 +274,7 @@ fn apply_one(doc: &mut Node, o: &Override, value: &Node) -> Result<(), OverrideE
         node = match (segment, &mut node.value) {
             (Segment::Index(i), Value::Seq(items)) => {
                 let len = items.len();
+                // srtctl refuses an index out of range on the way, for `--unset` too.
                 items
                     .get_mut(*i)
                     .ok_or_else(|| error(depth + 1, &format!("index [{i}] is out of range (length {len})")))?
@@ -253,6 +283,8 @@ fn apply_one(doc: &mut Node, o: &Override, value: &Node) -> Result<(), OverrideE
             (Segment::Key(k), Value::Map(entries)) => {
                 let at = match entries.iter().position(|(key, _)| key.key_text().as_deref() == Some(k.as_str())) {
                     Some(at) => at,
+                    // `--unset` of a path that is not there changes nothing.
+                    None if o.unset => return Ok(()),
                     None => {
                         let key = Node { value: Value::Str(k.clone()), pos };
                         entries.push((key, Node { value: Value::Map(Vec::new()), pos }));
@@ -268,6 +300,15 @@ fn apply_one(doc: &mut Node, o: &Override, value: &Node) -> Result<(), OverrideE
     }
     let pos = node.pos;
     match (last, &mut node.value) {
+        (Segment::Index(i), Value::Seq(items)) if o.unset => {
+            if *i < items.len() {
+                items.remove(*i);
+            }
+        }
+        (Segment::Key(k), Value::Map(entries)) if o.unset => {
+            entries.retain(|(key, _)| key.key_text().as_deref() != Some(k.as_str()));
+        }
+        _ if o.unset => {}
         (Segment::Index(i), Value::Seq(items)) if *i < items.len() => {
             let at = items[*i].pos;
             items[*i] = relocate(value.clone(), at);
@@ -380,9 +421,9 @@ mod tests {
         assert!(parse_set(&long, "c.yaml:3").unwrap_err().message.contains("longer than 4096 bytes"));
         let deep = format!("{}=1", vec!["a"; MAX_SEGMENTS + 1].join("."));
         assert!(parse_set(&deep, "c.yaml:3").unwrap_err().message.contains("more than 16 segments"));
-        let many: Vec<(&str, &str)> = vec![("a=1", "c.yaml:3"); MAX_OVERRIDES + 1];
-        assert!(parse_sets(many).unwrap_err().message.contains("more than 64 --set arguments"));
-        assert_eq!(parse_sets(vec![("a=1", "c.yaml:3"); MAX_OVERRIDES]).map(|o| o.len()), Ok(MAX_OVERRIDES));
+        let many = vec![(false, "a=1", "c.yaml:3"); MAX_OVERRIDES + 1];
+        assert!(parse_sets(many).unwrap_err().message.contains("more than 64 --set/--unset arguments"));
+        assert_eq!(parse_sets(vec![(true, "a", "c.yaml:3"); MAX_OVERRIDES]).map(|o| o.len()), Ok(MAX_OVERRIDES));
     }
 
     /// On an override file the value reaches `base` and every variant, a zip group as a
@@ -405,5 +446,25 @@ mod tests {
             let facts = RecipeFacts::read(&v.config, "r.yaml").unwrap();
             assert_eq!(facts.tp_ep(), (8, 1), "{}", v.selector);
         }
+    }
+
+    /// `--unset` removes a key or a list item everywhere it is written; a missing path is a no-op.
+    #[test]
+    fn unset_removes_the_key_from_the_document_and_every_variant() {
+        let unset = |arg: &str| parse_unset(arg, "runners/launch_x.sh:9").unwrap_or_else(|e| panic!("{e}"));
+        let text = "base:\n  name: n\n  sbatch_directives: {exclude: node7, mem: '0'}\n  benchmark: {concurrencies: [1, 2]}\noverride_a:\n  sbatch_directives: {exclude: node9}\nzip_override_z:\n  sbatch_directives:\n    exclude: [node1, node2]\n";
+        let mut root = yaml::parse(text, "r.yaml").unwrap();
+        let overrides = [
+            unset("sbatch_directives.exclude"),
+            unset("benchmark.concurrencies[0]"),
+            unset("health_check.max_attempts"),
+        ];
+        apply(&mut root, &overrides).unwrap();
+        assert_eq!(
+            json(&root),
+            r#"{"base":{"name":"n","sbatch_directives":{"mem":"0"},"benchmark":{"concurrencies":[2]}},"override_a":{"sbatch_directives":{}},"zip_override_z":{"sbatch_directives":{}}}"#
+        );
+        let err = parse_unset("a..b", "runners/launch_x.sh:9").unwrap_err().to_string();
+        assert_eq!(err, "runners/launch_x.sh:9: --unset a..b: empty segment in override path 'a..b'");
     }
 }
