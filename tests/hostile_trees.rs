@@ -262,8 +262,9 @@ async fn a_delivery_that_kills_its_server_three_times_is_failed_not_replayed() {
     let fetched = |fake: &FakeGitHub| fake.world().log.iter().filter(|l| l.contains(&tarball)).count();
     let extra = ["--state", state_arg, "--verify-deadline-secs", "600"];
     for round in 1..=3 {
-        let server = start_server(&fake, &upstream, &extra).await;
+        // Counted before the start: a resumed event may fetch before `start_server` returns.
         let before = fetched(&fake);
+        let server = start_server(&fake, &upstream, &extra).await;
         if round == 1 {
             assert_eq!(server.deliver("pull_request", "poison-1", &opened(pr, &head)).await.0, 202);
         }

@@ -243,3 +243,203 @@ fn the_commands_on_a_git_copy() {
     let rows: serde_json::Value = serde_json::from_slice(&generate.stdout).unwrap();
     assert!(rows.as_array().is_some_and(|r| r.len() > 1000), "every other entry gives its rows");
 }
+
+/// Rows of this copy that bind to no variant as the recipe is written, because launcher code the
+/// copy lacks gives srtctl the row's benchmark values: (config, why). Gaps of this copy.
+const LEFT_TO_MISSING_LAUNCHER_CODE: &[(&str, &str)] = &[(
+    "glm5.2-fp4-gb200-dynamo-sglang-agentic-agg",
+    "agentx/agg.yaml pins `concurrencies: [1]`; the gb200-nv launcher rewrites them to the row's \
+     CONC_LIST with runners/inject_srt_power_concurrencies.py (launch_gb200-nv.sh:486-489), not in the copy",
+)];
+
+/// Where the copy contradicts itself (its files come from about 40 commits, README): (config,
+/// the row's `no variant serves` text, why).
+const CONTRADICTIONS: &[(&str, &[&str], &str)] = &[(
+    "qwen3.5-fp8-mi355x-sglang-agentic-mtp",
+    &["conc 48 ", "conc 56 ", "conc 64 ", "conc 72 ", "conc 80 "],
+    "amd-master.yaml lists conc 48-80 in the dram band; this copy of mi355x-fp8-mtp/agentic.yaml stops at \
+     override_tp4_hicache_c40",
+)];
+
+/// Why a row the copy cannot bind is a gap of the copy, or `None` when it is not one.
+fn launcher_gap(config: &str, error: &str) -> Option<String> {
+    if let Some((_, why)) = LEFT_TO_MISSING_LAUNCHER_CODE.iter().find(|(c, _)| *c == config) {
+        return Some((*why).to_owned());
+    }
+    let contradiction =
+        CONTRADICTIONS.iter().find(|(c, rows, _)| *c == config && rows.iter().any(|r| error.contains(r)));
+    if let Some((_, _, why)) = contradiction {
+        return Some(format!("contradiction of the copy: {why}"));
+    }
+    // A recipe that states no ISL, OSL or concurrency gets them from `apply_srt_recipe`
+    // (runners/slurm_utils.sh, NOT_COPIED in MISSING.txt), as every launcher of the copy calls it.
+    let details: Vec<&str> = error.lines().skip(1).collect();
+    let unstated = !details.is_empty() && details.iter().all(|l| l.contains("the recipe has none"));
+    unstated.then(|| "the recipe leaves isl/osl/concurrencies to apply_srt_recipe (runners/slurm_utils.sh)".to_owned())
+}
+
+/// `plan --format dispatch` binds each row through the recipe book: every multinode row and
+/// every native single-node (`srt-recipe`) row of a config whose recipe the copy holds binds to
+/// exactly one variant; a row whose recipe the copy lacks is `Missing`, and MISSING.txt names the
+/// file for that config; rows left to launcher code the copy lacks are named with why.
+#[test]
+fn every_row_binds_to_one_schema2_variant() {
+    use sweepgate::domain::srt::{Checks, RecipeBook, RecipeLookupError};
+    let Some(dir) = today_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let git = git_copy(&dir, work.path());
+    let missing = missing(&dir);
+    let (inputs, _) = inputs::read_each(&git, &Layout::default()).unwrap();
+    let sources = sweepgate::domain::launch::recipe_sources(&git).unwrap();
+    let mut book = RecipeBook::new(&git, sources);
+    let mut problems = Vec::new();
+    let mut left: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut bound_configs, mut missing_configs, mut named_configs) = (0, 0, 0);
+    let (mut script_rows, mut bound_rows, mut gap_rows) = (0, 0, 0);
+    for key in inputs.configs.keys() {
+        let options = TestConfigOptions { config_keys: vec![key.to_owned()], ..Default::default() };
+        let rows = generate::test_config(&inputs.configs, &inputs.runners, &options, &Default::default()).unwrap();
+        let (mut bound, mut gaps, mut named) = (0_usize, 0_usize, 0_usize);
+        for row in &rows {
+            let value = serde_json::Value::Object(row.clone());
+            let found = if row.contains_key("prefill") || row.contains_key("worker") {
+                book.select_row(&value, Checks::default())
+            } else if row.contains_key("srt-recipe") {
+                book.select_single_row(&value)
+            } else {
+                script_rows += 1;
+                continue;
+            };
+            match found {
+                Ok(found) => {
+                    bound += 1;
+                    let variant = &found.selected.variant;
+                    if found.selected.variant.suffix.is_some() && variant.selector.is_empty() {
+                        problems.push(format!("{key}: {} bound to no concrete variant", found.path));
+                    }
+                }
+                Err(RecipeLookupError::Missing { path, .. }) => {
+                    if missing.get(&path).is_some_and(|configs| configs.iter().any(|c| c == key)) {
+                        gaps += 1;
+                    } else {
+                        problems.push(format!("{key}: {path} is missing but MISSING.txt does not name it for {key}"));
+                    }
+                }
+                Err(e) => match launcher_gap(key, &e.to_string()) {
+                    Some(why) => {
+                        named += 1;
+                        *left.entry(format!("{key}: {why}")).or_default() += 1;
+                    }
+                    None => problems.push(format!("{key} {}: {e}", row["exp-name"])),
+                },
+            }
+        }
+        bound_rows += bound;
+        gap_rows += gaps;
+        match (bound, gaps, named) {
+            (1.., _, _) => bound_configs += 1,
+            (0, 1.., 0) => missing_configs += 1,
+            (0, _, 1..) => named_configs += 1,
+            (0, 0, 0) => problems.push(format!("{key}: no row names a recipe")),
+        }
+    }
+    println!(
+        "{bound_configs} configs bind rows to recipe variants ({bound_rows} rows); {missing_configs} configs have only \
+         recipes MISSING.txt lists ({gap_rows} rows); {script_rows} rows run a script"
+    );
+    for (what, rows) in &left {
+        println!("left to launcher code the copy lacks ({rows} rows): {what}");
+    }
+    assert!(problems.is_empty(), "{} rows:\n{}", problems.len(), problems.join("\n"));
+    // The README: 66 of the 216 configs have at least one of their recipes in the copy.
+    assert_eq!((bound_configs, named_configs, missing_configs), (61, 5, 150));
+}
+
+/// The copy's launchers pass srtctl two `--set`s (`launch_b300-dsxe.sh:329`,
+/// `launch_gb300-nv.sh:200`); the launch model records each with the recipe it applies to, or
+/// names it when its test is undecided (decision TD9).
+#[test]
+fn launcher_set_arguments_reach_the_recipes() {
+    let Some(dir) = today_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let git = git_copy(&dir, work.path());
+    let mut tree = MemTree::new();
+    for d in LAUNCH_DIRS {
+        tree.copy_from(&git, d).unwrap();
+    }
+    let model = LaunchTree::new(&tree).all(&[]);
+    let mut applied = BTreeSet::new();
+    let mut undecided = BTreeSet::new();
+    for c in &model {
+        for r in &c.recipes {
+            for s in &r.sets {
+                applied.insert(format!("{} {}: {} ({})", c.config, r.path, s.arg, s.at));
+            }
+        }
+        for u in c.unresolved.iter().filter(|u| u.why == "undecided_set" || u.why == "bad_override") {
+            undecided.insert(format!("{} {}: {} ({})", c.config, u.why, u.what, u.at));
+        }
+    }
+    println!("applied:\n{}", applied.iter().cloned().collect::<Vec<_>>().join("\n"));
+    assert!(undecided.is_empty(), "{undecided:#?}");
+    // The agentic multinode config of b300-dsxe whose recipe the copy holds: its launcher
+    // passes the workflow's RESULT_FILENAME (unset in the model, so empty).
+    assert_eq!(
+        applied.into_iter().collect::<Vec<_>>(),
+        ["qwen3.5-fp8-b300-dynamo-sglang-agentic-disagg inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes/\
+          qwen3.5/sglang/b300-fp8/agentx/disagg-variants.yaml: benchmark.env.RESULT_FILENAME= \
+          (inferencex-e2e/runners/launch_b300-dsxe.sh:329)"]
+    );
+}
+
+/// `plan --format dispatch` on a changelog change of the copy (the issue's done-when): a PR that
+/// appends an entry for two native single-node configs and the ATOM disaggregated agentic config
+/// plans every row of them on an MI355X pool profile, each bound to one schema-2 variant.
+#[test]
+fn plan_dispatch_on_a_changelog_change_binds_every_row() {
+    let Some(dir) = today_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    git_copy(&dir, work.path());
+    let entry = "\n- config-keys:\n    - dsr1-fp4-mi355x-sglang\n    - dsr1-fp4-mi355x-atom\n    - dsv4-fp4-mi355x-atom-disagg-agentic-lmcache-dspark\n  description:\n    - \"Plan test\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/9999\n";
+    let changelog = work.path().join("inferencex-e2e/perf-changelog.yaml");
+    let text = std::fs::read_to_string(&changelog).unwrap() + entry;
+    std::fs::write(&changelog, text).unwrap();
+    let commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "head"];
+    assert!(Command::new("git").args(commit).current_dir(work.path()).status().unwrap().success());
+    // The pool the multinode rows' `cluster:mi355x-amds` runner names (the pool profiles of
+    // runners/srt-slurm/ are not in the copy): the local profile, as an MI355X cluster that
+    // knows the recipe's model alias.
+    let local = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/pools/local.toml")).unwrap();
+    let pool = local
+        .replace("sku = \"h100\"", "sku = \"mi355x\"")
+        .replace("[models]\n", "[models]\n\"DeepSeek-V4-Pro-0813\" = \"/models/DeepSeek-V4-Pro-0813\"\n");
+    let pools = tempfile::tempdir().unwrap();
+    let pool_file = pools.path().join("mi355x-amds.toml");
+    std::fs::write(&pool_file, pool).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+        .args(["plan", "--repo"])
+        .arg(work.path())
+        .args(["--base", "HEAD~1", "--head", "HEAD", "--labels", "full-sweep-enabled", "--format", "dispatch"])
+        .arg("--pool")
+        .arg(&pool_file)
+        .args(["--launcher", "launch.sh", "--github-repo", "o/r", "--pr-number", "7"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "no row is skipped: {stderr}");
+    let plan = sweepgate::sweep::plan_input::Plan::parse(&out.stdout, "stdout").unwrap_or_else(|e| panic!("{e}"));
+    let points = plan.placed_points();
+    let mut selectors = BTreeSet::new();
+    for p in &points {
+        let job = &p.point.job;
+        let recipe = job.recipe.as_ref().unwrap_or_else(|| panic!("{} has no recipe", p.point.id));
+        assert!(!recipe.selector.is_empty() && recipe.sha256.len() == 64, "{recipe:?}");
+        let env = if job.env.contains_key("CONFIG_FILE") { "CONFIG_FILE" } else { "SRT_RECIPE" };
+        assert_eq!(job.env[env], recipe.config_file, "{}", p.point.id);
+        selectors.insert(recipe.config_file.rsplit('/').next().unwrap().to_owned());
+    }
+    assert_eq!(points.len(), 33, "the canary and every row of the three configs: {selectors:#?}");
+    assert!(selectors.contains("disagg-lmcache-dspark.yaml:override_dpa8_c256_lmcache"), "{selectors:#?}");
+    assert!(selectors.contains("8k1k.yaml:zip_override_tp8_ep1[4]"), "{selectors:#?}");
+}

@@ -36,10 +36,12 @@ enum Engine {
 }
 
 impl Engine {
+    /// The engine a framework runs (`domain::frameworks`, decision TD7), when it is one whose
+    /// documentation this check knows.
     fn of_framework(framework: &str) -> Option<Engine> {
-        match framework {
-            "vllm" | "dynamo-vllm" | "llmd-vllm" | "vllm-disagg" => Some(Engine::Vllm),
-            "sglang" | "dynamo-sglang" | "sglang-disagg" => Some(Engine::Sglang),
+        match crate::domain::frameworks::engine_of(framework) {
+            Some("vllm") => Some(Engine::Vllm),
+            Some("sglang") => Some(Engine::Sglang),
             _ => None,
         }
     }

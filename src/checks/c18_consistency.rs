@@ -151,7 +151,7 @@ fn check_recipes(book: &mut Result<RecipeBook<'_>, Reason>, key: &str, rows: &[R
                 recipe_failure(key, e, out);
                 continue;
             }
-            Err(e @ RecipeLookupError::Repo(_)) => {
+            Err(e @ (RecipeLookupError::Repo(_) | RecipeLookupError::Override(_))) => {
                 out.assessed.insert('b');
                 out.fail('b', reason("recipe_unreadable").arg("config", key).arg("error", quoted(e)));
                 continue;

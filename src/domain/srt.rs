@@ -10,8 +10,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::domain::launch::RecipeSources;
+use crate::domain::srt_recipe::overrides::{self, OverrideError};
 use crate::domain::srt_recipe::{
-    pos_of, Backend, Recipe, RecipeError, RecipeFacts, RecipeRef, Role, Selector, Variant,
+    pos_of, Backend, Recipe, RecipeError, RecipeFacts, RecipeRef, Role, Selector, SingleNodePoint, Variant,
 };
 use crate::repo::Tree;
 use crate::yaml::{self, Pos};
@@ -59,6 +60,14 @@ pub struct Point {
 impl Point {
     /// Reads a row; a single-node row (no `prefill`/`decode`, scalar `conc`) is refused.
     pub fn from_json(row: &serde_json::Value) -> Result<Point, SelectError> {
+        // An aggregated multinode row (decision TD3) runs its `worker` as the aggregated role:
+        // the shape of an aggregated disagg=false row, `prefill` that worker and no decode side.
+        if let (Some(worker), None) = (row.get("worker"), row.get("prefill")) {
+            let mut row = row.clone();
+            row["prefill"] = worker.clone();
+            row["decode"] = serde_json::json!({"num-worker": 0, "tp": 1, "ep": 1, "dp-attn": false});
+            return Point::deserialize(&row).map_err(|e| SelectError::BadPoint(e.to_string()));
+        }
         Point::deserialize(row).map_err(|e| SelectError::BadPoint(e.to_string()))
     }
 
@@ -152,6 +161,9 @@ pub enum SelectError {
     NoMatch { file: String, candidates: Vec<(String, Rejection)> },
     #[error("{file}: {} variants match the point ({}); name one with CONFIG_FILE=<path>:<selector>", candidates.len(), candidates.join(", "))]
     SeveralMatch { file: String, candidates: Vec<String> },
+    /// A single-node `srt-recipe` row no variant serves (decision TD6).
+    #[error("{file}: no variant serves the row ({point}){}", unreadable.as_ref().map_or(String::new(), |e| format!("; a variant cannot be read: {e}")))]
+    NotServed { file: String, point: String, unreadable: Option<Box<RecipeError>> },
 }
 
 /// Why one candidate variant of a multi-variant file was not chosen.
@@ -307,8 +319,10 @@ pub fn check(point: &Point, facts: &RecipeFacts, variant: &Variant, checks: Chec
         });
     };
     let show = |v: Option<i64>| v.map_or("none".to_owned(), |v| v.to_string());
+    // A custom benchmark that does not pin its sequence lengths runs what the launcher passes it.
+    let custom = facts.benchmark_type == "custom";
     for (field, wanted, found) in [("isl", point.isl, facts.isl), ("osl", point.osl, facts.osl)] {
-        if wanted.is_some() && wanted != found {
+        if wanted.is_some() && wanted != found && !(custom && found.is_none()) {
             push(field, show(wanted), show(found), &["benchmark", field]);
         }
     }
@@ -398,8 +412,8 @@ pub fn check(point: &Point, facts: &RecipeFacts, variant: &Variant, checks: Chec
         let recipe = if recipe_spec { "speculative decoding" } else { "no speculative decoding" };
         push("spec-decoding", point.spec_decoding.clone(), recipe.into(), &["backend", engine_path.as_str()]);
     }
-    if !facts.frameworks().contains(&point.framework.as_str()) {
-        let recipe = format!("backend {}", facts.backend.as_str());
+    if !facts.runs_framework(&point.framework) {
+        let recipe = format!("backend {}", facts.engines.join(", "));
         push("framework", point.framework.clone(), recipe, &["backend", "type"]);
     }
     if let Some(precision) = &facts.precision {
@@ -490,6 +504,9 @@ pub enum RecipeLookupError {
     Repo(String),
     #[error(transparent)]
     Select(#[from] SelectError),
+    /// A launcher `--set` srtctl would refuse (decision TD9).
+    #[error(transparent)]
+    Override(#[from] OverrideError),
 }
 
 impl<'t> RecipeBook<'t> {
@@ -507,6 +524,65 @@ impl<'t> RecipeBook<'t> {
         let loaded = self.files.entry(key).or_insert_with(|| load_recipe(tree, sources, &reference));
         let loaded = loaded.as_ref().map_err(Clone::clone)?;
         let selected = loaded.candidates.select(&point, checks)?;
+        Ok(RowRecipe {
+            reference: reference.path.clone(),
+            path: loaded.path.clone(),
+            sha256: loaded.sha256.clone(),
+            warnings: loaded.warnings.clone(),
+            selected,
+        })
+    }
+}
+
+impl RecipeBook<'_> {
+    /// The one variant a single-node `srt-recipe` row runs (decision TD6): the variant that
+    /// serves its TP, EP, concurrency and KV band, as Check 18 pairs them
+    /// (`RecipeFacts::serves`); a `sweep` variant never runs one point.
+    pub fn select_single_row(&mut self, row: &serde_json::Value) -> Result<RowRecipe, RecipeLookupError> {
+        let bad = |what: &str| SelectError::BadPoint(format!("a single-node srt-recipe row needs {what}"));
+        let written = row.get("srt-recipe").and_then(serde_json::Value::as_str).ok_or_else(|| bad("`srt-recipe`"))?;
+        let int = |k: &str| row.get(k).and_then(serde_json::Value::as_i64);
+        let point = SingleNodePoint {
+            tp: int("tp").ok_or_else(|| bad("an integer `tp`"))?,
+            ep: int("ep").unwrap_or(1),
+            conc: int("conc").ok_or_else(|| bad("an integer `conc`"))?,
+            kv_offloading: row.get("kv-offloading").and_then(serde_json::Value::as_str).unwrap_or("none").to_owned(),
+        };
+        let reference = RecipeRef::parse(written.trim()).map_err(SelectError::Recipe)?;
+        let (tree, sources) = (self.tree, &self.sources);
+        let key = format!("{}\0", reference.path);
+        let loaded = self.files.entry(key).or_insert_with(|| load_recipe(tree, sources, &reference));
+        let loaded = loaded.as_ref().map_err(Clone::clone)?;
+        let mut unreadable = None;
+        let mut serving = Vec::new();
+        for (variant, facts) in &loaded.candidates.variants {
+            match facts {
+                Err(e) => unreadable = unreadable.or_else(|| Some(Box::new(e.clone()))),
+                Ok(facts) if !variant.has_sweep() && facts.serves(&point) => serving.push((variant, facts)),
+                Ok(_) => {}
+            }
+        }
+        // Two variants at the point's TP (a TP8 worker and a DEP8 one) differ in DP attention.
+        if serving.len() > 1 {
+            if let Some(dp_attn) = row.get("dp-attn").and_then(serde_json::Value::as_bool) {
+                serving.retain(|(_, f)| f.engine(Role::Agg).is_some_and(|e| e.dp_attention == dp_attn));
+            }
+        }
+        let file = loaded.path.clone();
+        let selected = match serving.as_slice() {
+            [(variant, facts)] => Selected { variant: (*variant).clone(), facts: (*facts).clone() },
+            [] => {
+                let shown = format!(
+                    "tp {} ep {} conc {} kv-offloading {}",
+                    point.tp, point.ep, point.conc, point.kv_offloading
+                );
+                return Err(SelectError::NotServed { file, point: shown, unreadable }.into());
+            }
+            many => {
+                let candidates = many.iter().map(|(v, _)| v.selector.clone()).collect();
+                return Err(SelectError::SeveralMatch { file, candidates }.into());
+            }
+        };
         Ok(RowRecipe {
             reference: reference.path.clone(),
             path: loaded.path.clone(),
@@ -538,7 +614,10 @@ fn load_recipe(
         .map_err(|e| RecipeLookupError::Repo(e.to_string()))?
         .ok_or_else(|| RecipeLookupError::Missing { path: path.clone(), reference: shown })?;
     let text = yaml::text_of(&bytes).map_err(|e| SelectError::Recipe(RecipeError::Yaml(e.in_file(&path))))?;
-    let recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
+    let mut recipe = Recipe::parse(text, &path).map_err(SelectError::Recipe)?;
+    // The launcher's `--set`s are the recipe's effective values (decision TD9).
+    let sets = overrides::parse_sets(source.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))?;
+    overrides::apply(&mut recipe.root, &sets)?;
     let candidates = Candidates::new(&recipe, reference.selector.as_ref())?;
     let warnings = recipe.warnings.iter().map(ToString::to_string).collect();
     Ok(LoadedRecipe { path, sha256: hex::encode(Sha256::digest(&bytes)), warnings, candidates })

@@ -14,6 +14,7 @@ use crate::diag::Diagnostic;
 use crate::yaml::{self, KeyIndex, Node, Pos, Value, YamlError};
 
 mod facts;
+pub mod overrides;
 
 pub use facts::{is_schema2, pos_of, Backend, EngineFacts, RecipeFacts, Role};
 
@@ -490,18 +491,47 @@ pub struct FactVariant {
 impl FactVariant {
     /// The variant's aggregated engine parallelism as (TP, EP); `(1, 1)` without engine flags.
     pub fn tp_ep(&self) -> (i64, i64) {
-        self.facts.engine(Role::Agg).map_or((1, 1), |e| (e.tp, e.ep))
+        self.facts.tp_ep()
     }
 
     /// It runs `conc` in the point's KV band (a variant without `KV_OFFLOADING` serves either).
     pub fn runs(&self, conc: i64, kv_offloading: &str) -> bool {
-        self.facts.concurrencies.as_deref() == Some(&[conc][..])
-            && self.facts.kv_offloading.as_deref().is_none_or(|kv| kv == kv_offloading)
+        self.facts.runs(conc, kv_offloading)
     }
 
     /// It serves the point: same concurrency and KV band, same TP and EP.
     pub fn serves(&self, point: &SingleNodePoint) -> bool {
-        self.runs(point.conc, &point.kv_offloading) && self.tp_ep() == (point.tp, point.ep)
+        self.facts.serves(point)
+    }
+}
+
+impl RecipeFacts {
+    /// The aggregated engine parallelism as (TP, EP); `(1, 1)` without engine flags.
+    pub fn tp_ep(&self) -> (i64, i64) {
+        self.engine(Role::Agg).map_or((1, 1), |e| (e.tp, e.ep))
+    }
+
+    /// It runs `conc` in the point's KV band (a variant without `KV_OFFLOADING` serves either).
+    /// A custom benchmark that pins no concurrency runs what the launcher passes it
+    /// (`qwen3.5/sglang/h100-fp8/agentic.yaml`: one variant per KV band), as [`srt::check`]
+    /// reads multinode recipes.
+    ///
+    /// [`srt::check`]: crate::domain::srt::check
+    pub fn runs(&self, conc: i64, kv_offloading: &str) -> bool {
+        let conc_ok = match self.concurrencies.as_deref() {
+            Some(pinned) => pinned == [conc],
+            None => self.benchmark_type == "custom",
+        };
+        conc_ok && self.kv_offloading.as_deref().is_none_or(|kv| kv == kv_offloading)
+    }
+
+    /// It serves a single-node point: same concurrency and KV band, same EP, and the point's TP
+    /// is the worker's literal tensor-parallel size or, as InferenceX writes a vLLM DEP worker,
+    /// its GPU count (`tp: 8` for `tensor-parallel-size: 1, data-parallel-size: 8`, decision R5).
+    pub fn serves(&self, point: &SingleNodePoint) -> bool {
+        let (tp, ep) = self.tp_ep();
+        let gpus = self.engine(Role::Agg).map_or(1, EngineFacts::gpus);
+        self.runs(point.conc, &point.kv_offloading) && (point.tp == tp || point.tp == gpus) && point.ep == ep
     }
 }
 

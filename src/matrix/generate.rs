@@ -593,7 +593,17 @@ fn single_fixed_row(
     row.insert("disagg".into(), json!(config.disagg));
     row.insert("run-eval".into(), json!(false));
     add_component_metadata(&mut row, &space.raw, config);
+    add_srt_recipe(&mut row, space.srt_recipe.as_deref());
     row
+}
+
+/// A native single-node row names its recipe (`srt-recipe`, as written): the workflow hands it
+/// to the launcher as `SRT_RECIPE` (decision TD5) and the dispatch planner binds its variant
+/// (decision TD6).
+fn add_srt_recipe(row: &mut Row, recipe: Option<&str>) {
+    if let Some(recipe) = recipe {
+        row.insert("srt-recipe".into(), json!(recipe));
+    }
 }
 
 /// `with_worker_parallelism_defaults` over the raw worker dict.
@@ -687,6 +697,7 @@ fn agentic_rows(
                         row.insert("kv-offload-backend".into(), b.clone());
                     }
                     add_component_metadata(&mut row, &space.raw, config);
+                    add_srt_recipe(&mut row, space.srt_recipe.as_deref());
                     rows.push(row);
                 }
             }

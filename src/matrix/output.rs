@@ -57,6 +57,8 @@ impl RowKind {
                 ("eval-only", False),
                 ("router", Skip),
                 ("recipe-fingerprint", Skip),
+                // Decision TD6: a native row names its recipe.
+                ("srt-recipe", Skip),
             ],
             RowKind::MultiNode => &[
                 ("image", Req),
@@ -107,6 +109,7 @@ impl RowKind {
                 ("run-eval", Skip),
                 ("eval-only", Skip),
                 ("recipe-fingerprint", Skip),
+                ("srt-recipe", Skip),
             ],
             RowKind::MultiNodeAgentic => &[
                 ("image", Req),

@@ -1,6 +1,7 @@
 //! From a sweep plan to the dispatch plan `sweepgate dispatch` runs on one pool: one job per
-//! matrix row whose `runner` the pool serves, each multinode row bound to exactly one SRT recipe
-//! variant (spec 50 §3), sized by the pool. Rows of other runners are listed as skipped: a sweep
+//! matrix row whose `runner` the pool serves, each multinode row and each native single-node
+//! (`srt-recipe`) row bound to exactly one SRT recipe variant (spec 50 §3, decision TD6), sized
+//! by the pool. Rows of other runners are listed as skipped: a sweep
 //! over several clusters is one dispatch plan per pool, and the canary gates only the plan of
 //! the pool that runs it.
 //!
@@ -16,7 +17,7 @@ use serde_json::Value;
 use super::plan::{PlannedFamily, SweepPlan, Template};
 use super::plan_input::{reserved_env, Canary, Family, JobSpec, Plan, Point, RecipeProvenance};
 use super::pool::{slurm_time_minutes, PoolProfile};
-use crate::domain::srt::{with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError};
+use crate::domain::srt::{with_selector, Checks, ConcurrencyRule, RecipeBook, RecipeLookupError, RowRecipe};
 use crate::matrix::generate::seq_name;
 use crate::matrix::Row;
 
@@ -175,7 +176,24 @@ impl Builder<'_, '_, '_> {
                         self.defaults.pool.name
                     ))
                 })?;
-                (gpus, 1, None)
+                // A native row runs the one variant of its recipe that serves it; the launcher
+                // gets it as `SRT_RECIPE=<recipe>:<selector>` and never re-selects (decision TD6).
+                let recipe = match row.get("srt-recipe") {
+                    None => None,
+                    Some(_) => {
+                        let found = self.recipes.select_single_row(&Value::Object(row.clone())).map_err(|source| {
+                            PlanJobError::Recipe {
+                                point: id.to_owned(),
+                                exp_name: exp_name.clone(),
+                                source: Box::new(source),
+                            }
+                        })?;
+                        let recipe = provenance(&found);
+                        env.insert("SRT_RECIPE".into(), recipe.config_file.clone());
+                        Some(recipe)
+                    }
+                };
+                (gpus, 1, recipe)
             }
             Template::MultiNode => {
                 let checks = Checks { pool: Some(self.defaults.pool), concurrency: ConcurrencyRule::Equal };
@@ -190,11 +208,8 @@ impl Builder<'_, '_, '_> {
                     .ok()
                     .filter(|n| *n >= 1)
                     .ok_or_else(|| row_error(format!("recipe {} allocates {nodes} nodes", found.reference)))?;
-                let selector = found.selected.variant.selector.clone();
-                let config_file = with_selector(&found.reference, &selector);
-                env.insert("CONFIG_FILE".into(), config_file.clone());
-                let recipe =
-                    RecipeProvenance { config_file, path: found.path.clone(), selector, sha256: found.sha256.clone() };
+                let recipe = provenance(&found);
+                env.insert("CONFIG_FILE".into(), recipe.config_file.clone());
                 (pool_gpus, nodes, Some(recipe))
             }
         };
@@ -210,6 +225,17 @@ impl Builder<'_, '_, '_> {
                 recipe,
             },
         })
+    }
+}
+
+/// Which file and variant a job runs: `<reference>:<selector>` as srtctl's `-f` takes it.
+fn provenance(found: &RowRecipe) -> RecipeProvenance {
+    let selector = found.selected.variant.selector.clone();
+    RecipeProvenance {
+        config_file: with_selector(&found.reference, &selector),
+        path: found.path.clone(),
+        selector,
+        sha256: found.sha256.clone(),
     }
 }
 
@@ -366,6 +392,80 @@ mod tests {
         let agentic = &out.plan.families[1].points[0].job;
         assert_eq!(agentic.env["AIPERF_EXPERIMENTAL_FAST"], "1");
         assert_eq!((agentic.gpus, agentic.nodes, agentic.recipe.is_none()), (4, 1, true));
+    }
+
+    /// A launcher's `--set` is part of the recipe the row binds to (decision TD9): the variant's
+    /// concurrencies are the overridden ones, and a `--set` srtctl would refuse is an error
+    /// naming where it is written.
+    #[test]
+    fn a_launchers_set_arguments_decide_the_variant_a_row_binds_to() {
+        let launcher = |set: &str| {
+            format!(
+                "git clone https://github.com/NVIDIA/srt-slurm.git s\ncp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/sglang/demo\" recipes/sglang/demo\nsrtctl apply -f \"$CONFIG_FILE\" --set {set}\n"
+            )
+        };
+        let plan = |set: &str, conc: &[i64]| {
+            let mut row = multinode_row();
+            row.insert("conc".into(), json!(conc));
+            let s = sweep(&["full-sweep-enabled"], vec![], vec![row]);
+            let tree = MemTree::new()
+                .with("configs/dsr1-master.yaml", MASTER)
+                .with(RECIPE_PATH, RECIPE)
+                .with("configs/runners.yaml", "labels:\n  gb200:\n  - gb200-nv_0\n")
+                .with("runners/launch_gb200-nv.sh", launcher(set));
+            let mut book = book(&tree);
+            let p = pool("");
+            let defaults = JobDefaults { launcher: "l", pool: &p, repo: "o/r", pr: 7, sweep_id: "s" };
+            dispatch_plan(&s, &defaults, &mut book)
+                .map(|out| out.plan.families[0].points[0].job.env["CONFIG_FILE"].clone())
+        };
+        let set = "benchmark.concurrencies=[4,8]";
+        assert_eq!(plan(set, &[4, 8]).unwrap(), "recipes/sglang/demo/disagg-1p1d.yaml:override_dep8_1k1k");
+        let err = plan(set, &[4, 8, 16, 32]).unwrap_err().to_string();
+        assert!(err.contains("conc: the point has [4, 8, 16, 32], the recipe has [4, 8]"), "{err}");
+        let err = plan("benchmark.concurrencies[9]=4", &[4, 8, 16, 32]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "runners/launch_gb200-nv.sh:3: --set benchmark.concurrencies[9]=4: benchmark.concurrencies[9]: index"
+            ),
+            "{err}"
+        );
+    }
+
+    const NATIVE_PATH: &str = "benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/gb200-fp4/8k1k.yaml";
+    /// The shape of the Oct 2026 native single-node recipes (`dsr1/sglang/mi355x-fp4/8k1k.yaml`).
+    const NATIVE: &str = "base:\n  schema: 2\n  name: n\n  resources: {gpu_type: gb200, gpus_per_node: 4}\n  engine: sglang\n  roles:\n    agg: {nodes: 1, workers: 1, gpus: 2, args: {tensor-parallel-size: 2}}\nzip_override_tp2_ep1:\n  benchmark:\n    env:\n      CONC: ['4', '8']\nzip_override_tp4_ep1:\n  roles:\n    agg: {gpus: 4, args: {tensor-parallel-size: 4}}\n  benchmark:\n    env:\n      CONC: ['4', '8']\n";
+    const NATIVE_MASTER: &str = "dsr1-fp4-gb200-sglang:\n  multinode: false\n  runner: gb200\n  framework: sglang\n  scenarios:\n    fixed-seq-len:\n      - isl: 8192\n        osl: 1024\n        search-space:\n          - tp: 4\n            srt-recipe: benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/gb200-fp4/8k1k.yaml\n";
+
+    fn native_row(tp: i64, conc: i64) -> Row {
+        let mut row = single_node_row("gb200", tp, false);
+        row.insert("conc".into(), json!(conc));
+        row.insert("srt-recipe".into(), json!(NATIVE_PATH));
+        row
+    }
+
+    fn build_native(rows: Vec<Row>) -> Result<PoolPlan, PlanJobError> {
+        let s = sweep(&["full-sweep-enabled"], vec![("8k1k", rows)], vec![]);
+        let tree = MemTree::new().with("configs/dsr1-master.yaml", NATIVE_MASTER).with(NATIVE_PATH, NATIVE);
+        let mut book = book(&tree);
+        let p = pool("");
+        let defaults = JobDefaults { launcher: "launch.sh", pool: &p, repo: "o/r", pr: 7, sweep_id: "pr7-abc" };
+        dispatch_plan(&s, &defaults, &mut book)
+    }
+
+    #[test]
+    fn a_native_single_node_row_runs_the_variant_that_serves_it() {
+        let out = build_native(vec![native_row(4, 8)]).unwrap_or_else(|e| panic!("{e}"));
+        let job = &out.plan.canary.as_ref().unwrap().point.job;
+        let recipe = job.recipe.as_ref().unwrap();
+        assert_eq!((recipe.path.as_str(), recipe.selector.as_str()), (NATIVE_PATH, "zip_override_tp4_ep1[1]"));
+        assert_eq!(job.env["SRT_RECIPE"], format!("{NATIVE_PATH}:zip_override_tp4_ep1[1]"));
+        assert_eq!((job.gpus, job.nodes), (4, 1));
+        let text = serde_json::to_vec(&out.plan).unwrap();
+        assert_eq!(Plan::parse(&text, "generated").unwrap(), out.plan, "the dispatcher accepts it as is");
+        // No variant runs concurrency 16: the row is an error naming the recipe, never a job.
+        let err = build_native(vec![native_row(4, 16)]).unwrap_err().to_string();
+        assert!(err.contains(NATIVE_PATH) && err.contains("no variant serves the row (tp 4 ep 1 conc 16"), "{err}");
     }
 
     #[test]

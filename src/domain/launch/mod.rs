@@ -31,7 +31,7 @@ pub use shell::Unresolved;
 
 use crate::domain::runners::Runners;
 use crate::domain::serving_settings::{self, RoleSettings, SettingKind};
-use crate::domain::srt_recipe::{Recipe, RecipeRef, Selector};
+use crate::domain::srt_recipe::{overrides, Recipe, RecipeRef, Selector};
 use crate::repo::{normalize_path, Layout, Logical, MemTree, RepoError, Tree};
 use crate::yaml::{self, Node, Value};
 
@@ -168,6 +168,20 @@ pub struct RecipeUse {
     /// `path` is then checkout-relative.
     pub external: Option<String>,
     /// `file:line` of the row naming it.
+    pub at: String,
+    /// The `--set KEY=VALUE` arguments its launcher surely passes srtctl with it, in order
+    /// (decision TD9): the recipe's effective values are the recipe's with these applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<RecipeSet>,
+}
+
+/// One `--set KEY=VALUE` (or `--unset KEY`) a launcher passes srtctl, where it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecipeSet {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unset: bool,
+    pub arg: String,
+    /// `file:line`.
     pub at: String,
 }
 
@@ -432,13 +446,17 @@ impl<'t> LaunchTree<'t> {
         out
     }
 
-    /// Where the recipes of every multi-node entry are read from, as their launchers read them
-    /// (the jobs and recipes of the model, without the reach and settings).
+    /// Where the recipes of every multi-node entry and every single-node `srt-recipe` row are
+    /// read from, as their launchers read them (the jobs and recipes of the model, without the
+    /// reach and settings).
     pub fn recipe_sources(&self) -> RecipeSources {
         let launches: Vec<ConfigLaunch> = self
             .entries()
             .iter()
-            .filter(|(_, _, entry)| matches!(entry.get("multinode").map(|n| &n.value), Some(Value::Bool(true))))
+            .filter(|(_, _, entry)| {
+                matches!(entry.get("multinode").map(|n| &n.value), Some(Value::Bool(true)))
+                    || variants(entry).iter().any(|(_, srt)| srt.is_some())
+            })
             .map(|(file, key, entry)| self.jobs_and_recipes(file, key, entry))
             .collect();
         RecipeSources::of(&launches)
@@ -511,6 +529,7 @@ impl<'t> LaunchTree<'t> {
                     exists,
                     external: None,
                     at: format!("{file}:{line}"),
+                    sets: Vec::new(),
                 };
                 if !out.recipes.contains(&use_) {
                     out.recipes.push(use_);
@@ -522,14 +541,26 @@ impl<'t> LaunchTree<'t> {
                 let Some(path) = launcher else { continue };
                 runs.extend(self.run_launcher(&mut out, entry, &prefix, node, path, &variant));
             }
+            // The `--set` arguments the launchers surely pass srtctl with the row's recipe; one
+            // under an undecided test is named, not applied.
+            let mut sets: Vec<RecipeSet> = Vec::new();
+            let srtctl_row = variant.setting("CONFIG_FILE").is_some();
+            for set in runs.iter().flat_map(|r| &r.sets).filter(|_| srtctl_row) {
+                let flag = if set.unset { "--unset" } else { "--set" };
+                if !set.sure {
+                    out.unresolved.push(Unresolved::new(&format!("{flag} {}", set.arg), "undecided_set", &set.at));
+                } else if !sets.iter().any(|s| s.arg == set.arg && s.at == set.at && s.unset == set.unset) {
+                    sets.push(RecipeSet { unset: set.unset, arg: set.arg.clone(), at: set.at.clone() });
+                }
+            }
             for (_, written, line) in variant.settings.iter().filter(|(k, _, _)| k == "CONFIG_FILE") {
                 let at = format!("{file}:{line}");
                 let srtctl: Vec<&RunnerRun> = runs.iter().filter(|r| r.srtctl.is_some()).collect();
                 if srtctl.is_empty() {
-                    self.add_recipe(&mut out, written, None, &at);
+                    self.add_recipe(&mut out, written, None, &at, &sets);
                 }
                 for run in srtctl {
-                    self.add_recipe(&mut out, written, Some(run), &at);
+                    self.add_recipe(&mut out, written, Some(run), &at, &sets);
                 }
             }
             // Spec 20 §3.2's naming rule also stands in when the runner's launcher did not
@@ -621,13 +652,26 @@ impl<'t> LaunchTree<'t> {
                 out.unresolved.push(Unresolved::new(&r.path, "not_text", &r.at));
                 continue;
             };
-            let parsed = Recipe::parse(text, &r.path).and_then(|recipe| {
-                let selector = r.selector.as_deref().map(Selector::parse).transpose()?;
-                serving_settings::from_recipe(&recipe, selector.as_ref())
-            });
+            let parsed = Recipe::parse(text, &r.path).map_err(|e| (e.to_string(), "unparsable_recipe")).and_then(
+                |mut recipe| {
+                    // The effective values: the recipe with the launcher's `--set`s (decision TD9).
+                    let sets = overrides::parse_sets(r.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))
+                        .and_then(|sets| overrides::apply(&mut recipe.root, &sets))
+                        .map_err(|e| e.to_string());
+                    if let Err(e) = sets {
+                        return Err((e, "bad_override"));
+                    }
+                    let selector = r.selector.as_deref().map(Selector::parse).transpose().map_err(|e| e.to_string());
+                    selector
+                        .and_then(|selector| {
+                            serving_settings::from_recipe(&recipe, selector.as_ref()).map_err(|e| e.to_string())
+                        })
+                        .map_err(|e| (e, "unparsable_recipe"))
+                },
+            );
             match parsed {
                 Ok(roles) => push(roles, r.selector.as_deref().unwrap_or("plain")),
-                Err(e) => out.unresolved.push(Unresolved::new(&e.to_string(), "unparsable_recipe", &r.at)),
+                Err((e, why)) => out.unresolved.push(Unresolved::new(&e, why, &r.at)),
             }
         }
         settings.sort();
@@ -639,7 +683,7 @@ impl<'t> LaunchTree<'t> {
     /// `srtctl apply` in its checkout reads it: a folder it copies from the repository over the
     /// checkout, a repository path, else the checkout's own file. Without such a run (a tree
     /// without the runner's launcher), `recipes/…` is the repository's recipe folder.
-    fn add_recipe(&self, out: &mut ConfigLaunch, written: &str, run: Option<&RunnerRun>, at: &str) {
+    fn add_recipe(&self, out: &mut ConfigLaunch, written: &str, run: Option<&RunnerRun>, at: &str, sets: &[RecipeSet]) {
         let reference = RecipeRef::parse(written).ok();
         let selector = reference.as_ref().and_then(|r| r.selector.as_ref()).map(ToString::to_string);
         let rel = written_path(written);
@@ -664,7 +708,15 @@ impl<'t> LaunchTree<'t> {
         if path.is_empty() && run.is_none() {
             out.unresolved.push(Unresolved::new(&format!("CONFIG_FILE={written}"), "external_recipe", at));
         }
-        let use_ = RecipeUse { written: written.to_owned(), path, selector, exists, external, at: at.to_owned() };
+        let use_ = RecipeUse {
+            written: written.to_owned(),
+            path,
+            selector,
+            exists,
+            external,
+            at: at.to_owned(),
+            sets: sets.to_vec(),
+        };
         if !out.recipes.contains(&use_) {
             out.recipes.push(use_);
         }
@@ -982,5 +1034,62 @@ mod tests {
         let c = &LaunchTree::new(&t).all(&["dsr1-fp4-b200-dynamo-sglang".into()])[0];
         assert!(!c.resolves());
         assert!(c.unresolved.iter().any(|u| u.why == "undecided_checkout"), "{:?}", c.unresolved);
+    }
+
+    /// A launcher's `--set` reaches the recipe's effective values (decision TD9): surely passed,
+    /// it is applied before the settings are read and recorded with its `file:line`; under an
+    /// undecided test it is named, not applied; a bad one is named with where it is written.
+    #[test]
+    fn a_launchers_set_arguments_are_the_recipes_effective_values() {
+        const RECIPE: &str = "schema: 2\nname: x\nengine: sglang\nroles:\n  agg: {nodes: 1, workers: 1, gpus: 4, args: {tensor-parallel-size: 4, mem-fraction-static: 0.8}}\n";
+        let launcher = |extra: &str| {
+            format!(
+                "git clone https://github.com/NVIDIA/srt-slurm.git s\ncp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4\" recipes/sglang/dsr1-nv/b200-fp4\nARGS=(-f \"$CONFIG_FILE\")\n{extra}\nsrtctl apply \"${{ARGS[@]}}\"\n"
+            )
+        };
+        let model = |extra: &str| {
+            let t = MemTree::new()
+                .with("configs/runners.yaml", "labels:\n  b200-multinode:\n  - b200-dgxc_0\n")
+                .with("configs/nvidia-master.yaml", MULTINODE)
+                .with("runners/launch_b200-dgxc.sh", launcher(extra))
+                .with("benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/1k1k.yaml", RECIPE)
+                .with("runners/launch_gb300-nv.sh", "srtctl apply -f \"$CONFIG_FILE\"\n");
+            LaunchTree::new(&t).all(&["dsr1-fp4-b200-dynamo-sglang".to_owned()]).remove(0)
+        };
+        let value = |c: &ConfigLaunch, name: &str| -> Vec<String> {
+            c.settings.iter().filter(|s| s.name == name).map(|s| s.value.clone()).collect()
+        };
+        let plain = model("");
+        assert_eq!(value(&plain, "--mem-fraction-static"), ["0.8"]);
+
+        let set = model(
+            "ARGS+=(--set roles.agg.args.mem-fraction-static=0.9)\nARGS+=(--set \"benchmark.env.RUN=$MODEL_PREFIX\")",
+        );
+        assert_eq!(value(&set, "--mem-fraction-static"), ["0.9"], "{:?}", set.unresolved);
+        let recipe = set.recipes.iter().find(|r| r.exists).unwrap();
+        let sets: Vec<(&str, &str)> = recipe.sets.iter().map(|s| (s.arg.as_str(), s.at.as_str())).collect();
+        assert_eq!(
+            sets,
+            [
+                ("roles.agg.args.mem-fraction-static=0.9", "runners/launch_b200-dgxc.sh:4"),
+                ("benchmark.env.RUN=dsr1", "runners/launch_b200-dgxc.sh:5")
+            ]
+        );
+
+        let unset = model("ARGS+=(--unset roles.agg.args.mem-fraction-static)");
+        assert!(value(&unset, "--mem-fraction-static").is_empty(), "--unset removes it: {:?}", unset.settings);
+        assert_eq!(value(&unset, "--tensor-parallel-size"), ["4"]);
+
+        let maybe = model("if [[ -d /lustre ]]; then\n  ARGS+=(--set roles.agg.args.mem-fraction-static=0.9)\nfi");
+        assert_eq!(value(&maybe, "--mem-fraction-static"), ["0.8"], "an undecided --set is not applied");
+        assert!(maybe.unresolved.iter().any(|u| u.why == "undecided_set" && u.at == "runners/launch_b200-dgxc.sh:5"));
+
+        let bad = model("ARGS+=(--set roles.agg.args.tensor-parallel-size[0]=8)");
+        let named = bad.unresolved.iter().find(|u| u.why == "bad_override").unwrap();
+        assert!(
+            named.what.starts_with("runners/launch_b200-dgxc.sh:4: --set roles.agg.args.tensor-parallel-size[0]=8: "),
+            "{named:?}"
+        );
+        assert!(value(&bad, "--mem-fraction-static").is_empty(), "no settings from a recipe srtctl would refuse");
     }
 }

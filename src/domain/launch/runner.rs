@@ -23,6 +23,8 @@ pub struct RunnerRun {
     /// Its native single-node runs (`launch_srt_single_node <pool profile>`, Oct 2026 layout):
     /// the job runs the row's `srt-recipe:` recipe on that pool profile (decision TD5).
     pub native: Vec<NativeRun>,
+    /// The `--set KEY=VALUE` and `--unset KEY` arguments it gives srtctl (decision TD9), in order.
+    pub sets: Vec<SetArg>,
     pub unresolved: Vec<Unresolved>,
     /// Every variable assignment in a branch that may run, with the branch it sits in.
     pub assignments: Vec<Assignment>,
@@ -35,6 +37,19 @@ pub struct NativeRun {
     pub profile: String,
     pub at: String,
     /// Whether the call runs for sure (`false`: under an undecided test).
+    pub sure: bool,
+}
+
+/// One `--set KEY=VALUE` or `--unset KEY` a launcher passes srtctl
+/// (`SRTCTL_APPLY_ARGS+=(--set "…")`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetArg {
+    /// `--unset` (else `--set`).
+    pub unset: bool,
+    /// `KEY=VALUE` (`KEY` for `--unset`) as computed for the job.
+    pub arg: String,
+    pub at: String,
+    /// Whether it is passed for sure (`false`: under an undecided test).
     pub sure: bool,
 }
 
@@ -414,6 +429,7 @@ fn statement_step(
     }
     if act != Tri::No {
         scan_native(&words, at, act, env, run);
+        scan_sets(&words, at, act, env, run);
     }
     scan_runs(st, at, act, env, root, run, 0);
 }
@@ -478,6 +494,51 @@ fn scan_checkout(
             }
         }
         _ => {}
+    }
+}
+
+/// `--set KEY=VALUE` / `--set=KEY=VALUE` / `--unset KEY` words, alone or opening an array
+/// (`SRTCTL_EVAL_ARGS+=(--set frontend.placement.node=head)`).
+fn scan_sets(words: &[String], at: &str, act: Tri, env: &Env, run: &mut RunnerRun) {
+    let mut it = words.iter();
+    while let Some(word) = it.next() {
+        let name_len = word.len() - word.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_').len();
+        let (name, after) = word.split_at(name_len);
+        let array = if name.is_empty() {
+            after.strip_prefix('(')
+        } else {
+            after.strip_prefix("+=(").or_else(|| after.strip_prefix("=("))
+        };
+        let in_array = array.is_some();
+        let opening = match array {
+            Some(opening) => opening,
+            None if name.is_empty() => after,
+            None => continue,
+        };
+        let (unset, rest) = match (opening.strip_prefix("--set"), opening.strip_prefix("--unset")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => continue,
+        };
+        let written = match rest {
+            "" => match it.next() {
+                Some(next) => next.as_str(),
+                None => continue,
+            },
+            rest => match rest.strip_prefix('=') {
+                Some(inline) => inline,
+                None => continue,
+            },
+        };
+        // The last word of a one-line array keeps its closing parenthesis.
+        let written = match written.strip_suffix(')') {
+            Some(inner) if in_array => inner,
+            _ => written,
+        };
+        match env.expand(written, at) {
+            Ok(arg) => run.sets.push(SetArg { unset, arg, at: at.to_owned(), sure: act == Tri::Yes }),
+            Err(u) => run.unresolved.push(u),
+        }
     }
 }
 

@@ -38,7 +38,9 @@ pub struct Unresolved {
     pub what: String,
     /// `command_substitution`, `runner_environment`, `loop`, `undecided_branch`,
     /// `unsupported_expansion`, `arithmetic`, `too_long`, `missing`, `not_text`, `too_deep`,
-    /// `too_many_values`, `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`.
+    /// `too_many_values`, `unparsable_recipe`, `external_recipe`, `no_script`, `unknown_runner`,
+    /// `undecided_set` (a launcher `--set` under an undecided test), `bad_override` (a `--set`
+    /// srtctl would refuse).
     pub why: &'static str,
     pub at: String,
 }

@@ -162,6 +162,9 @@ pub struct RecipeFacts {
     pub agg: Option<EngineFacts>,
     /// Engine names sweepgate does not know, where they are written (a `lint` warning).
     pub unknown_engines: Vec<(String, Pos)>,
+    /// Every engine the variant runs, as written (`engine`, then each role's own engine).
+    #[serde(skip)]
+    pub engines: Vec<String>,
 }
 
 /// Reads one typed field, with the position and dotted path in every error.
@@ -327,6 +330,12 @@ impl RecipeFacts {
         let (backend, other_engine) = backend(&r, schema2)?;
         let role_engines = if schema2 { role_engines(&r)? } else { Vec::new() };
         let mut unknown_engines: Vec<(String, Pos)> = other_engine.into_iter().collect();
+        let mut engines = vec![unknown_engines.first().map_or_else(|| backend.as_str().to_owned(), |(n, _)| n.clone())];
+        for (_, (_, name, _)) in &role_engines {
+            if !engines.contains(name) {
+                engines.push(name.clone());
+            }
+        }
         for (_, (b, name, pos)) in &role_engines {
             if *b == Backend::Other && !unknown_engines.iter().any(|(n, _)| n == name) {
                 unknown_engines.push((name.clone(), *pos));
@@ -374,7 +383,14 @@ impl RecipeFacts {
             decode: None,
             agg: None,
             unknown_engines,
+            engines,
         };
+        if schema2 {
+            // Schema-2 fixed-sequence recipes hand ISL/OSL to their benchmark script as env
+            // (`qwen3.5/sglang/mi355x-fp8/8k1k/disagg-1p1d-p-tp4-d-tp8.yaml`), as they do CONC.
+            facts.isl = facts.isl.or(r.int(&["benchmark", "env", "ISL"])?);
+            facts.osl = facts.osl.or(r.int(&["benchmark", "env", "OSL"])?);
+        }
         if facts.concurrencies.is_none() && (facts.benchmark_type == "custom" || schema2) {
             facts.concurrencies = r.int(&["benchmark", "env", "CONC"])?.map(|c| vec![c]);
         }
@@ -439,16 +455,12 @@ impl RecipeFacts {
         .filter(|_| self.backend != Backend::Mocker)
     }
 
-    /// The InferenceX framework names that run this backend. The frontend is not compared:
-    /// real `dynamo-sglang` configs use recipes with the sglang router frontend (decision R4).
-    pub fn frameworks(&self) -> &'static [&'static str] {
-        match self.backend {
-            Backend::Sglang => &["dynamo-sglang", "sglang", "sglang-disagg"],
-            Backend::Trtllm => &["dynamo-trt", "trt"],
-            Backend::Vllm => &["dynamo-vllm", "vllm", "vllm-disagg", "llmd-vllm"],
-            Backend::Atom => &["atom"],
-            Backend::Mocker | Backend::Other => &[],
-        }
+    /// Whether a row of InferenceX `framework` runs on this variant: the framework's engine
+    /// (`domain::frameworks`, decision TD7) is one the variant runs. The frontend is not
+    /// compared: real `dynamo-sglang` configs use recipes with the sglang router frontend
+    /// (decision R4).
+    pub fn runs_framework(&self, framework: &str) -> bool {
+        crate::domain::frameworks::engine_of(framework).is_some_and(|e| self.engines.iter().any(|mine| mine == e))
     }
 }
 
@@ -493,15 +505,20 @@ fn engine_facts(
     };
     let facts = match backend {
         Backend::Sglang | Backend::Atom | Backend::Mocker | Backend::Other => EngineFacts {
+            // srtctl passes ATOM `-tp <the role's GPUs>` itself (`backends/atom.py`); an engine
+            // sweepgate does not know gets the GPUs srtctl gives the role (decision TD8).
             tp: match get(&["tensor-parallel-size", "tp-size", "tp"]) {
-                None if backend == Backend::Atom => role_gpus,
+                None if matches!(backend, Backend::Atom | Backend::Other) => role_gpus,
                 _ => int(&["tensor-parallel-size", "tp-size", "tp"])?,
             },
             pp: int(&["pipeline-parallel-size", "pp-size", "pp"])?,
             dp: 1,
             ep: int(&["expert-parallel-size", "ep-size", "ep"])?,
             dp_attention: truthy(get(&["enable-dp-attention"])),
-            spec_decoding: get(&["speculative-algorithm"]).is_some(),
+            // ATOM spells its draft method natively (`method: dspark`, `num-speculative-tokens`).
+            spec_decoding: get(&["speculative-algorithm"]).is_some()
+                || backend == Backend::Atom
+                    && (get(&["method"]).is_some() || get(&["num-speculative-tokens"]).is_some()),
         },
         Backend::Trtllm => EngineFacts {
             tp: int(&["tensor-parallel-size"])?,

@@ -450,7 +450,34 @@ fn per_role_engines_unknown_engines_and_the_file_schema() {
     let colocated = "schema: 2\nengine: vllm\nroles:\n  prefill: {nodes: 1, workers: 1, gpus: 4}\n  decode: {nodes: colocate, workers: 1, gpus: 4}\n";
     let facts = facts_of(colocated).unwrap();
     assert_eq!(facts[0].decode_nodes, Some(0), "colocate is srtctl's decode_nodes: 0");
+    let env_seq = "schema: 2\nbenchmark: {type: custom, env: {ISL: '8192', OSL: '1024'}}\n";
+    let facts = facts_of(env_seq).unwrap();
+    assert_eq!((facts[0].isl, facts[0].osl), (Some(8192), Some(1024)), "schema 2 passes ISL/OSL as env");
     let three = "schema: 3\nname: x\n";
     let lines = lint_lines(three);
     assert!(lines.iter().any(|l| l.contains("schema 3 is not one sweepgate reads (1 or 2)")), "{lines:?}");
+}
+
+/// ATOM spells its draft method natively (`method: dspark`, `dsv4/atom/mi355x-fp4/agentx/
+/// disagg-lmcache-dspark.yaml`); an engine sweepgate does not know gets the role's GPUs as its
+/// parallelism; a row's framework runs on a variant when its engine is one the variant runs
+/// (decisions TD7, TD8).
+#[test]
+fn atom_draft_methods_unknown_engine_parallelism_and_frameworks() {
+    let atom = "schema: 2\nengine: atom\nroles:\n  prefill: {nodes: 1, workers: 1, gpus: 8, args: {method: dspark, num-speculative-tokens: 3}}\n  decode: {nodes: 1, workers: 1, gpus: 8, args: {block-size: 256}}\n";
+    let facts = &facts_of(atom).unwrap()[0];
+    assert_eq!(facts.prefill.map(|e| (e.tp, e.spec_decoding)), Some((8, true)));
+    assert_eq!(facts.decode.map(|e| (e.tp, e.spec_decoding)), Some((8, false)), "no draft flags, no drafting");
+    assert!(facts.runs_framework("atom") && facts.runs_framework("atom-disagg"));
+    assert!(!facts.runs_framework("sglang"), "a framework of another engine");
+    let sglang_method = atom.replace("engine: atom", "engine: sglang");
+    let facts = &facts_of(&sglang_method).unwrap()[0];
+    assert_eq!(facts.prefill.map(|e| e.spec_decoding), Some(false), "`method` is ATOM's spelling only");
+
+    let tilert = "schema: 2\nroles:\n  prefill:\n    engine: {type: vllm}\n    nodes: 1\n    workers: 1\n    gpus: 8\n    args: {tensor-parallel-size: 8}\n  decode:\n    engine: tilert\n    nodes: 1\n    workers: 1\n    gpus: 8\n    args: {with-mtp: true}\n";
+    let facts = &facts_of(tilert).unwrap()[0];
+    assert_eq!(facts.decode.map(|e| e.tp), Some(8), "tilert decode runs on the role's 8 GPUs");
+    assert_eq!(facts.engines, ["vllm", "tilert"]);
+    assert!(facts.runs_framework("tilert") && facts.runs_framework("dynamo-vllm"));
+    assert!(!facts.runs_framework("mystery"), "a framework the table does not name runs nowhere");
 }
