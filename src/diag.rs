@@ -90,6 +90,8 @@ pub struct LintReport {
     /// Resolved location of each logical file (absent: not in this repository).
     pub layout: BTreeMap<String, String>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Facts read that a maintainer checks by eye (`path:line: fact: …`; MODELS.md's deprecations).
+    pub facts: Vec<String>,
 }
 
 impl LintReport {

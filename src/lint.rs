@@ -10,6 +10,9 @@ use crate::domain::waiver::Waiver;
 use crate::repo::{Layout, Logical, RepoError, Tree};
 use crate::yaml;
 
+/// Where the native single-node srt-slurm recipes sit, below the configs folder's root.
+const SINGLE_NODE_RECIPES: &str = "benchmarks/single_node/srt-slurm-recipes";
+
 /// Lints every policy file the layout finds in `tree`.
 pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
     let mut report = LintReport::default();
@@ -23,6 +26,11 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                     let handled = crate::matrix::lint::lint_configs(tree, &path, &mut report);
                     for file in yaml_files(tree, &path)?.into_iter().filter(|f| !handled.contains(f)) {
                         lint_yaml_syntax(tree, &file, &mut report);
+                    }
+                    // The native single-node recipes `srt-recipe:` rows name (newer layout).
+                    let root = path.strip_suffix("configs").unwrap_or("");
+                    for file in yaml_files(tree, &format!("{root}{SINGLE_NODE_RECIPES}"))? {
+                        lint_recipe(tree, &file, &mut report);
                     }
                 }
                 Logical::GoldenAlDir => lint_golden_al(tree, &path, &mut report)?,
@@ -45,9 +53,8 @@ pub fn lint(tree: &dyn Tree, layout: &Layout) -> Result<LintReport, RepoError> {
                     lint_parsed(tree, &path, &mut report, "sweepgate_policy_files", SweepgatePolicy::parse)
                 }
                 Logical::ReviewChecklist => lint_checklist(tree, &path, &mut report),
-                Logical::ModelsMd | Logical::ModelsZhMd => {
-                    lint_parsed(tree, &path, &mut report, "models_md_files", ModelsMd::parse)
-                }
+                Logical::ModelsMd => lint_models_md(tree, &path, &mut report),
+                Logical::ModelsZhMd => lint_parsed(tree, &path, &mut report, "models_md_files", ModelsMd::parse),
             }
         }
     }
@@ -75,6 +82,20 @@ fn lint_parsed<T>(
     let Some(text) = read_text(tree, path, report) else { return };
     match parse(&text, path) {
         Ok(_) => report.count(what, 1),
+        Err(diags) => report.diagnostics.extend(diags),
+    }
+}
+
+/// MODELS.md: its problems, the sentences it cannot read (warnings), and the deprecation facts
+/// it read (decision RV4).
+fn lint_models_md(tree: &dyn Tree, path: &str, report: &mut LintReport) {
+    let Some(text) = read_text(tree, path, report) else { return };
+    match ModelsMd::parse(&text, path) {
+        Ok(models) => {
+            report.count("models_md_files", 1);
+            report.diagnostics.extend(models.unread_warnings());
+            report.facts.extend(models.facts());
+        }
         Err(diags) => report.diagnostics.extend(diags),
     }
 }

@@ -104,3 +104,25 @@ fn translation_drift_is_a_warning() {
          MODELS_zh.md:65:1: warning: model `gpt-oss-120b` is not in MODELS.md\n"
     );
 }
+
+/// `sweepgate lint` prints the MODELS.md deprecation facts it read (decision RV4), on stderr:
+/// upstream's day-0 arm row and dated sentence, as the real file at 843c625 writes them.
+#[test]
+fn lint_prints_the_models_md_facts_it_read() {
+    let Some(dir) = acceptance_dir() else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
+        .arg("lint")
+        .arg("--repo")
+        .arg(dir.join("inferencex/843c625"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MODELS.md:33: fact: kimik3 Agentic coding, non-DSpark (deprecated from day 0), non-spec-decoding arm: deprecated from day 0"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MODELS.md:41: fact: kimik2.5 Single-turn 8k1k: last day 2026-08-06, retired from the next day; model fully retired after 2026-08-06"),
+        "{stderr}"
+    );
+}

@@ -7,7 +7,17 @@ use serde_json::json;
 use super::affected::{affected_configs, AffectedConfig};
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
-use crate::domain::models_md::ModelsMd;
+use crate::domain::models_md::{Arm, ModelsMd};
+
+/// Whether `config` runs in `arm`: with speculative decoding (any search-space entry), or
+/// without it at all (a config that also runs a draft method is that method's arm: upstream's
+/// DSpark configs keep non-spec points on their frontier, #2672).
+fn runs_arm(config: &AffectedConfig, arm: Arm) -> bool {
+    match arm {
+        Arm::Spec => config.speculative(),
+        Arm::NonSpec => !config.speculative(),
+    }
+}
 
 /// MODELS.md's scenario names for a config's scenarios.
 fn scenarios(config: &AffectedConfig) -> Vec<String> {
@@ -64,15 +74,21 @@ fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveD
             ));
         }
         for (notice, table, row) in models.notice_rows(prefix) {
-            if table.not_yet_enacted || !notice.in_force_on(date) {
+            // "Deprecated from day 0" binds whatever the notice's date or enactment (decision RV4).
+            if !row.from_day_zero && (table.not_yet_enacted || !notice.in_force_on(date)) {
+                continue;
+            }
+            // A row naming an arm deprecates that arm only, never the other arm of the scenario.
+            if row.arm.is_some_and(|arm| !runs_arm(config, arm)) {
                 continue;
             }
             let scenario_hit = row.scenarios.iter().any(|s| s.eq_ignore_ascii_case(&scenario));
             let precision_hit = row.precisions.iter().any(|p| p.eq_ignore_ascii_case(&config.precision));
             if scenario_hit && (row.precisions.is_empty() || precision_hit) || precision_hit && row.scenarios.is_empty()
             {
+                let kind = if row.from_day_zero { "day_zero" } else { "notice" };
                 out.push(finding(
-                    "notice",
+                    kind,
                     json!({
                         "what": row.deprecated,
                         "last_day": notice.last_day.map(|d| d.to_string()).unwrap_or_default(),
@@ -81,6 +97,37 @@ fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveD
                 ));
             }
         }
+        // The prose's dated sentences retire the scenario from the day after the last day.
+        for sentence in models.notices.iter().flat_map(|n| &n.sentences) {
+            let governs = sentence.prefixes.iter().any(|p| p == prefix);
+            if governs
+                && date > sentence.last_day
+                && sentence.scenarios.iter().any(|s| s.eq_ignore_ascii_case(&scenario))
+            {
+                out.push(finding(
+                    "last_day",
+                    json!({
+                        "scenario": scenario,
+                        "last_day": sentence.last_day.to_string(),
+                        "where": format!("{}:{}", models.file, sentence.line),
+                    }),
+                ));
+            }
+        }
+    }
+    for sentence in models.notices.iter().flat_map(|n| &n.sentences) {
+        if let Some(after) = sentence.fully_retired_after.filter(|d| date > *d) {
+            if sentence.prefixes.iter().any(|p| p == prefix) {
+                out.push(finding(
+                    "fully_retired",
+                    json!({"last_day": after.to_string(), "where": format!("{}:{}", models.file, sentence.line)}),
+                ));
+            }
+        }
+    }
+    // A sentence naming a last day that cannot be read may govern this config: fail closed.
+    for unread in models.notices.iter().flat_map(|n| &n.unread).filter(|u| u.may_govern(prefix)) {
+        out.push(finding("unread", json!({"where": format!("{}:{}", models.file, unread.line)})));
     }
     out
 }
@@ -157,8 +204,49 @@ mod tests {
                 "last_day": "2026-09-01", "where": "MODELS.md:4"});
             Outcome::fail("deprecated").arg("findings", vec![finding]).arg("date", "2026-10-01")
         };
-        let examples: Vec<Outcome> = ["retired", "scenario", "matrix", "notice", "unlisted"].map(f).into();
+        let examples: Vec<Outcome> =
+            ["retired", "scenario", "matrix", "notice", "unlisted", "day_zero", "last_day", "fully_retired", "unread"]
+                .map(f)
+                .into();
         crate::checks::tests_support::assert_every_kind_renders(7, "deprecated", &examples);
+    }
+
+    /// MODELS.md's rows and sentences in upstream's shapes (#2406, #2527), over [`MODELS`].
+    fn august_models() -> String {
+        let arm = "\n| Model | Deprecated arm | Published arm |\n|---|---|---|\n| DeepSeek R1 (`dsr1`) | Single-turn 8k1k, non-MTP (deprecated from day 0) | Single-turn 8k1k, MTP |\n\n**Status: not yet enacted.** The arm still runs.\n\n### Thursday, August 6, 2026\n\n**Thursday, August 6, 2026** is the last day for the **Single-turn 8k1k** scenario on **Qwen 3.5** (`qwen3.5`). The model is **fully retired after August 6, 2026**.\n\n**Friday, August 7, 2026** is the last day for the long-context runs on GPT-OSS (`gptoss`).\n";
+        MODELS.replacen(
+            "| Qwen 3.5 (`qwen3.5`) | BF16 precision | FP8, FP4 |\n",
+            &format!("| Qwen 3.5 (`qwen3.5`) | BF16 precision | FP8, FP4 |\n{arm}"),
+            1,
+        )
+    }
+
+    #[test]
+    fn an_arm_deprecated_from_day_zero_fails_that_arm_only() {
+        let plain = config("dsr1-fp4-b200-sglang", "dsr1", "fp4", 8192);
+        let mut e = pr(&plain, (2026, 11, 29));
+        e.base.insert("MODELS.md", august_models().as_str());
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&e), (Status::Fail, vec!["day_zero".into()]), "the table is not yet enacted; day 0 binds");
+        assert!(o.message.args["findings"][0]["where"].as_str().unwrap().starts_with("MODELS.md:"), "{o:?}");
+        let mtp = plain.replace("{ tp: 8, conc-list: [4] }", "{ tp: 8, conc-list: [4], spec-decoding: mtp }");
+        let mut e = pr(&mtp, (2026, 11, 29));
+        e.base.insert("MODELS.md", august_models().as_str());
+        assert_eq!(kinds(&e).0, Status::Pass, "the MTP arm is the published one");
+    }
+
+    #[test]
+    fn a_last_day_sentence_retires_the_scenario_from_the_next_day() {
+        let master = config("qwen3.5-fp8-b200-sglang", "qwen3.5", "fp8", 8192);
+        let mut e = pr(&master, (2026, 8, 6));
+        e.base.insert("MODELS.md", august_models().as_str());
+        assert_eq!(kinds(&e).0, Status::Pass, "the last day is still allowed");
+        e.review_date = chrono::NaiveDate::from_ymd_opt(2026, 8, 7).unwrap();
+        assert_eq!(kinds(&e), (Status::Fail, vec!["last_day".into(), "fully_retired".into()]));
+        // The unreadable sentence names gptoss only: it may govern a gptoss config, not dsr1.
+        let mut e = pr(&config("gptoss-fp4-b200-sglang", "gptoss", "fp4", 1024), (2026, 5, 1));
+        e.base.insert("MODELS.md", august_models().as_str());
+        assert_eq!(kinds(&e), (Status::Fail, vec!["unread".into()]));
     }
 
     #[test]

@@ -95,6 +95,33 @@ fn image_version(image: &str) -> Option<String> {
     (!version.is_empty() && version.contains('.')).then(|| version.to_owned())
 }
 
+/// Names of the engines, their kernels and serving stacks as a submodule's path spells them
+/// (lower case, `-`, `_` and `.` dropped): such a submodule is serving code (decision RV2).
+const SERVING_SUBMODULES: [&str; 8] =
+    ["vllm", "sglang", "sglkernel", "tensorrt", "tensorrtllm", "trtllm", "flashinfer", "dynamo"];
+
+/// Whether a submodule at `path` holds serving code: a component of its path names an engine,
+/// its kernels or a serving stack (`third_party/sglang`, `deps/TensorRT-LLM`). The pointer's
+/// content is in no archive, so the path is what can be read.
+fn serves(path: &str) -> bool {
+    path.split('/').any(|part| {
+        let name: String =
+            part.chars().filter(|c| !matches!(c, '-' | '_' | '.')).collect::<String>().to_ascii_lowercase();
+        SERVING_SUBMODULES.contains(&name.as_str())
+    })
+}
+
+/// The submodules the PR moves, adds or removes, as the rows name them.
+fn submodule_args(cx: &Context) -> Vec<serde_json::Value> {
+    let short = |sha: &Option<String>| sha.as_deref().map(|s| s[..7].to_owned());
+    cx.evidence
+        .files
+        .iter()
+        .filter_map(|f| f.gitlink())
+        .map(|g| json!({"serving": serves(&g.path), "path": g.path, "old": short(&g.old), "new": short(&g.new)}))
+        .collect()
+}
+
 /// Where a written path goes once its variables are expanded.
 #[derive(Debug, PartialEq)]
 enum Target {
@@ -392,6 +419,15 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
     let mut serving = 0;
     let mut patches = Vec::new();
     for (file, role) in scan::changed(ev) {
+        // A submodule holding serving code runs whatever its commit holds, and no archive holds
+        // it: it cannot be inspected, so it is a patch a waiver must name (decision RV2).
+        if let Some(gitlink) = file.gitlink() {
+            if gitlink.new.is_some() && serves(&gitlink.path) {
+                serving += 1;
+                patches.push(Patch { file: gitlink.path, line: 1, kind: "submodule", via: None, target: None });
+            }
+            continue;
+        }
         if role == Role::Other {
             continue;
         }
@@ -496,7 +532,8 @@ pub fn check(cx: &Context) -> Outcome {
         Ok(found) => found,
         Err(outcome) => return outcome,
     };
-    if serving == 0 && configs == 0 {
+    let submodules = submodule_args(cx);
+    if serving == 0 && configs == 0 && submodules.is_empty() {
         return Outcome::na("untouched");
     }
     // A definite patch finding is reported before what could not be read; a PASS needs both.
@@ -512,7 +549,11 @@ pub fn check(cx: &Context) -> Outcome {
         return unreadable();
     }
     if patches.is_empty() {
-        return Outcome::pass("no_patches").arg("count", serving).arg("reached", reached).arg("configs", configs);
+        return Outcome::pass("no_patches")
+            .arg("count", serving)
+            .arg("reached", reached)
+            .arg("configs", configs)
+            .arg("submodules", submodules);
     }
     let ev = cx.evidence;
     let pr = ev.pull_request.number;
@@ -581,7 +622,10 @@ pub fn check(cx: &Context) -> Outcome {
         return unreadable();
     }
     let names: Vec<&str> = waivers.iter().map(|(p, _)| p.as_str()).collect();
-    let mut o = Outcome::pass("waived").arg("patches", patch_args).arg("waiver", names.join(", "));
+    let mut o = Outcome::pass("waived")
+        .arg("patches", patch_args)
+        .arg("waiver", names.join(", "))
+        .arg("submodules", submodules);
     for w in &waivers {
         o = o.evidence(w.0.clone());
     }
@@ -630,6 +674,7 @@ mod tests {
             patch("unresolved_write", json!({"target": "$X/site-packages/vllm"})),
             patch("wheel", json!({"target": "vllm==0.9"})),
             patch("wheel", json!({})),
+            patch("submodule", json!({})),
         ];
         let problems = ["no_waiver", "waiver_invalid", "not_covered", "reached_not_waived", "not_linked"];
         let examples: Vec<Outcome> = patches
@@ -650,6 +695,48 @@ mod tests {
     #[test]
     fn an_inline_sed_into_engine_sources_without_waiver_fails() {
         assert_eq!(status(&patched()), (Status::Fail, "no_waiver".into()));
+    }
+
+    /// PR #2548's bump of `utils/aiperf` (history bundle b7e8b0e3), at `path`.
+    fn bump(path: &str) -> Evidence {
+        let patch = "@@ -1 +1 @@\n-Subproject commit e9f2a5459ba8894becc5d6079e0092b2a0d0a669\n+Subproject commit b7e8b0e3fb8c7bf99404ba1d78d5242b01d04a9a\n";
+        with_change(evidence(), path, patch)
+    }
+
+    #[test]
+    fn a_benchmark_client_submodule_bump_passes_naming_the_submodule() {
+        let e = bump("utils/aiperf");
+        let cx = Context::new(&e);
+        assert_eq!(cx.head_available().map_err(|r| r.to_string()), Ok(()), "a gitlink is no lost file");
+        assert_eq!(cx.base_available().map_err(|r| r.to_string()), Ok(()));
+        let o = check(&cx);
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Pass, "no_patches"));
+        assert_eq!(
+            o.message.args["submodules"],
+            json!([{"path": "utils/aiperf", "old": "e9f2a54", "new": "b7e8b0e", "serving": false}])
+        );
+        let [en, zh] = crate::checks::tests_support::assert_renders(10, &o);
+        assert!(
+            en.contains("The PR moves the submodule `utils/aiperf` (e9f2a54 → b7e8b0e), whose path names no engine"),
+            "{en}"
+        );
+        assert!(zh.contains("本 PR 移动了子模块 `utils/aiperf`（e9f2a54 → b7e8b0e）"), "{zh}");
+    }
+
+    #[test]
+    fn a_serving_submodule_bump_needs_a_waiver_that_names_it() {
+        let mut e = bump("third_party/sglang");
+        assert_eq!(status(&e), (Status::Fail, "no_waiver".into()));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.message.args["patches"][0], json!({"file": "third_party/sglang", "line": 1, "kind": "submodule"}));
+        let waiver = WAIVER.replace(
+            "script `benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_mi355x_sglang.sh`",
+            "submodule `third_party/sglang`",
+        );
+        e.head.insert("docs/waiver/42.md", waiver.as_str());
+        e.signoff.body = "As a PR reviewer and CODEOWNER, I have reviewed this and have:\n- [x] item\n\n### Additional detail section:\nWaiver: https://github.com/example/bench/blob/feature/docs/waiver/42.md\n\nSigned: `alice`\n".into();
+        assert_eq!(status(&e), (Status::Pass, "waived".into()));
+        assert!(serves("deps/TensorRT-LLM") && serves("vendor/sgl-kernel") && !serves("utils/aiperf"));
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl<'e> Context<'e> {
 
     /// `Err(reason)` when the base tree could not be read, or lacks a file the PR modified,
     /// removed or renamed away (the collector keeps every changed file's base path, so an absent
-    /// one was lost; decision FC2).
+    /// one was lost; decision FC2). A submodule pointer is no file of either tree.
     pub fn base_available(&self) -> Result<(), Reason> {
         let ev = self.evidence;
         if let Fact::Unavailable(reason) = &ev.trees.base {
@@ -84,7 +84,8 @@ impl<'e> Context<'e> {
                 "renamed" => f.previous_filename.as_ref(),
                 _ => None,
             }?;
-            ev.base.get(at_base).is_none().then_some((at_base, f.status.as_str()))
+            // A submodule is in no tarball: its pointer is a fact of the file list (decision RV2).
+            (ev.base.get(at_base).is_none() && f.gitlink().is_none()).then_some((at_base, f.status.as_str()))
         });
         match lost {
             Some((path, status)) => Err(lost_file(path, status, "base")),
@@ -111,6 +112,7 @@ impl<'e> Context<'e> {
         let lost = ev.files.iter().find(|f| {
             matches!(f.status.as_str(), "added" | "modified" | "renamed" | "copied" | "changed")
                 && ev.head.get(&f.filename).is_none()
+                && f.gitlink().is_none()
         });
         match lost {
             Some(file) => Err(lost_file(&file.filename, &file.status, "head")),

@@ -116,7 +116,37 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
         GenerateCommand::FullSweep(a) => &a.common,
     };
     let tree = common.repo.open()?;
-    let result = inputs::load(tree.as_ref(), &Layout::default()).and_then(|inputs| match &args.command {
+    // Decision TD1: an entry that cannot be read is named, and every other entry gives its rows.
+    let mut invalid = Vec::new();
+    let result = inputs::read_each(tree.as_ref(), &Layout::default()).and_then(|(inputs, bad)| {
+        invalid = bad;
+        generate_rows(&args.command, &inputs)
+    });
+    for e in &invalid {
+        eprintln!("error: {e}");
+    }
+    match result {
+        Ok(rows) => {
+            let value = serde_json::Value::Array(rows.into_iter().map(serde_json::Value::Object).collect());
+            writeln!(std::io::stdout().lock(), "{}", python_dumps(&value))?;
+            Ok(if invalid.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Err(e @ MatrixError::Usage(_)) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn generate_rows(
+    command: &GenerateCommand,
+    inputs: &inputs::Inputs,
+) -> Result<Vec<sweepgate::matrix::Row>, MatrixError> {
+    match command {
         GenerateCommand::TestConfig(a) => {
             let options = TestConfigOptions {
                 config_keys: a.config_keys.clone(),
@@ -141,21 +171,6 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
                 multi_node: a.multi_node,
             };
             generate::full_sweep(&inputs.configs, &inputs.runners, &options, &a.common.options())
-        }
-    });
-    match result {
-        Ok(rows) => {
-            let value = serde_json::Value::Array(rows.into_iter().map(serde_json::Value::Object).collect());
-            writeln!(std::io::stdout().lock(), "{}", python_dumps(&value))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e @ MatrixError::Usage(_)) => {
-            eprintln!("error: {e}");
-            Ok(ExitCode::from(2))
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(ExitCode::from(1))
         }
     }
 }

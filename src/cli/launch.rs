@@ -23,7 +23,7 @@ pub struct LaunchArgs {
 /// The JSON shape, plus `jobs` (every runner launcher × variant the first job stands for).
 fn to_json(c: &ConfigLaunch) -> serde_json::Value {
     let first = c.jobs.iter().find(|j| j.script_exists).or_else(|| c.jobs.first());
-    json!({
+    let mut out = json!({
         "config": c.config,
         "runners": c.runners,
         "launcher": first.and_then(|j| j.launcher.clone()),
@@ -33,15 +33,23 @@ fn to_json(c: &ConfigLaunch) -> serde_json::Value {
         "unresolved": c.unresolved.iter().map(|u| json!({"what": u.what, "why": u.why, "at": u.at})).collect::<Vec<_>>(),
         "settings": c.settings,
         "jobs": c.jobs,
-    })
+    });
+    if !c.clusters.is_empty() {
+        out["clusters"] = json!(c.clusters);
+    }
+    out
 }
 
 fn text(c: &ConfigLaunch) -> String {
     let mut out = format!("{} ({}:{})\n  runners: {}\n", c.config, c.file, c.line, c.runners.join(", "));
+    if !c.clusters.is_empty() {
+        out.push_str(&format!("  clusters: {}\n", c.clusters.join(", ")));
+    }
     for j in &c.jobs {
         let launcher = j.launcher.as_deref().unwrap_or("(no launcher in the tree: naming rule)");
-        let script = j.script.as_deref().unwrap_or("-");
-        let mark = if j.script_exists { "" } else { " [missing]" };
+        let native = j.native.as_ref().map(|p| format!("native srt-slurm on pool profile {p}"));
+        let script = j.script.as_deref().or(native.as_deref()).unwrap_or("-");
+        let mark = if j.script_exists || j.native.is_some() { "" } else { " [missing]" };
         out.push_str(&format!("  job {} {}: {launcher} -> {script}{mark}\n", j.runner, j.variant));
     }
     for r in &c.recipes {

@@ -23,6 +23,10 @@ pub fn run(args: &LintArgs) -> anyhow::Result<ExitCode> {
             for d in &report.diagnostics {
                 println!("{d}");
             }
+            // What was read, beside the problems: on stderr, so stdout stays the problem list.
+            for fact in &report.facts {
+                eprintln!("{fact}");
+            }
             let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{k}={v}")).collect();
             eprintln!(
                 "{} files read, {} error(s), {} warning(s); {}",

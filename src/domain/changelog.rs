@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
+use super::forward::{self, UnknownField};
 use crate::yaml::{self, Node, Pos, YamlError};
 
 /// The two scenario kinds, in upstream's canonical order (`SCENARIO_TYPES`).
@@ -51,7 +52,16 @@ pub struct ChangelogEntry {
 impl ChangelogEntry {
     /// Validates one entry node (schema + the append-only combination rule).
     pub fn from_node(node: &Node) -> Result<ChangelogEntry, YamlError> {
-        let entry: ChangelogEntry = yaml::from_node(node)?;
+        ChangelogEntry::validated(yaml::from_node(node)?, node)
+    }
+
+    /// [`Self::from_node`] read forward (decision TD1): unknown keys are returned beside it.
+    pub fn read_forward(node: &Node) -> Result<(ChangelogEntry, Vec<UnknownField>), YamlError> {
+        let (entry, unknown) = forward::from_node(node)?;
+        Ok((ChangelogEntry::validated(entry, node)?, unknown))
+    }
+
+    fn validated(entry: ChangelogEntry, node: &Node) -> Result<ChangelogEntry, YamlError> {
         let at = |key: &str, message: &str| YamlError {
             file: None,
             pos: Some(node.get(key).map_or(node.pos, |n| n.pos)),
@@ -114,6 +124,19 @@ impl Changelog {
     }
 
     pub fn from_node(root: &Node) -> Result<Changelog, YamlError> {
+        Changelog::read(root, |item| ChangelogEntry::from_node(item).map(|e| (e, Vec::new()))).map(|(c, _)| c)
+    }
+
+    /// [`Self::from_node`] read forward (decision TD1): each entry's unknown keys, with the
+    /// entry's index in their path.
+    pub fn read_forward(root: &Node) -> Result<(Changelog, Vec<UnknownField>), YamlError> {
+        Changelog::read(root, ChangelogEntry::read_forward)
+    }
+
+    fn read(
+        root: &Node,
+        entry_of: impl Fn(&Node) -> Result<(ChangelogEntry, Vec<UnknownField>), YamlError>,
+    ) -> Result<(Changelog, Vec<UnknownField>), YamlError> {
         let Some(items) = root.as_seq() else {
             return Err(YamlError::at(
                 root.pos,
@@ -121,17 +144,19 @@ impl Changelog {
             ));
         };
         let mut entries = Vec::with_capacity(items.len());
+        let mut unknown = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let entry = ChangelogEntry::from_node(item).map_err(|mut e| {
+            let (entry, extra) = entry_of(item).map_err(|mut e| {
                 e.field = Some(match e.field.take() {
                     Some(f) => format!("[{i}].{f}"),
                     None => format!("[{i}]"),
                 });
                 e
             })?;
+            unknown.extend(extra.into_iter().map(|u| UnknownField { path: format!("[{i}].{}", u.path), ..u }));
             entries.push((item.pos, entry));
         }
-        Ok(Changelog { entries })
+        Ok((Changelog { entries }, unknown))
     }
 }
 

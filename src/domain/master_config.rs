@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
+use super::forward::{self, UnknownField};
 use crate::diag::Diagnostic;
 use crate::yaml::{self, Node, Pos, YamlError};
 
@@ -178,6 +179,12 @@ pub struct AgenticSpace {
     pub prefill: Option<Worker>,
     #[serde(default)]
     pub decode: Option<Worker>,
+    /// Newer master schema (Oct 2026): an aggregated multinode entry runs `worker` (one role,
+    /// no prefill/decode split) over `num-nodes` nodes.
+    #[serde(default)]
+    pub worker: Option<Worker>,
+    #[serde(default)]
+    pub num_nodes: Option<i64>,
     #[serde(default)]
     pub kv_offloading: Option<KvOffloading>,
     #[serde(default)]
@@ -289,6 +296,8 @@ pub struct MasterConfig {
     pub agentic: Vec<AgenticBlock>,
     /// The whole entry as JSON (for the append-only scope rule's deep equality).
     pub raw: Json,
+    /// Fields this reader does not know (only when read forward, decision TD1).
+    pub unknown: Vec<UnknownField>,
 }
 
 /// A single-node search-space row that names the srt-slurm recipe it runs (newer master
@@ -465,33 +474,91 @@ pub fn load_master_configs(files: &[(&str, &str)]) -> Result<MasterConfigs, Mast
     Ok(MasterConfigs { configs })
 }
 
-/// Validates one master config entry (spec 20 §3.2-3.6, validators in upstream's order).
+/// Loads master files in order, reading each entry forward (decision TD1): an entry that cannot
+/// be read is an error of its own and the others are still read (`sweepgate generate`). Errors
+/// of a whole file (missing, not a mapping, duplicate keys) still stop the loading.
+pub fn read_master_configs(
+    files: &[(&str, &str)],
+) -> Result<(MasterConfigs, Vec<MasterConfigError>), MasterConfigError> {
+    let mut configs = MasterConfigs::default();
+    let mut invalid = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (file, text) in files {
+        let entries = parse_master_file(text, file)?;
+        let mut duplicates: Vec<String> =
+            entries.iter().filter(|(k, _, _)| seen.contains(k)).map(|(k, _, _)| k.clone()).collect();
+        if !duplicates.is_empty() {
+            duplicates.sort();
+            duplicates.dedup();
+            return Err(MasterConfigError::DuplicateKeys { file: (*file).to_owned(), keys: duplicates });
+        }
+        for (key, pos, node) in entries {
+            seen.insert(key.clone());
+            match read_entry(&key, file, pos, &node) {
+                Ok(config) => {
+                    configs.configs.insert(key, config);
+                }
+                Err(e) => invalid.push(e),
+            }
+        }
+    }
+    Ok((configs, invalid))
+}
+
+/// Validates one master config entry (spec 20 §3.2-3.6, validators in upstream's order); an
+/// unknown field is an error, as upstream's models forbid extra fields.
 pub fn validate_entry(key: &str, file: &str, pos: Pos, node: &Node) -> Result<MasterConfig, MasterConfigError> {
+    entry(key, file, pos, node, Reading::Strict)
+}
+
+/// Reads one master config entry forward (decision TD1): the validators of [`validate_entry`],
+/// but a field this reader does not know is carried in [`MasterConfig::unknown`].
+pub fn read_entry(key: &str, file: &str, pos: Pos, node: &Node) -> Result<MasterConfig, MasterConfigError> {
+    entry(key, file, pos, node, Reading::Forward)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Strict,
+    Forward,
+}
+
+fn typed<T: serde::de::DeserializeOwned>(node: &Node, reading: Reading) -> Result<(T, Vec<UnknownField>), YamlError> {
+    match reading {
+        Reading::Strict => yaml::from_node(node).map(|v| (v, Vec::new())),
+        Reading::Forward => forward::from_node(node),
+    }
+}
+
+fn entry(key: &str, file: &str, pos: Pos, node: &Node, reading: Reading) -> Result<MasterConfig, MasterConfigError> {
     let invalid = |detail: YamlError| MasterConfigError::Invalid { key: key.to_owned(), detail: detail.in_file(file) };
     if node.as_map().is_none() {
         return Err(invalid(YamlError::at(node.pos, format!("expected a mapping, found {}", node.value.kind()))));
     }
     let multinode = matches!(node.get("multinode").map(|n| &n.value), Some(yaml::Value::Bool(true)));
-    let config = if multinode {
-        let raw: RawEntry<MultiNodeSpace> = yaml::from_node(node).map_err(invalid)?;
-        build(key, file, pos, node, raw, |b, block_node| {
+    let (mut config, unknown) = if multinode {
+        let (raw, unknown): (RawEntry<MultiNodeSpace>, _) = typed(node, reading).map_err(invalid)?;
+        let config = build(key, file, pos, node, raw, |b, block_node| {
             let mut spaces = b.search_space;
             for (i, s) in spaces.iter_mut().enumerate() {
                 s.raw = raw_item(block_node, i);
             }
             FixedSpaces::Multi(spaces)
-        })
+        });
+        (config, unknown)
     } else {
-        let raw: RawEntry<SingleNodeSpace> = yaml::from_node(node).map_err(invalid)?;
-        build(key, file, pos, node, raw, |b, block_node| {
+        let (raw, unknown): (RawEntry<SingleNodeSpace>, _) = typed(node, reading).map_err(invalid)?;
+        let config = build(key, file, pos, node, raw, |b, block_node| {
             let mut spaces = b.search_space;
             for (i, s) in spaces.iter_mut().enumerate() {
                 s.raw = raw_item(block_node, i);
             }
             FixedSpaces::Single(spaces)
-        })
+        });
+        (config, unknown)
     };
     check(&config, node).map_err(invalid)?;
+    config.unknown = unknown;
     Ok(config)
 }
 
@@ -558,6 +625,7 @@ fn build<S>(
         fixed,
         agentic,
         raw: entry_json,
+        unknown: Vec::new(),
     }
 }
 
@@ -729,10 +797,13 @@ fn check_agentic_space(
         ));
     }
     check_positive(loc, path, &[("pp", s.pp), ("dcp-size", s.dcp_size), ("pcp-size", s.pcp_size)])?;
-    for (role, w) in [("prefill", &s.prefill), ("decode", &s.decode)] {
+    for (role, w) in [("prefill", &s.prefill), ("decode", &s.decode), ("worker", &s.worker)] {
         if let Some(w) = w {
             check_worker(loc, &[path, &[Key(role)]].concat(), w)?;
         }
+    }
+    if let Some(n) = s.num_nodes {
+        check_positive(loc, path, &[("num-nodes", n)])?;
     }
     check_conc(loc, path, &s.conc())?;
     match (s.kv_offloading, &s.kv_offload_backend) {
@@ -746,10 +817,24 @@ fn check_agentic_space(
         _ => {}
     }
     let single_shape = s.tp.is_some();
+    let aggregated = s.worker.is_some() || s.num_nodes.is_some();
+    if aggregated {
+        // Decision TD3: the aggregated multinode shape (`num-nodes` + `worker`) of the Oct 2026
+        // master configs; it excludes the single-node and the disaggregated shapes.
+        if single_shape || s.prefill.is_some() || s.decode.is_some() {
+            return Err(loc.at(
+                path,
+                "Aggregated agentic search-space entries (worker, num-nodes) cannot also specify tp, prefill or decode",
+            ));
+        }
+        if s.worker.is_none() || s.num_nodes.is_none() {
+            return Err(loc.at(path, "Aggregated agentic search-space entries must specify both worker and num-nodes"));
+        }
+    }
     let valid = if single_shape {
         s.prefill.is_none() && s.decode.is_none()
     } else {
-        s.prefill.is_some() && s.decode.is_some()
+        aggregated || (s.prefill.is_some() && s.decode.is_some())
     };
     if !valid {
         return Err(loc.at(path, "Agentic search-space entries must specify either tp or both prefill and decode"));

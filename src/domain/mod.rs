@@ -6,6 +6,7 @@ pub mod checklist_template;
 pub mod ci_priority;
 pub mod codeowners;
 pub mod eval_thresholds;
+pub mod forward;
 pub mod golden_al;
 pub mod launch;
 pub mod master_config;

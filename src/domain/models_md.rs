@@ -69,6 +69,69 @@ pub struct DeprecationNotice {
     /// When and where the notice was carried out, if it says so.
     pub enacted: Option<Enactment>,
     pub tables: Vec<NoticeTable>,
+    /// The dated sentences of the notice's prose ("<date> is the last day for the <scenario>
+    /// scenario on <models> … fully retired after <date>"; decision RV4).
+    pub sentences: Vec<LastDaySentence>,
+    /// Sentences that name a last day in a shape this parser cannot read: named facts, never
+    /// ignored (lint warns; Check 7 FAILs a config they may govern).
+    pub unread: Vec<UnreadSentence>,
+}
+
+/// "<date> is the last day for the <scenario> scenario on <models> (`prefix`)": the scenario is
+/// retired for those models from the next day; "fully retired after <date>" retires the models.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LastDaySentence {
+    pub line: u32,
+    pub last_day: NaiveDate,
+    pub scenarios: Vec<String>,
+    pub prefixes: Vec<String>,
+    pub fully_retired_after: Option<NaiveDate>,
+}
+
+/// A paragraph of a deprecation notice that names a last day but not in a readable shape.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UnreadSentence {
+    pub line: u32,
+    pub text: String,
+    /// The model prefixes it names in code spans; empty: it may govern any model.
+    pub prefixes: Vec<String>,
+}
+
+impl UnreadSentence {
+    /// Whether the sentence may govern a config of model `prefix`.
+    pub fn may_govern(&self, prefix: &str) -> bool {
+        self.prefixes.is_empty() || self.prefixes.iter().any(|p| p == prefix)
+    }
+}
+
+/// The arm of a spec-decoding A/B pair a deprecation row names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arm {
+    /// With speculative decoding (MTP, EAGLE/EAGLE3, DSpark, …).
+    Spec,
+    /// Without it (`non-MTP`, `non-DSpark`, `STP`, a non-spec-decode baseline).
+    NonSpec,
+}
+
+/// Draft methods as deprecation cells name them (lower case).
+const DRAFT_METHODS: [&str; 5] = ["dspark", "mtp", "eagle3", "eagle", "spec-decode"];
+
+impl Arm {
+    /// The arm a deprecation cell names (`Agentic coding, non-DSpark`), if any.
+    fn of_cell(text: &str) -> Option<Arm> {
+        let lower = text.to_lowercase();
+        let non =
+            DRAFT_METHODS.iter().any(|m| lower.contains(&format!("non-{m}")) || lower.contains(&format!("non {m}")))
+                || lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "stp");
+        if non {
+            Some(Arm::NonSpec)
+        } else if DRAFT_METHODS.iter().any(|m| lower.contains(m)) {
+            Some(Arm::Spec)
+        } else {
+            None
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -108,6 +171,10 @@ pub struct NoticeRow {
     pub scenarios: Vec<String>,
     /// Precisions the deprecated cell names (e.g. `bf16`).
     pub precisions: Vec<String>,
+    /// The spec-decoding arm the deprecated cell names (`non-DSpark`), if any.
+    pub arm: Option<Arm>,
+    /// "deprecated from day 0": binding whatever the notice's date or enactment status.
+    pub from_day_zero: bool,
 }
 
 impl DeprecationNotice {
@@ -261,6 +328,69 @@ impl ModelsMd {
         })
     }
 
+    /// The deprecation facts as `sweepgate lint` prints them (`path:line: fact: …`), so a
+    /// maintainer sees how the notices were understood: each row with its arm and status, and
+    /// each dated sentence of the prose.
+    pub fn facts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for notice in &self.notices {
+            let after = notice.last_day.map_or_else(|| "undated".to_owned(), |d| format!("after {d}"));
+            for table in &notice.tables {
+                for row in &table.rows {
+                    let arm = match row.arm {
+                        Some(Arm::Spec) => ", spec-decoding arm",
+                        Some(Arm::NonSpec) => ", non-spec-decoding arm",
+                        None => "",
+                    };
+                    let status = if row.from_day_zero {
+                        "deprecated from day 0".to_owned()
+                    } else if table.not_yet_enacted {
+                        format!("deprecated {after}, not yet enacted")
+                    } else {
+                        format!("deprecated {after}")
+                    };
+                    out.push(format!(
+                        "{}:{}: fact: {} {}{arm}: {status}",
+                        self.file,
+                        row.line,
+                        row.prefixes.join(", "),
+                        row.deprecated
+                    ));
+                }
+            }
+            for s in &notice.sentences {
+                let retired =
+                    s.fully_retired_after.map(|d| format!("; model fully retired after {d}")).unwrap_or_default();
+                out.push(format!(
+                    "{}:{}: fact: {} {}: last day {}, retired from the next day{retired}",
+                    self.file,
+                    s.line,
+                    s.prefixes.join(", "),
+                    s.scenarios.join(", "),
+                    s.last_day
+                ));
+            }
+        }
+        out
+    }
+
+    /// A warning for each sentence that names a last day in a shape this parser cannot read.
+    pub fn unread_warnings(&self) -> Vec<Diagnostic> {
+        self.notices
+            .iter()
+            .flat_map(|n| &n.unread)
+            .map(|u| {
+                let text: String = u.text.chars().take(120).collect();
+                Diagnostic::new(
+                    &self.file,
+                    Some(Pos { line: u.line, col: 1 }),
+                    format!("a sentence names a last day this parser cannot read (Check 7 fails the configs it may govern): {text}"),
+                )
+                .warning()
+            })
+            .collect()
+    }
+
     pub fn parse(text: &str, file: &str) -> Result<ModelsMd, Vec<Diagnostic>> {
         if text.len() > MAX_MODELS_MD_BYTES {
             return Err(vec![Diagnostic::new(file, None, format!("file exceeds {MAX_MODELS_MD_BYTES} bytes"))]);
@@ -410,11 +540,13 @@ impl Interpreter<'_> {
                             last_day,
                             enacted: None,
                             tables: Vec::new(),
+                            sentences: Vec::new(),
+                            unread: Vec::new(),
                         });
                     }
                 }
-                Block::Para { text, .. } => match section {
-                    SectionKind::Deprecation => self.notice_paragraph(text),
+                Block::Para { text, line } => match section {
+                    SectionKind::Deprecation => self.notice_paragraph(text, *line),
                     SectionKind::PolicyBaseline => self.baseline(text),
                     _ => {}
                 },
@@ -450,9 +582,17 @@ impl Interpreter<'_> {
         self.out.policy_baseline.retain(|p| models.iter().any(|m| m.prefixes.contains(p)));
     }
 
-    fn notice_paragraph(&mut self, text: &Inline) {
+    fn notice_paragraph(&mut self, text: &Inline, line: u32) {
         let lower = text.text.to_lowercase();
+        let scenario_names: Vec<String> = self.out.scenarios.iter().map(|s| s.name.clone()).collect();
         let Some(notice) = self.out.notices.last_mut() else { return };
+        if lower.contains("is the last day for") {
+            match last_day_sentence(text, line, &scenario_names) {
+                Some(Some(sentence)) => notice.sentences.push(sentence),
+                Some(None) => {}
+                None => notice.unread.push(UnreadSentence { line, text: text.text.clone(), prefixes: text.prefixes() }),
+            }
+        }
         let status_line = lower.starts_with("status") || lower.starts_with("状态");
         if status_line && (lower.contains("not yet enacted") || lower.contains("尚未执行")) {
             if let Some(table) = notice.tables.last_mut() {
@@ -508,6 +648,8 @@ impl Interpreter<'_> {
                 .map(|p| p.to_string())
                 .collect();
             parsed.push(NoticeRow {
+                arm: Arm::of_cell(&deprecated.text),
+                from_day_zero: deprecated_lower.contains("deprecated from day 0"),
                 line: *row_line,
                 model: model.text.clone(),
                 prefixes,
@@ -680,6 +822,34 @@ fn mentions(text: &str, names: &[String]) -> Vec<ScenarioMention> {
 }
 
 /// "Agentic coding" from "智能体编码（agentic coding）" style cells: text before a parenthesis.
+/// A notice paragraph that says "… is the last day for …": `Some(None)` when it introduces the
+/// notice's tables ("the scenarios … listed below", "the following submissions"), `Some(sentence)`
+/// for "<date> is the last day for the <scenario> scenario on <models> (`prefix`)", `None` when
+/// its date, scenario or models cannot be read.
+fn last_day_sentence(text: &Inline, line: u32, scenario_names: &[String]) -> Option<Option<LastDaySentence>> {
+    let lower = text.text.to_lowercase();
+    let (before, after) = lower.split_once("is the last day for")?;
+    let subject = after.split(['.', '。']).next().unwrap_or_default();
+    if ["listed below", "following", "table below", "first table"].iter().any(|w| subject.contains(w)) {
+        return Some(None);
+    }
+    // Offsets of the lower-cased text, used in the original only where they still fall on a
+    // character boundary (lower-casing may change a non-ASCII character's length).
+    let last_day = parse_date(text.text.get(..before.len())?)?;
+    let (scenario_text, _) = subject.split_once(" scenario on ").or_else(|| subject.split_once(" scenarios on "))?;
+    let scenarios: Vec<String> = mentions(scenario_text, scenario_names).into_iter().map(|m| m.scenario).collect();
+    let mut prefixes = text.prefixes();
+    prefixes.dedup();
+    if scenarios.is_empty() || prefixes.is_empty() {
+        return None;
+    }
+    let fully_retired_after = lower
+        .find("fully retired after")
+        .and_then(|at| text.text.get(at + "fully retired after".len()..))
+        .and_then(parse_date);
+    Some(Some(LastDaySentence { line, last_day, scenarios, prefixes, fully_retired_after }))
+}
+
 fn strip_gloss(name: &str) -> String {
     name.split(['(', '（']).next().unwrap_or(name).trim().to_owned()
 }
@@ -1080,5 +1250,42 @@ mod tests {
             let _ = ModelsMd::parse(text, "m.md");
             let _ = parse_date(text);
         }
+    }
+
+    /// MODELS.md at upstream #2406-#2527 (history bundle, 2026-08-07), its rows and sentences as
+    /// written, trimmed to the notices.
+    const AUGUST: &str = "# Models\n\n## Deprecation Notice\n\n### Monday, August 3, 2026\n\n**Monday, August 3, 2026** is the last day for the scenarios, precisions, and recipe variants listed below. They are deprecated after that date.\n\n| Model | Deprecated | Remains |\n|---|---|---|\n| MiniMax-M3 (`minimaxm3`) | Single-turn 8k1k | Agentic coding |\n\nSpeculative-decoding A/B retirements apply to each pair below.\n\n| Model | Deprecated arm | Published arm |\n|---|---|---|\n| DeepSeek-V4-Pro 1.6T (`dsv4`) | Agentic coding, non-MTP | Agentic coding, MTP |\n| Kimi-K3 (`kimik3`) | Agentic coding, non-DSpark (deprecated from day 0) | Agentic coding, DSpark |\n\n**Status: not yet enacted.** Every non-spec-decode agentic arm above still runs.\n\n### Thursday, August 6, 2026\n\n**Thursday, August 6, 2026** is the last day for the **Single-turn 8k1k** scenario on **Kimi-K2.5/2.6/2.7-Code** (`kimik2.5`). The scenario is deprecated for these models after that date. The model is **fully retired after August 6, 2026**.\n\n**Friday, August 7, 2026** is the last day for the long-context runs on Qwen (`qwen3.5`).\n\n## Scenarios\n\n| Scenario | ISL/OSL | Status |\n|---|---|---|\n| Agentic coding | — | Active |\n| Single-turn 8k1k | 8192/1024 | Active |\n\n## Model support matrix\n\n| Model architecture class | Prefix | Date added | Active scenarios | Deprecated scenarios |\n|---|---|---|---|---|\n| Kimi-K3 | `kimik3` | 2026-07-27 | Agentic coding (DSpark only) | Agentic coding non-DSpark arm (deprecated from day 0) |\n";
+
+    #[test]
+    fn arms_day_zero_rows_and_dated_sentences_are_facts() {
+        let m = ModelsMd::parse(AUGUST, "MODELS.md").unwrap();
+        let arms: Vec<(Option<Arm>, bool)> =
+            m.notices[0].tables[1].rows.iter().map(|r| (r.arm, r.from_day_zero)).collect();
+        assert_eq!(arms, [(Some(Arm::NonSpec), false), (Some(Arm::NonSpec), true)]);
+        assert_eq!(m.notices[0].tables[0].rows[0].arm, None);
+        assert!(m.notices[0].sentences.is_empty() && m.notices[0].unread.is_empty(), "the table notice's lead-in");
+        let sentence = &m.notices[1].sentences[0];
+        assert_eq!(
+            (sentence.last_day, &sentence.scenarios, &sentence.prefixes, sentence.fully_retired_after),
+            (
+                date("2026-08-06"),
+                &vec!["Single-turn 8k1k".to_owned()],
+                &vec!["kimik2.5".to_owned()],
+                Some(date("2026-08-06"))
+            )
+        );
+        // A last day whose scenario this parser cannot name is a fact of its own.
+        let unread = &m.notices[1].unread[0];
+        assert!(unread.may_govern("qwen3.5") && !unread.may_govern("dsr1"), "{unread:?}");
+        assert_eq!(m.unread_warnings().len(), 1);
+        let facts = m.facts();
+        assert!(facts.contains(&format!("MODELS.md:{}: fact: kimik3 Agentic coding, non-DSpark (deprecated from day 0), non-spec-decoding arm: deprecated from day 0", m.notices[0].tables[1].rows[1].line)), "{facts:#?}");
+        assert!(
+            facts.iter().any(|f| f.ends_with(
+                "dsv4 Agentic coding, non-MTP, non-spec-decoding arm: deprecated after 2026-08-03, not yet enacted"
+            )),
+            "{facts:#?}"
+        );
+        assert!(facts.iter().any(|f| f.ends_with("kimik2.5 Single-turn 8k1k: last day 2026-08-06, retired from the next day; model fully retired after 2026-08-06")), "{facts:#?}");
     }
 }

@@ -1,9 +1,16 @@
 //! `configs/runners.yaml`: runner labels (label → concrete node names) and per-label hardware
-//! facts used for agentic DRAM budgets (spec 20 §3.7).
+//! facts used for agentic DRAM budgets (spec 20 §3.7); in the newer layout (Oct 2026) also the
+//! `clusters` section: one entry per hardware fleet with its hardware facts, its Slurm
+//! partition and its srt-slurm pool profile (decision TD2).
+//!
+//! Read forward (decision TD1): a key this reader does not know is carried in
+//! [`Runners::unknown`] and the rest is read.
 
 use indexmap::IndexMap;
 use serde::Deserialize;
+use serde_json::Value as Json;
 
+use super::forward::{self, UnknownField};
 use crate::yaml::{self, Node, Value, YamlError};
 
 /// Hardware facts of one runner label.
@@ -14,13 +21,75 @@ pub struct RunnerHardware {
     pub gpus_per_node: i64,
 }
 
+/// One hardware fleet of the `clusters` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Cluster {
+    pub gpus_per_node: i64,
+    #[serde(default)]
+    pub available_cpu_dram_mib: Option<i64>,
+    #[serde(default)]
+    pub arch: Option<String>,
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    /// Environment every job of the fleet gets.
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+    /// Where the fleet keeps model weights (`entries: {name: {root, dir}}`), kept as written.
+    #[serde(default)]
+    pub models: Option<Json>,
+    #[serde(default)]
+    pub slurm: Option<ClusterSlurm>,
+}
+
+/// A fleet's Slurm allocation and its srt-slurm pool profile.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ClusterSlurm {
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// The allocation domains a `partition:<name>` runner label selects.
+    #[serde(default)]
+    pub partitions: Vec<String>,
+    #[serde(default)]
+    pub account: Option<String>,
+    #[serde(default)]
+    pub exclusive: Option<bool>,
+    #[serde(default)]
+    pub gres: Option<String>,
+    #[serde(default)]
+    pub cpus_per_task: Option<i64>,
+    #[serde(default)]
+    pub cpus_per_gpu: Option<i64>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    #[serde(default)]
+    pub srun_args: Vec<String>,
+    #[serde(default)]
+    pub salloc_args: Vec<String>,
+    /// Named host folders (`hf-hub-cache: {path, visibility}`), kept as written.
+    #[serde(default)]
+    pub volumes: Option<Json>,
+    /// Container image cache, kept as written.
+    #[serde(default)]
+    pub squash: Option<Json>,
+    /// The srt-slurm pool profile (`srtslurm.yaml` settings of the fleet), kept as written.
+    #[serde(default)]
+    pub srt_slurm: Option<Json>,
+}
+
 /// The validated runner file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Runners {
     /// Label → node names, in file order.
     pub labels: IndexMap<String, Vec<String>>,
-    /// Hardware key (a runner label) → facts.
+    /// Hardware key (a runner label) → facts: the `hardware` section, and `cluster:<name>` for
+    /// every cluster that states both facts.
     pub hardware: IndexMap<String, RunnerHardware>,
+    /// Cluster name → fleet (newer layout).
+    pub clusters: IndexMap<String, Cluster>,
+    /// Keys of the file this reader does not know (decision TD1).
+    pub unknown: Vec<UnknownField>,
 }
 
 #[derive(Deserialize)]
@@ -29,6 +98,8 @@ struct RunnerFile {
     labels: IndexMap<String, Vec<String>>,
     #[serde(default)]
     hardware: Option<IndexMap<String, RunnerHardware>>,
+    #[serde(default)]
+    clusters: Option<IndexMap<String, Cluster>>,
 }
 
 impl Runners {
@@ -65,9 +136,17 @@ impl Runners {
                 return Err(YamlError::at(value.pos, format!("Runner config entry '{name}' cannot be an empty list")));
             }
         }
-        let file: RunnerFile = yaml::from_node(root)
+        let (file, unknown): (RunnerFile, _) = forward::from_node(root)
             .map_err(|e| YamlError { message: format!("Runner config failed validation: {}", e.message), ..e })?;
-        let hardware = file.hardware.unwrap_or_default();
+        let mut hardware = file.hardware.unwrap_or_default();
+        let clusters = file.clusters.unwrap_or_default();
+        for (name, cluster) in &clusters {
+            if let Some(dram) = cluster.available_cpu_dram_mib {
+                hardware
+                    .entry(format!("cluster:{name}"))
+                    .or_insert(RunnerHardware { available_cpu_dram_mib: dram, gpus_per_node: cluster.gpus_per_node });
+            }
+        }
         for (key, hw) in &hardware {
             for (field, value) in
                 [("available-cpu-dram-mib", hw.available_cpu_dram_mib), ("gpus-per-node", hw.gpus_per_node)]
@@ -83,7 +162,54 @@ impl Runners {
                 }
             }
         }
-        Ok(Runners { labels: file.labels, hardware })
+        for (name, cluster) in &clusters {
+            for (field, value) in [
+                ("gpus-per-node", Some(cluster.gpus_per_node)),
+                ("available-cpu-dram-mib", cluster.available_cpu_dram_mib),
+            ] {
+                if let Some(value) = value.filter(|v| *v <= 0) {
+                    let pos = root.get("clusters").and_then(|c| c.get(name)).and_then(|c| c.get(field)).map(|n| n.pos);
+                    return Err(YamlError {
+                        file: None,
+                        pos: pos.or(Some(root.pos)),
+                        field: Some(format!("clusters.{name}.{field}")),
+                        message: format!("Runner config failed validation: must be greater than 0, found {value}"),
+                    });
+                }
+            }
+        }
+        Ok(Runners { labels: file.labels, hardware, clusters, unknown })
+    }
+
+    /// The cluster a runner node belongs to: the `cluster:<name>` label that lists it, when
+    /// `clusters` has that name.
+    pub fn cluster_of_node(&self, node: &str) -> Option<(&str, &Cluster)> {
+        self.labels.iter().find_map(|(label, nodes)| {
+            let name = label.strip_prefix(CLUSTER_LABEL)?;
+            nodes.iter().any(|n| n == node).then_some(())?;
+            self.clusters.get_key_value(name).map(|(k, c)| (k.as_str(), c))
+        })
+    }
+
+    /// The clusters a runner label's nodes belong to, in node order, each once.
+    pub fn clusters_of_label(&self, label: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        if let Some((name, _)) = label.strip_prefix(CLUSTER_LABEL).and_then(|n| self.clusters.get_key_value(n)) {
+            out.push(name.as_str());
+        }
+        // A label runners.yaml does not list schedules on GitHub's runners of that name
+        // (`gb300-nv`: nodes `gb300-nv_N`), which are the cluster of that name.
+        if let Some((name, _)) = self.clusters.get_key_value(label).filter(|_| !self.labels.contains_key(label)) {
+            out.push(name.as_str());
+        }
+        for node in self.nodes(label) {
+            if let Some((name, _)) = self.cluster_of_node(node) {
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
     }
 
     /// Node names of a label (empty when the label is unknown).
@@ -91,6 +217,9 @@ impl Runners {
         self.labels.get(label).map(Vec::as_slice).unwrap_or_default()
     }
 }
+
+/// Prefix of the labels that name one cluster's nodes.
+const CLUSTER_LABEL: &str = "cluster:";
 
 /// Python's `type(value).__name__` for a YAML value, as upstream's message prints it.
 fn python_type(value: &Value) -> &'static str {
@@ -137,14 +266,54 @@ mod tests {
         assert!(e.to_string().ends_with("Runner config entry 'a' must contain only strings"), "{e}");
         let e = parse("labels:\n  a: []\n").unwrap_err();
         assert!(e.to_string().ends_with("Runner config entry 'a' cannot be an empty list"), "{e}");
-        let e = parse("labels:\n  a: [x]\nextra: 1\n").unwrap_err();
+        let e =
+            parse("labels:\n  a: [x]\nhardware: {a: {gpus-per-node: \"8\", available-cpu-dram-mib: 1}}\n").unwrap_err();
         assert!(e.message.starts_with("Runner config failed validation:"), "{e}");
         let e =
             parse("labels:\n  a: [x]\nhardware:\n  a: {available-cpu-dram-mib: 0, gpus-per-node: 8}\n").unwrap_err();
         assert_eq!(e.pos.unwrap().line, 4, "{e}");
         assert!(e.to_string().contains("hardware.a.available-cpu-dram-mib"), "{e}");
-        let e = parse("labels:\n  a: [x]\nhardware:\n  a: {gpus-per-node: 8, cores: 3}\n").unwrap_err();
+        let e = parse("labels:\n  a: [x]\nhardware:\n  a: {gpus-per-node: 8}\n").unwrap_err();
         assert!(e.message.contains("Runner config failed validation"), "{e}");
+        let e = parse("labels:\n  a: [x]\nclusters:\n  c: {gpus-per-node: 0}\n").unwrap_err();
+        assert!(e.to_string().contains("clusters.c.gpus-per-node"), "{e}");
+    }
+
+    /// Decision TD1: an unknown key is carried with its position and the rest is read.
+    #[test]
+    fn unknown_keys_are_carried() {
+        let r = parse(
+            "labels:\n  a: [x]\nextra: 1\nhardware:\n  a: {gpus-per-node: 8, available-cpu-dram-mib: 1, cores: 3}\n",
+        )
+        .unwrap();
+        let unknown: Vec<String> = r.unknown.iter().map(|u| format!("{}:{}", u.pos, u.path)).collect();
+        assert_eq!(unknown, ["3:1:extra", "5:52:hardware.a.cores"]);
+        assert_eq!(r.hardware["a"].gpus_per_node, 8);
+    }
+
+    /// Shaped like the Oct 2026 runners.yaml: nodes `mi300x-amd_NN` under the `mi300x` label
+    /// and `cluster:mi300x-amd`; the cluster's partition and hardware facts.
+    #[test]
+    fn clusters_resolve_nodes_and_hardware() {
+        let r = parse(
+            "labels:\n  mi300x: [mi300x-amd_00, mi300x-amd_01]\n  cluster:mi300x-amd: [mi300x-amd_00, mi300x-amd_01]\n\
+             clusters:\n  mi300x-amd:\n    gpus-per-node: 8\n    available-cpu-dram-mib: 1_547_820\n    arch: x86_64\n\
+             \x20   scheduler: slurm\n    slurm:\n      partition: MI300X-UBUNTU\n      exclusive: true\n\
+             \x20     srt-slurm: {single-node-time-limit: 180}\n",
+        )
+        .unwrap();
+        assert!(r.unknown.is_empty(), "{:?}", r.unknown);
+        assert_eq!(r.clusters_of_label("mi300x"), ["mi300x-amd"]);
+        assert_eq!(r.clusters_of_label("cluster:mi300x-amd"), ["mi300x-amd"]);
+        let (name, cluster) = r.cluster_of_node("mi300x-amd_01").unwrap();
+        assert_eq!(name, "mi300x-amd");
+        assert_eq!(cluster.slurm.as_ref().and_then(|s| s.partition.as_deref()), Some("MI300X-UBUNTU"));
+        assert_eq!(
+            r.hardware["cluster:mi300x-amd"],
+            RunnerHardware { available_cpu_dram_mib: 1_547_820, gpus_per_node: 8 }
+        );
+        assert!(r.cluster_of_node("h100-cw_00").is_none());
+        assert_eq!(r.clusters_of_label("mi300x-amd"), ["mi300x-amd"], "an unlisted label named like a cluster");
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub use facts::{is_schema2, pos_of, Backend, EngineFacts, RecipeFacts, Role};
 pub type Entries = [(Node, Node)];
 
 const OVERRIDE_PREFIX: &str = "override_";
+/// The top-level key that declares a recipe's schema (srt-slurm schema 2).
+const SCHEMA_KEY: &str = "schema";
 const ZIP_PREFIX: &str = "zip_override_";
 
 /// A recipe problem, located in its file.
@@ -323,7 +325,25 @@ impl Recipe {
                 vec![self.override_variant(base, key, budget)?]
             }
         };
-        Ok(Resolution { variants, warnings: Vec::new() })
+        Ok(Resolution { variants: self.with_file_schema(variants), warnings: Vec::new() })
+    }
+
+    /// Schema-2 files may declare `schema: 2` once at the top, next to `base` (InferenceX's
+    /// `dsv41flash/vllm/mi300x-fp4/agentx/*-variants.yaml`): every variant has that schema
+    /// unless its own config says otherwise (decision TD4).
+    fn with_file_schema(&self, mut variants: Vec<Variant>) -> Vec<Variant> {
+        let Some(entry) = self.root.as_map().unwrap_or_default().iter().find(|(k, _)| k.as_str() == Some(SCHEMA_KEY))
+        else {
+            return variants;
+        };
+        for v in &mut variants {
+            if let Value::Map(entries) = &mut v.config.value {
+                if !entries.iter().any(|(k, _)| k.as_str() == Some(SCHEMA_KEY)) {
+                    entries.insert(0, entry.clone());
+                }
+            }
+        }
+        variants
     }
 
     fn available(&self, overrides: &[&str], zips: &[&str]) -> String {
@@ -510,7 +530,7 @@ pub fn lint(text: &str, file: &str) -> Vec<Diagnostic> {
     for (key, _) in recipe.root.as_map().unwrap_or_default() {
         let Some(name) = key.key_text() else { continue };
         let variant_key = name.starts_with(OVERRIDE_PREFIX) || name.starts_with(ZIP_PREFIX);
-        if multi && name != "base" && !variant_key {
+        if multi && name != "base" && name != SCHEMA_KEY && !variant_key {
             let message =
                 format!("top-level key '{name}' next to 'base' is ignored by srtctl (not override_*/zip_override_*)");
             out.push(Diagnostic::new(file, Some(key.pos), message).warning());
@@ -536,10 +556,24 @@ pub fn lint(text: &str, file: &str) -> Vec<Diagnostic> {
             out.push(Diagnostic::new(file, pos, message).warning());
             continue;
         }
-        if let Err(e) = RecipeFacts::read(&variant.config, file) {
-            let mut d = e.to_diagnostic(file);
-            d.message = format!("{label}{}", d.message);
-            out.push(d);
+        match RecipeFacts::read(&variant.config, file) {
+            Ok(facts) => {
+                for (name, pos) in facts.unknown_engines {
+                    let message = format!(
+                        "{label}engine '{name}' is not one sweepgate knows (sglang, trtllm, vllm, atom, mocker): \
+                         its settings are read by name and no topology check applies"
+                    );
+                    let d = Diagnostic::new(file, Some(pos), message).warning();
+                    if !out.contains(&d) {
+                        out.push(d);
+                    }
+                }
+            }
+            Err(e) => {
+                let mut d = e.to_diagnostic(file);
+                d.message = format!("{label}{}", d.message);
+                out.push(d);
+            }
         }
     }
     out

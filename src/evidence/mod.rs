@@ -126,6 +126,41 @@ pub struct ChangedFile {
     pub patch: Option<String>,
 }
 
+/// A submodule pointer the PR moves (a gitlink, mode 160000): its path and the commits it
+/// points at before and after (`None` when the PR adds or removes the submodule). No tarball
+/// holds a submodule's content, so its path is in neither tree (decision RV2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gitlink {
+    pub path: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+impl ChangedFile {
+    /// The gitlink change this file is, read from its patch: GitHub (and `git diff`) show a
+    /// submodule as one hunk of `-Subproject commit <sha>` / `+Subproject commit <sha>` lines and
+    /// nothing else. Any other line, or no patch, is not a gitlink.
+    pub fn gitlink(&self) -> Option<Gitlink> {
+        let patch = self.patch.as_deref()?;
+        let (mut old, mut new) = (None, None);
+        for line in patch.lines().filter(|l| !l.starts_with("@@") && !l.is_empty()) {
+            let (slot, rest) = match (line.strip_prefix('-'), line.strip_prefix('+')) {
+                (Some(rest), _) => (&mut old, rest),
+                (_, Some(rest)) => (&mut new, rest),
+                _ => return None,
+            };
+            let sha = rest.strip_prefix("Subproject commit ")?;
+            if sha.len() != 40 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            if slot.replace(sha.to_ascii_lowercase()).is_some() {
+                return None;
+            }
+        }
+        (old.is_some() || new.is_some()).then(|| Gitlink { path: self.filename.clone(), old, new })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckRun {
@@ -401,5 +436,50 @@ impl Evidence {
     /// Whether the PR head moved while the evidence was being collected.
     pub fn head_moved(&self) -> bool {
         self.live_head_sha.as_deref().is_some_and(|live| live != self.pull_request.head_sha)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ChangedFile, Gitlink};
+
+    fn file(patch: Option<&str>) -> ChangedFile {
+        ChangedFile {
+            filename: "utils/aiperf".into(),
+            previous_filename: None,
+            status: "modified".into(),
+            patch: patch.map(String::from),
+        }
+    }
+
+    #[test]
+    fn a_submodule_bump_is_a_gitlink_with_both_commits() {
+        // PR #2548 (history bundle b7e8b0e3): `git diff` of the bump, as GitHub shows it.
+        let patch = "@@ -1 +1 @@\n-Subproject commit e9f2a5459ba8894becc5d6079e0092b2a0d0a669\n+Subproject commit B7E8B0E3FB8C7BF99404BA1D78D5242B01D04A9A\n";
+        assert_eq!(
+            file(Some(patch)).gitlink(),
+            Some(Gitlink {
+                path: "utils/aiperf".into(),
+                old: Some("e9f2a5459ba8894becc5d6079e0092b2a0d0a669".into()),
+                new: Some("b7e8b0e3fb8c7bf99404ba1d78d5242b01d04a9a".into()),
+            })
+        );
+        let added = "@@ -0,0 +1 @@\n+Subproject commit b7e8b0e3fb8c7bf99404ba1d78d5242b01d04a9a\n";
+        assert_eq!(file(Some(added)).gitlink().map(|g| (g.old, g.new.is_some())), Some((None, true)));
+    }
+
+    #[test]
+    fn a_file_that_only_mentions_a_subproject_is_no_gitlink() {
+        let sha = "b7e8b0e3fb8c7bf99404ba1d78d5242b01d04a9a";
+        for patch in [
+            format!("@@ -1 +1,2 @@\n+Subproject commit {sha}\n+echo hi\n"),
+            format!("@@ -1 +1 @@\n Subproject commit {sha}\n"),
+            "@@ -1 +1 @@\n+Subproject commit abc\n".to_owned(),
+            format!("@@ -1 +1,2 @@\n+Subproject commit {sha}\n+Subproject commit {sha}\n"),
+            "@@ -1 +1 @@\n".to_owned(),
+        ] {
+            assert_eq!(file(Some(&patch)).gitlink(), None, "{patch}");
+        }
+        assert_eq!(file(None).gitlink(), None);
     }
 }

@@ -661,8 +661,8 @@ fn agentic_rows(
     let mut rows = Vec::new();
     let kv_mode = space.kv_offloading.unwrap_or(KvOffloading::None);
     let backend = space.raw.get("kv-offload-backend").filter(|b| !b.is_null()).cloned();
-    match (space.tp, &space.prefill, &space.decode) {
-        (Some(tp), None, None) if !config.multinode => {
+    match (space.tp, &space.prefill, &space.decode, &space.worker) {
+        (Some(tp), None, None, None) if !config.multinode => {
             for c in conc {
                 for runner in runner_values {
                     let mut row = head(config, runner);
@@ -691,7 +691,7 @@ fn agentic_rows(
                 }
             }
         }
-        (None, Some(prefill), Some(decode)) if config.multinode => {
+        (None, Some(prefill), Some(decode), None) if config.multinode => {
             let offload = if kv_mode == KvOffloading::None { String::new() } else { format!("_{}", kv_suffix(space)) };
             for runner in runner_values {
                 for c in conc {
@@ -709,6 +709,34 @@ fn agentic_rows(
                         worker_tag(prefill, 'p'),
                         worker_tag(decode, 'd')
                     );
+                    row.insert("exp-name".into(), json!(name));
+                    row.insert("disagg".into(), json!(config.disagg));
+                    row.insert("scenario-type".into(), json!(ScenarioType::AgenticCoding.as_str()));
+                    if let Some(b) = &backend {
+                        row.insert("kv-offload-backend".into(), b.clone());
+                    }
+                    add_component_metadata(&mut row, &space.raw, config);
+                    rows.push(row);
+                }
+            }
+        }
+        (None, None, None, Some(worker)) if config.multinode => {
+            // Decision TD3: an aggregated multinode entry gives one row per runner and
+            // concurrency, like a disaggregated one, with its `worker` and `num-nodes` in place
+            // of `prefill` and `decode` (upstream's generator for this era is not in the tree).
+            let nodes = space.num_nodes.unwrap_or(1);
+            let offload = if kv_mode == KvOffloading::None { String::new() } else { format!("_{}", kv_suffix(space)) };
+            for runner in runner_values {
+                for c in conc {
+                    let mut row = head(config, runner);
+                    row.insert("spec-decoding".into(), json!(space.spec_decoding.as_str()));
+                    row.insert("num-nodes".into(), json!(nodes));
+                    row.insert("worker".into(), worker_json(&space.raw, "worker", worker));
+                    row.insert("conc".into(), json!([c]));
+                    row.insert("kv-offloading".into(), json!(kv_mode.as_str()));
+                    row.insert("total-cpu-dram-gb".into(), json!(dram));
+                    row.insert("duration".into(), json!(AGENTIC_DURATION_SECONDS));
+                    let name = format!("{}_{}_n{nodes}_conc{c}{offload}", config.model_prefix, worker_tag(worker, 'w'));
                     row.insert("exp-name".into(), json!(name));
                     row.insert("disagg".into(), json!(config.disagg));
                     row.insert("scenario-type".into(), json!(ScenarioType::AgenticCoding.as_str()));
@@ -775,7 +803,7 @@ pub fn agentic_dram_gb(
     let (n, k) = decimal_of(utilization)
         .ok_or_else(|| MatrixError::Generate(format!("dram-utilization {utilization} is not a finite decimal")))?;
     let g = field("gpus-per-node")?;
-    let count = match &space.prefill {
+    let count = match space.prefill.as_ref().or(space.worker.as_ref()) {
         Some(w) => {
             let r = w.tp * w.pp * w.pcp_size;
             if r > g {

@@ -1,7 +1,7 @@
 //! Reading the generator's inputs (both master files, the runner file) from one revision.
 
 use super::MatrixError;
-use crate::domain::master_config::{load_master_configs, MasterConfigError, MasterConfigs};
+use crate::domain::master_config::{load_master_configs, read_master_configs, MasterConfigError, MasterConfigs};
 use crate::domain::runners::Runners;
 use crate::repo::{Layout, Logical, Tree};
 use crate::yaml;
@@ -35,6 +35,22 @@ fn read_text(tree: &dyn Tree, path: &str) -> Result<Option<String>, MatrixError>
 
 /// Loads and validates the master configs (AMD, then NVIDIA) of `tree`.
 pub fn load_master(tree: &dyn Tree, layout: &Layout) -> Result<MasterConfigs, MatrixError> {
+    let texts = master_texts(tree, layout)?;
+    let refs: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    Ok(load_master_configs(&refs)?)
+}
+
+/// Reads the generator's inputs forward (decision TD1): the configs that can be read, and an
+/// error naming each entry that cannot.
+pub fn read_each(tree: &dyn Tree, layout: &Layout) -> Result<(Inputs, Vec<MasterConfigError>), MatrixError> {
+    let texts = master_texts(tree, layout)?;
+    let refs: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (configs, invalid) = read_master_configs(&refs)?;
+    let runners = load_runners(tree, layout)?;
+    Ok((Inputs { configs, runners }, invalid))
+}
+
+fn master_texts(tree: &dyn Tree, layout: &Layout) -> Result<Vec<(String, String)>, MatrixError> {
     let dir = configs_dir(tree, layout)?;
     let mut texts: Vec<(String, String)> = Vec::new();
     for name in MASTER_FILES {
@@ -44,8 +60,7 @@ pub fn load_master(tree: &dyn Tree, layout: &Layout) -> Result<MasterConfigs, Ma
             None => return Err(MasterConfigError::MissingFile { file: path }.into()),
         }
     }
-    let refs: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    Ok(load_master_configs(&refs)?)
+    Ok(texts)
 }
 
 /// Loads and validates the runner file of `tree`.

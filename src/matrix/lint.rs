@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::diag::{read_text, Diagnostic, LintReport};
 use crate::domain::changelog::Changelog;
-use crate::domain::master_config::{parse_master_file, validate_entry, FixedSpaces, MasterConfig};
+use crate::domain::master_config::{parse_master_file, read_entry, FixedSpaces, MasterConfig};
 use crate::domain::runners::Runners;
 use crate::yaml;
 
@@ -20,6 +20,8 @@ pub fn lint_configs(tree: &dyn crate::repo::Tree, dir: &str, report: &mut LintRe
     let runners = read_text(tree, &runner_path, report).and_then(|text| match Runners::parse(&text, &runner_path) {
         Ok(r) => {
             report.counts.entry("runner_labels").and_modify(|c| *c += r.labels.len()).or_insert(r.labels.len());
+            report.count("runner_clusters", r.clusters.len());
+            report.diagnostics.extend(r.unknown.iter().map(|u| u.diagnostic(&runner_path, "")));
             Some(r)
         }
         Err(e) => {
@@ -49,9 +51,11 @@ pub fn lint_configs(tree: &dyn crate::repo::Tree, dir: &str, report: &mut LintRe
                 ));
                 continue;
             }
-            match validate_entry(&key, &path, pos, &node) {
+            match read_entry(&key, &path, pos, &node) {
                 Ok(config) => {
                     *report.counts.entry("master_configs").or_default() += 1;
+                    let context = format!("master config '{key}'");
+                    report.diagnostics.extend(config.unknown.iter().map(|u| u.diagnostic(&path, &context)));
                     warn_accepted_oddities(&config, runners.as_ref(), report);
                 }
                 Err(e) => report.diagnostics.push(e.diagnostic(&path)),
@@ -113,8 +117,11 @@ fn warn_duplicate_conc(config: &MasterConfig, list: &[i64], report: &mut LintRep
 /// Lints the changelog: YAML, list shape and every entry's schema.
 pub fn lint_changelog(tree: &dyn crate::repo::Tree, path: &str, report: &mut LintReport) {
     let Some(text) = read_text(tree, path, report) else { return };
-    match yaml::parse(&text, path).and_then(|root| Changelog::from_node(&root).map_err(|e| e.in_file(path))) {
-        Ok(changelog) => *report.counts.entry("changelog_entries").or_default() += changelog.entries.len(),
+    match yaml::parse(&text, path).and_then(|root| Changelog::read_forward(&root).map_err(|e| e.in_file(path))) {
+        Ok((changelog, unknown)) => {
+            *report.counts.entry("changelog_entries").or_default() += changelog.entries.len();
+            report.diagnostics.extend(unknown.iter().map(|u| u.diagnostic(path, "")));
+        }
         Err(e) => report.diagnostics.push(Diagnostic::from_yaml(path, &e)),
     }
     if !text.is_empty() && !text.ends_with('\n') {
@@ -150,6 +157,12 @@ mod tests {
             "configs/nvidia-master.yaml:12:1: Duplicate configuration keys found in 'configs/nvidia-master.yaml': a"
         );
         assert!(errors.iter().any(|e| e.starts_with("perf-changelog.yaml:1:3: [0]: missing field `pr-link`")));
+        let mut forward = LintReport::default();
+        let tree = MemTree::new().with("c.yaml", "- config-keys: [a]\n  description: [x]\n  pr-link: x\n  owner: y\n");
+        lint_changelog(&tree, "c.yaml", &mut forward);
+        let unknown: Vec<String> = forward.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert_eq!(unknown.len(), 1, "{unknown:?}");
+        assert!(unknown[0].starts_with("c.yaml:4:3: warning: unknown field `[0].owner`"), "{unknown:?}");
         assert!(errors.iter().any(|e| e.contains("master config 'c'")));
         let warnings: Vec<&String> = lines.iter().filter(|l| l.contains("warning")).collect();
         assert_eq!(warnings.len(), 3, "{warnings:#?}");
@@ -159,5 +172,27 @@ mod tests {
             .any(|w| w.contains("fixed-seq-len 1024_8192 rows are generated but no CI job runs them")));
         assert!(warnings.iter().any(|w| w.contains("conc-list repeats 4")));
         assert!(report.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count() == 3);
+    }
+
+    /// Decision TD1: an unknown field of runners.yaml or of a master config is a warning with
+    /// its line, and the entry is still read; a known field with a bad value stays an error.
+    #[test]
+    fn unknown_fields_are_warnings() {
+        let entry = "  image: i\n  model: m\n  model-prefix: p\n  runner: r\n  precision: fp8\n  framework: f\n  multinode: false\n  trace-source: x\n  scenarios:\n    fixed-seq-len:\n    - {isl: 1024, osl: 1024, search-space: [{tp: 8, conc-list: [4]}]}\n";
+        let tree = MemTree::new()
+            .with("configs/amd-master.yaml", format!("a:\n{entry}"))
+            .with("configs/nvidia-master.yaml", format!("b:\n{}", entry.replace("tp: 8", "tp: x")))
+            .with("configs/runners.yaml", "labels:\n  r: [r_0]\npools: {}\n");
+        let mut report = LintReport::default();
+        lint_configs(&tree, "configs", &mut report);
+        let lines: Vec<String> = report.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert!(lines.contains(&"configs/runners.yaml:3:1: warning: unknown field `pools` (not read by sweepgate; a newer upstream field is carried and the rest is read)".to_owned()), "{lines:#?}");
+        assert!(
+            lines.iter().any(|l| l
+                .starts_with("configs/amd-master.yaml:9:3: warning: master config 'a': unknown field `trace-source`")),
+            "{lines:#?}"
+        );
+        assert!(lines.iter().any(|l| l.starts_with("configs/nvidia-master.yaml:12:50: master config 'b': scenarios.fixed-seq-len[0].search-space[0].tp: expected an integer")), "{lines:#?}");
+        assert_eq!(report.counts.get("master_configs"), Some(&1));
     }
 }

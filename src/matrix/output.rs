@@ -19,7 +19,8 @@ pub enum RowKind {
 impl RowKind {
     pub fn of(row: &Row) -> RowKind {
         let agentic = row.get("scenario-type").and_then(Value::as_str) == Some("agentic-coding");
-        let multinode = row.get("prefill").is_some_and(|p| !p.is_null());
+        // Aggregated multinode rows (decision TD3) carry `worker` instead of `prefill`/`decode`.
+        let multinode = ["prefill", "worker"].iter().any(|k| row.get(*k).is_some_and(|p| !p.is_null()));
         match (agentic, multinode) {
             (false, false) => RowKind::SingleNode,
             (false, true) => RowKind::MultiNode,
@@ -117,6 +118,8 @@ impl RowKind {
                 ("runner", Req),
                 ("prefill", Req),
                 ("decode", Req),
+                ("num-nodes", Req),
+                ("worker", Req),
                 ("conc", Req),
                 ("kv-offloading", Req),
                 ("kv-offload-backend", Skip),
@@ -189,7 +192,7 @@ pub fn normalize(row: &Row) -> Row {
     for (key, default) in kind.fields() {
         let value = match row.get(*key).filter(|v| !v.is_null()) {
             Some(v) => match *key {
-                "prefill" | "decode" => worker(v),
+                "prefill" | "decode" | "worker" => worker(v),
                 "router" => ordered(v, &["name", "version"]),
                 "kv-offload-backend" => ordered(v, &["name", "version"]),
                 _ => v.clone(),

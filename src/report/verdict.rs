@@ -26,7 +26,8 @@ pub enum RenderError {
 /// Report settings from the bot's configuration.
 #[derive(Debug, Clone, Default)]
 pub struct ReportOptions {
-    /// Handles asked for human review of WARN rows and Pareto escalations (e.g. `@maint-a`).
+    /// Handles the Pareto escalation (Check 14 WARN) mentions (e.g. `@maint-a`); no other WARN
+    /// mentions anyone (InferenceX #3368, decision RV1).
     pub reviewers: Vec<String>,
     /// Which languages to render; `None` renders both (the comment the bot posts).
     pub lang: Option<Lang>,

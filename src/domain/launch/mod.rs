@@ -146,6 +146,10 @@ pub struct Job {
     /// The benchmark script the launcher runs for this variant, if it runs one.
     pub script: Option<String>,
     pub script_exists: bool,
+    /// The pool profile of a native single-node run (`launch_srt_single_node <profile>`):
+    /// the job runs the row's `srt-recipe:` (decision TD5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native: Option<String>,
     /// `file:line` that runs it.
     pub at: String,
 }
@@ -177,6 +181,9 @@ pub struct ConfigLaunch {
     pub multinode: bool,
     /// Runner node prefixes of its label.
     pub runners: Vec<String>,
+    /// The `clusters` entries of runners.yaml its nodes belong to (Oct 2026 layout).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<String>,
     pub jobs: Vec<Job>,
     pub recipes: Vec<RecipeUse>,
     #[serde(skip)]
@@ -285,7 +292,7 @@ fn variants(entry: &Node) -> Vec<(Variant, Option<(String, u32)>)> {
             for row in block.get("search-space").and_then(Node::as_seq).unwrap_or_default() {
                 let mut settings = Vec::new();
                 additional_settings(row, &mut settings);
-                let v = Variant {
+                let mut v = Variant {
                     scenario: scenario.to_owned(),
                     spec_decoding: row
                         .get("spec-decoding")
@@ -295,6 +302,10 @@ fn variants(entry: &Node) -> Vec<(Variant, Option<(String, u32)>)> {
                     settings,
                 };
                 let srt = row.get("srt-recipe").and_then(|n| n.as_str().map(|s| (s.to_owned(), n.pos.line)));
+                if let Some((written, line)) = &srt {
+                    // The workflow exports the row's recipe to the launcher as SRT_RECIPE.
+                    v.settings.push(("SRT_RECIPE".into(), written.clone(), *line));
+                }
                 let key = |v: &Variant| {
                     (v.scenario.clone(), v.spec_decoding.clone(), v.setting("CONFIG_FILE").map(|(c, _)| c.to_owned()))
                 };
@@ -446,6 +457,7 @@ impl<'t> LaunchTree<'t> {
             framework: text_field(entry, "framework"),
             multinode,
             runners: Vec::new(),
+            clusters: Vec::new(),
             jobs: Vec::new(),
             recipes: Vec::new(),
             reach: LaunchPath::default(),
@@ -471,6 +483,7 @@ impl<'t> LaunchTree<'t> {
                     }
                 }
                 out.runners = prefixes.clone();
+                out.clusters = runners.clusters_of_label(&label).into_iter().map(str::to_owned).collect();
                 prefixes
                     .into_iter()
                     .map(|p| {
@@ -546,6 +559,10 @@ impl<'t> LaunchTree<'t> {
                 roots.push(Reached { path: r.path.clone(), kind: ReachKind::Recipe, via: r.at.clone(), depth: 0 });
             } else if !r.exists {
                 let why = if r.path.is_empty() || r.external.is_some() { Why::ExternalRecipe } else { Why::Missing };
+                if why == Why::Missing {
+                    // Decision TD5: a recipe the tree lacks is named, like a missing script.
+                    out.unresolved.push(Unresolved::new(&r.path, "missing", &r.at));
+                }
                 unavailable.push(Unreachable {
                     reference: format!("CONFIG_FILE={}", r.written),
                     via: r.at.clone(),
@@ -716,7 +733,8 @@ impl<'t> LaunchTree<'t> {
         out.unresolved.append(&mut run.unresolved);
         let label = variant.label();
         let srtctl = variant.setting("CONFIG_FILE").is_some();
-        if run.scripts.is_empty() && !srtctl {
+        let native = run.native.iter().find(|n| n.sure).or(run.native.first()).cloned();
+        if run.scripts.is_empty() && !srtctl && native.is_none() {
             out.unresolved.push(Unresolved::new(path, "no_script", format!("{path} ({label})")));
         }
         for (script, at, _sure) in std::mem::take(&mut run.scripts) {
@@ -727,6 +745,7 @@ impl<'t> LaunchTree<'t> {
                 variant: label.clone(),
                 script: Some(script),
                 script_exists: exists,
+                native: None,
                 at,
             };
             if !out.jobs.contains(&job) {
@@ -740,7 +759,8 @@ impl<'t> LaunchTree<'t> {
                 variant: label,
                 script: None,
                 script_exists: false,
-                at: path.to_owned(),
+                at: native.as_ref().map_or_else(|| path.to_owned(), |n| n.at.clone()),
+                native: native.map(|n| n.profile),
             });
         }
         Some(run)
@@ -793,6 +813,7 @@ impl<'t> LaunchTree<'t> {
                 variant: variant.label(),
                 script: Some(script),
                 script_exists: true,
+                native: None,
                 at: at.to_owned(),
             };
             if !out.jobs.contains(&job) {

@@ -18,10 +18,26 @@ pub struct RunnerRun {
     pub copies: Vec<CheckoutCopy>,
     /// `file:line` of its `srtctl apply`: the job runs the `CONFIG_FILE` recipe of the checkout.
     pub srtctl: Option<String>,
+    /// Its native single-node runs (`launch_srt_single_node <pool profile>`, Oct 2026 layout):
+    /// the job runs the row's `srt-recipe:` recipe on that pool profile (decision TD5).
+    pub native: Vec<NativeRun>,
     pub unresolved: Vec<Unresolved>,
     /// Every variable assignment in a branch that may run, with the branch it sits in.
     pub assignments: Vec<Assignment>,
 }
+
+/// One `launch_srt_single_node <profile>` call of a launcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeRun {
+    /// The pool profile the call names (`mi300x-amd`: `runners/srt-slurm/mi300x-amd.yaml`).
+    pub profile: String,
+    pub at: String,
+    /// Whether the call runs for sure (`false`: under an undecided test).
+    pub sure: bool,
+}
+
+/// The `runners/slurm_utils.sh` function that runs a native single-node srt-slurm recipe.
+pub const NATIVE_SINGLE_NODE: &str = "launch_srt_single_node";
 
 /// One `NAME=value` statement as the evaluator met it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,8 +250,22 @@ pub fn evaluate(tree: &MemTree, path: &str, text: &str, env: &mut Env, root: &st
             continue;
         }
         frames.line = number;
-        for (_, statement) in split_top(raw.trim(), &[";", "&&", "||"]) {
-            statement_step(statement.trim(), &at, &mut frames, env, &exists, root, &mut run);
+        let statements = split_top(raw.trim(), &[";", "&&", "||"]);
+        // A list after `&&`/`||` may not run: its `exit` ends the script only when all of it runs.
+        let unconditional = statements.iter().all(|(op, _)| op.is_empty() || op == ";");
+        for (_, statement) in statements {
+            let statement = statement.trim();
+            statement_step(statement, &at, &mut frames, env, &exists, root, &mut run);
+            let exits = unconditional && statement.split_whitespace().next() == Some("exit");
+            if exits && run.native.iter().any(|n| n.sure) && activity(&frames.stack) == Tri::Yes {
+                // Decision TD5: after a surely-run native single-node call, a surely-run `exit`
+                // ends the launcher (the Oct 2026 launchers exit before their Bash benchmark
+                // path). Other exits stay unfollowed: their tests read files of a checkout the
+                // tree does not hold.
+                run.unresolved.sort();
+                run.unresolved.dedup();
+                return run;
+            }
         }
     }
     run.unresolved.sort();
@@ -370,6 +400,9 @@ fn statement_step(
     if run.srtctl.is_none() && runs_srtctl(&words) {
         run.srtctl = Some(at.to_owned());
     }
+    if act != Tri::No {
+        scan_native(&words, at, act, env, run);
+    }
     scan_runs(st, at, act, env, root, run);
 }
 
@@ -433,6 +466,21 @@ fn scan_checkout(
             }
         }
         _ => {}
+    }
+}
+
+/// `launch_srt_single_node <profile> …`: a native single-node run on a pool profile.
+fn scan_native(words: &[String], at: &str, act: Tri, env: &Env, run: &mut RunnerRun) {
+    let Some(i) = words.iter().position(|w| w == NATIVE_SINGLE_NODE) else { return };
+    let Some(profile) = words.get(i + 1) else { return };
+    match env.expand(profile, at) {
+        Ok(profile) => {
+            let native = NativeRun { profile, at: at.to_owned(), sure: act == Tri::Yes };
+            if !run.native.contains(&native) {
+                run.native.push(native);
+            }
+        }
+        Err(u) => run.unresolved.push(u),
     }
 }
 
@@ -566,6 +614,39 @@ mod tests {
         );
         let r = evaluate(&tree, "runners/launch_h200-nb.sh", H200_NB, &mut env("trt", "mtp"), "");
         assert_eq!(r.scripts[0].0, "benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200_trt_mtp.sh");
+    }
+
+    /// Shaped like the Oct 2026 `runners/launch_mi300x-amd.sh`: a row with `srt-recipe:` (here
+    /// bound as `SRT_RECIPE`) takes the native single-node path on the `mi300x-amd` profile;
+    /// an agentic row without one does not.
+    #[test]
+    fn the_native_single_node_path_names_its_pool_profile() {
+        let text = "EXECUTION_PATH=agentic
+if [[ \"$IS_MULTINODE\" == true ]]; then
+    EXECUTION_PATH=multinode
+elif [[ \"$IS_AGENTIC\" == 0 || -n \"${SRT_RECIPE:-}\" ]]; then
+    EXECUTION_PATH=native-single-node
+fi
+if [[ \"$EXECUTION_PATH\" == native-single-node ]]; then
+    launch_srt_single_node mi300x-amd --var GITHUB_WORKSPACE \"$GITHUB_WORKSPACE\"
+    exit $?
+fi
+bash benchmarks/single_node/x.sh
+";
+        let mut e = env("sglang", "none");
+        e.bind("IS_AGENTIC", "0");
+        let r = evaluate(&MemTree::new(), "runners/launch_mi300x-amd.sh", text, &mut e, "");
+        assert_eq!(
+            r.native,
+            [NativeRun { profile: "mi300x-amd".into(), at: "runners/launch_mi300x-amd.sh:8".into(), sure: true }]
+        );
+        assert!(r.scripts.is_empty(), "the native branch exits before the Bash path: {:?}", r.scripts);
+        let mut e = env("sglang", "none");
+        e.bind("IS_AGENTIC", "1");
+        e.bind("SRT_RECIPE", "");
+        let r = evaluate(&MemTree::new(), "runners/launch_mi300x-amd.sh", text, &mut e, "");
+        assert!(r.native.is_empty(), "{:?}", r.native);
+        assert_eq!(r.scripts[0].0, "benchmarks/single_node/x.sh");
     }
 
     /// Every assignment of a branch that may run is recorded with its branch: the two arms of an

@@ -332,3 +332,71 @@ fn srt_recipe_rows_carry_parallelism_concurrency_and_kv_band() {
     );
     assert!(one(AGENTIC).unwrap().srt_recipe_rows().is_empty(), "rows without a recipe are not listed");
 }
+
+/// Shaped like the Oct 2026 `dsv41flash-fp4-mi300x-vllm-agentic-dspark` entry: an aggregated
+/// multinode agentic entry (decision TD3).
+const AGGREGATED: &str = "\
+e-fp4-mi300x-vllm-agentic:
+  image: img:5
+  model: org/e
+  model-prefix: e
+  runner: cluster:mi300x-amd
+  precision: fp4
+  framework: vllm
+  multinode: true
+  disagg: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        kv-offloading: none
+        conc-list: [3]
+        num-nodes: 1
+        worker:
+          num-worker: 1
+          tp: 8
+          ep: 1
+          dp-attn: false
+          additional-settings:
+          - CONFIG_FILE=recipes/e/vllm/mi300x-fp4/agentx/agg-variants.yaml:override_tp8_c3
+";
+
+#[test]
+fn aggregated_multinode_entries_are_typed() {
+    let c = one(AGGREGATED).unwrap();
+    let space = &c.agentic[0].search_space[0];
+    assert_eq!(space.num_nodes, Some(1));
+    assert_eq!(space.worker.as_ref().map(|w| (w.num_worker, w.tp, w.pp)), Some((1, 8, 1)));
+    let e = err_with(AGGREGATED, "        num-nodes: 1\n", "        num-nodes: 0\n");
+    assert!(e.contains("num-nodes: Input should be greater than 0"), "{e}");
+    let e = err_with(AGGREGATED, "        num-nodes: 1\n", "");
+    assert!(e.ends_with("Aggregated agentic search-space entries must specify both worker and num-nodes"), "{e}");
+    let e = err_with(
+        AGGREGATED,
+        "        num-nodes: 1\n",
+        "        num-nodes: 1\n        prefill: { num-worker: 1, tp: 4, ep: 1, dp-attn: false }\n",
+    );
+    assert!(e.contains("cannot also specify tp, prefill or decode"), "{e}");
+    let e = err_with(AGGREGATED, "          tp: 8\n", "          tp: eight\n");
+    assert!(e.contains("worker.tp: expected an integer"), "{e}");
+}
+
+/// Decision TD1: read forward, an unknown field is carried with its position; a known field
+/// with a bad value is still the entry's error.
+#[test]
+fn read_entry_carries_unknown_fields() {
+    let text = AGGREGATED.replace("        num-nodes: 1\n", "        num-nodes: 1\n        trace-source: swe\n");
+    let e = one(&text).unwrap_err().to_string();
+    assert!(e.contains("unknown field `trace-source`"), "strict reading: {e}");
+    let (configs, invalid) = read_master_configs(&[("configs/amd-master.yaml", &text)]).unwrap();
+    assert!(invalid.is_empty(), "{invalid:?}");
+    let c = &configs.configs["e-fp4-mi300x-vllm-agentic"];
+    let unknown: Vec<String> = c.unknown.iter().map(|u| format!("{}:{}", u.pos, u.path)).collect();
+    assert_eq!(unknown, ["17:9:scenarios.agentic-coding[0].search-space[0].trace-source"]);
+    let bad =
+        format!("{}{}", text.replace("e-fp4", "f-fp4").replace("  precision: fp4\n", "  precision: [fp4]\n"), text);
+    let (configs, invalid) = read_master_configs(&[("configs/amd-master.yaml", &bad)]).unwrap();
+    assert_eq!(configs.len(), 1);
+    assert_eq!(invalid.len(), 1);
+    assert!(invalid[0].to_string().contains("'f-fp4-mi300x-vllm-agentic'"), "{}", invalid[0]);
+}

@@ -5,14 +5,19 @@ use crate::yaml::{Node, Pos, Value};
 
 use super::RecipeError;
 
-/// `backend.type`.
+/// `backend.type` (schema 1), `engine` or `engine.type` (schema 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     Sglang,
     Trtllm,
     Vllm,
+    /// AMD's ATOM engine (schema-2 recipes of the Oct 2026 tree: `engine: atom`).
+    Atom,
     Mocker,
+    /// A schema-2 engine name sweepgate does not know (`engine: tilert`): carried, its flags
+    /// read by name (decision TD1).
+    Other,
 }
 
 impl Backend {
@@ -21,10 +26,29 @@ impl Backend {
             Backend::Sglang => "sglang",
             Backend::Trtllm => "trtllm",
             Backend::Vllm => "vllm",
+            Backend::Atom => "atom",
             Backend::Mocker => "mocker",
+            Backend::Other => "other",
         }
     }
+
+    fn parse(text: &str) -> Option<Backend> {
+        Some(match text {
+            "sglang" => Backend::Sglang,
+            "trtllm" => Backend::Trtllm,
+            "vllm" => Backend::Vllm,
+            "atom" => Backend::Atom,
+            "mocker" => Backend::Mocker,
+            _ => return None,
+        })
+    }
 }
+
+/// A schema-2 role's `nodes` value that places it on the other role's nodes.
+const COLOCATE: &str = "colocate";
+
+/// The recipe schemas sweepgate reads.
+const KNOWN_SCHEMAS: [i64; 2] = [1, 2];
 
 /// A worker role. Configs say `aggregated`; topology and power artifacts say `agg`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -136,6 +160,8 @@ pub struct RecipeFacts {
     pub prefill: Option<EngineFacts>,
     pub decode: Option<EngineFacts>,
     pub agg: Option<EngineFacts>,
+    /// Engine names sweepgate does not know, where they are written (a `lint` warning).
+    pub unknown_engines: Vec<(String, Pos)>,
 }
 
 /// Reads one typed field, with the position and dotted path in every error.
@@ -217,29 +243,107 @@ fn concurrencies(reader: &Reader<'_>) -> Result<Option<Vec<i64>>, RecipeError> {
     }
 }
 
+/// An engine as a recipe names it: its backend, the name as written and where.
+type NamedEngine = (Backend, String, Pos);
+
+/// An engine named at `node`: its [`Backend`] (`Other` for a name sweepgate does not know) and
+/// the name as written. `engine: <name>` or `engine: {type: <name>, …}`.
+fn engine_at(r: &Reader<'_>, path: &[&str], node: &Node) -> Result<NamedEngine, RecipeError> {
+    let (node, path) = match &node.value {
+        Value::Map(_) => match node.get("type") {
+            Some(t) => (t, [path, &["type"]].concat()),
+            None => {
+                return Err(RecipeError::invalid(
+                    r.file,
+                    Some(node.pos),
+                    format!("{}: the engine mapping has no 'type'", path.join(".")),
+                ))
+            }
+        },
+        _ => (node, path.to_vec()),
+    };
+    let Some(text) = node.as_str() else { return Err(r.wrong(&path, node, "a string naming the engine")) };
+    Ok((Backend::parse(text).unwrap_or(Backend::Other), text.to_owned(), node.pos))
+}
+
+/// The engine a variant runs: `backend.type` (schema 1); `engine` as a string or `engine.type`
+/// (schema 2), else the first `roles.<role>.engine` (decision TD4).
+fn backend(r: &Reader<'_>, schema2: bool) -> Result<(Backend, Option<(String, Pos)>), RecipeError> {
+    if !schema2 {
+        return match r.text(&["backend", "type"])? {
+            None => Ok((Backend::Sglang, None)),
+            Some(text) => match Backend::parse(&text) {
+                Some(b) => Ok((b, None)),
+                None => Err(RecipeError::invalid(
+                    r.file,
+                    r.node(&["backend", "type"]).map(|n| n.pos),
+                    format!("backend.type '{text}' is not one of sglang, trtllm, vllm, atom, mocker"),
+                )),
+            },
+        };
+    }
+    let found = match r.node(&["engine"]) {
+        Some(engine) => Some(engine_at(r, &["engine"], engine)?),
+        None => role_engines(r)?.into_iter().next().map(|(_, e)| e),
+    };
+    Ok(match found {
+        None => (Backend::Sglang, None),
+        Some((Backend::Other, name, pos)) => (Backend::Other, Some((name, pos))),
+        Some((b, _, _)) => (b, None),
+    })
+}
+
+/// `roles.<role>.engine` of each role that names its own engine (schema 2).
+fn role_engines(r: &Reader<'_>) -> Result<Vec<(Role, NamedEngine)>, RecipeError> {
+    let mut out = Vec::new();
+    for role in [Role::Prefill, Role::Decode, Role::Agg] {
+        let path = ["roles", role.roles_key(), "engine"];
+        if let Some(node) = r.node(&path) {
+            out.push((role, engine_at(r, &path, node)?));
+        }
+    }
+    Ok(out)
+}
+
 impl RecipeFacts {
     /// Reads the facts of a resolved variant config (`file` is only used in errors).
     pub fn read(config: &Node, file: &str) -> Result<RecipeFacts, RecipeError> {
         let r = Reader { file, root: config };
-        let schema2 = is_schema2(config);
-        let engine_path: &[&str] = if schema2 { &["engine"] } else { &["backend", "type"] };
-        let backend = match r.text(engine_path)?.as_deref() {
-            None | Some("sglang") => Backend::Sglang,
-            Some("trtllm") => Backend::Trtllm,
-            Some("vllm") => Backend::Vllm,
-            Some("mocker") => Backend::Mocker,
-            Some(other) => {
-                let pos = r.node(engine_path).map(|n| n.pos);
+        if let Some(n) = r.node(&["schema"]) {
+            // Decision TD4: a schema sweepgate does not read is named with the schema it declares.
+            if !int_of(n).is_some_and(|v| KNOWN_SCHEMAS.contains(&v)) {
+                let declared = n.as_str().map(str::to_owned).or_else(|| int_of(n).map(|v| v.to_string()));
                 return Err(RecipeError::invalid(
                     file,
-                    pos,
-                    format!("{} '{other}' is not one of sglang, trtllm, vllm, mocker", engine_path.join(".")),
+                    Some(n.pos),
+                    format!(
+                        "schema {} is not one sweepgate reads (1 or 2)",
+                        declared.unwrap_or_else(|| n.value.kind().to_owned())
+                    ),
                 ));
             }
-        };
+        }
+        let schema2 = is_schema2(config);
+        let (backend, other_engine) = backend(&r, schema2)?;
+        let role_engines = if schema2 { role_engines(&r)? } else { Vec::new() };
+        let mut unknown_engines: Vec<(String, Pos)> = other_engine.into_iter().collect();
+        for (_, (b, name, pos)) in &role_engines {
+            if *b == Backend::Other && !unknown_engines.iter().any(|(n, _)| n == name) {
+                unknown_engines.push((name.clone(), *pos));
+            }
+        }
         let res = |k: &str| r.int(&["resources", k]);
         // Schema 2 gives each role its own `nodes`, `workers` and `gpus` (per worker).
-        let role = |role: Role, k: &str| if schema2 { r.int(&["roles", role.roles_key(), k]) } else { Ok(None) };
+        let role = |role: Role, k: &str| {
+            let path = ["roles", role.roles_key(), k];
+            match r.node(&path) {
+                // Schema 2's `nodes: colocate` shares the other role's nodes: srtctl's
+                // `decode_nodes: 0` of schema 1 (dsv41flash/vllm/mi300x-fp4/agentx/disagg-variants.yaml).
+                Some(n) if schema2 && k == "nodes" && n.as_str() == Some(COLOCATE) => Ok(Some(0)),
+                _ if schema2 => r.int(&path),
+                _ => Ok(None),
+            }
+        };
         let either = |a: Result<Option<i64>, RecipeError>,
                       b: Result<Option<i64>, RecipeError>|
          -> Result<Option<i64>, RecipeError> { Ok(a?.or(b?)) };
@@ -269,13 +373,20 @@ impl RecipeFacts {
             prefill: None,
             decode: None,
             agg: None,
+            unknown_engines,
         };
         if facts.concurrencies.is_none() && (facts.benchmark_type == "custom" || schema2) {
             facts.concurrencies = r.int(&["benchmark", "env", "CONC"])?.map(|c| vec![c]);
         }
-        facts.prefill = engine_facts(&r, backend, Role::Prefill)?;
-        facts.decode = engine_facts(&r, backend, Role::Decode)?;
-        facts.agg = engine_facts(&r, backend, Role::Agg)?;
+        let role_backend = |role: Role| role_engines.iter().find(|(r, _)| *r == role).map_or(backend, |(_, e)| e.0);
+        // ATOM takes its tensor parallelism from the GPUs it is given (`roles.<role>.gpus`).
+        let gpus = [
+            (Role::Prefill, facts.explicit_gpus_per_prefill),
+            (Role::Decode, facts.explicit_gpus_per_decode),
+            (Role::Agg, facts.explicit_gpus_per_agg),
+        ];
+        let [p, d, a] = gpus.map(|(role, gpus)| engine_facts(&r, role_backend(role), role, gpus.unwrap_or(1)));
+        (facts.prefill, facts.decode, facts.agg) = (p?, d?, a?);
         Ok(facts)
     }
 
@@ -335,7 +446,8 @@ impl RecipeFacts {
             Backend::Sglang => &["dynamo-sglang", "sglang", "sglang-disagg"],
             Backend::Trtllm => &["dynamo-trt", "trt"],
             Backend::Vllm => &["dynamo-vllm", "vllm", "vllm-disagg", "llmd-vllm"],
-            Backend::Mocker => &[],
+            Backend::Atom => &["atom"],
+            Backend::Mocker | Backend::Other => &[],
         }
     }
 }
@@ -347,7 +459,12 @@ fn engine_flags<'a>(r: &Reader<'a>, backend: Backend, role: Role) -> Option<Vec<
     Some(dict.as_map()?.iter().filter_map(|(k, v)| Some((k.key_text()?.replace('_', "-"), v))).collect())
 }
 
-fn engine_facts(r: &Reader<'_>, backend: Backend, role: Role) -> Result<Option<EngineFacts>, RecipeError> {
+fn engine_facts(
+    r: &Reader<'_>,
+    backend: Backend,
+    role: Role,
+    role_gpus: i64,
+) -> Result<Option<EngineFacts>, RecipeError> {
     let Some(flags) = engine_flags(r, backend, role) else { return Ok(None) };
     // sglang and vLLM parse these flags with argparse, which accepts unambiguous prefixes
     // (`speculative-algo` is `--speculative-algorithm`); TRT-LLM reads exact YAML keys.
@@ -375,8 +492,11 @@ fn engine_facts(r: &Reader<'_>, backend: Backend, role: Role) -> Result<Option<E
         }
     };
     let facts = match backend {
-        Backend::Sglang | Backend::Mocker => EngineFacts {
-            tp: int(&["tensor-parallel-size", "tp-size", "tp"])?,
+        Backend::Sglang | Backend::Atom | Backend::Mocker | Backend::Other => EngineFacts {
+            tp: match get(&["tensor-parallel-size", "tp-size", "tp"]) {
+                None if backend == Backend::Atom => role_gpus,
+                _ => int(&["tensor-parallel-size", "tp-size", "tp"])?,
+            },
             pp: int(&["pipeline-parallel-size", "pp-size", "pp"])?,
             dp: 1,
             ep: int(&["expert-parallel-size", "ep-size", "ep"])?,

@@ -403,3 +403,54 @@ fn deep_merge_of_large_mappings_takes_linear_time() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
 }
+
+fn facts_of(text: &str) -> Result<Vec<RecipeFacts>, RecipeError> {
+    let r = recipe(text);
+    r.resolve(None)?.variants.iter().map(|v| RecipeFacts::read(&v.config, "r.yaml")).collect()
+}
+
+/// Decision TD4, shaped like the Oct 2026 `dsr1/trtllm/b200-fp4/8k1k.yaml`: `engine` as a
+/// mapping with `type`, the role's `args` read with that engine.
+#[test]
+fn schema2_engine_mapping_and_atom_string() {
+    let trt = "base:\n  schema: 2\n  resources: {gpu_type: b200, gpus_per_node: 8}\n  engine:\n    type: trtllm\n    served_model_name: m\n  roles:\n    agg:\n      nodes: 1\n      workers: 1\n      gpus: 4\n      args: {backend: pytorch}\nzip_override_tp4:\n  roles:\n    agg:\n      args:\n        cuda_graph_config: {max_batch_size: [4, 8]}\n        tensor_parallel_size: 4\n        moe_expert_parallel_size: 1\n  benchmark:\n    env:\n      CONC: ['4', '8']\n";
+    let facts = facts_of(trt).unwrap();
+    assert_eq!(facts.len(), 2);
+    assert_eq!(facts[0].backend, Backend::Trtllm);
+    assert_eq!(facts[0].agg.map(|e| (e.tp, e.ep)), Some((4, 1)));
+    assert!(lint_lines(trt).is_empty(), "{:?}", lint_lines(trt));
+    // ATOM: tensor parallelism is the role's GPUs.
+    let atom = "base:\n  schema: 2\n  engine: atom\n  roles:\n    agg: {nodes: 1, workers: 1, gpus: 4, args: {block-size: 16}}\nzip_override_tp8:\n  roles:\n    agg:\n      gpus: [4, 8]\n";
+    let facts = facts_of(atom).unwrap();
+    assert_eq!(
+        facts.iter().map(|f| (f.backend, f.agg.map(|e| e.tp))).collect::<Vec<_>>(),
+        [(Backend::Atom, Some(4)), (Backend::Atom, Some(8))]
+    );
+    let bad = trt.replace("    type: trtllm\n", "    type: [trtllm]\n");
+    let lines = lint_lines(&bad);
+    assert!(lines.iter().any(|l| l.contains("engine.type: expected a string naming the engine")), "{lines:?}");
+}
+
+/// A role may name its own engine (`glm5.3/tilert/…`); an engine sweepgate does not know is
+/// read by name and warned about; the file's top-level `schema` applies to every variant.
+#[test]
+fn per_role_engines_unknown_engines_and_the_file_schema() {
+    let text = "schema: 2\nbase:\n  name: t\n  roles:\n    prefill:\n      engine: {type: vllm}\n      args: {tensor-parallel-size: 8}\n    decode:\n      engine: tilert\n      args: {tp: 8}\noverride_a:\n  benchmark: {env: {CONC: '4'}}\n";
+    let facts = facts_of(text).unwrap();
+    assert!(facts[0].schema2, "the file's schema reaches the variant");
+    assert_eq!(facts[0].backend, Backend::Vllm);
+    assert_eq!(facts[0].prefill.map(|e| e.tp), Some(8));
+    assert_eq!(facts[0].unknown_engines.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["tilert"]);
+    let lines = lint_lines(text);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("r.yaml:9:15: warning: [override_a] engine 'tilert' is not one sweepgate knows"),
+        "{lines:?}"
+    );
+    let colocated = "schema: 2\nengine: vllm\nroles:\n  prefill: {nodes: 1, workers: 1, gpus: 4}\n  decode: {nodes: colocate, workers: 1, gpus: 4}\n";
+    let facts = facts_of(colocated).unwrap();
+    assert_eq!(facts[0].decode_nodes, Some(0), "colocate is srtctl's decode_nodes: 0");
+    let three = "schema: 3\nname: x\n";
+    let lines = lint_lines(three);
+    assert!(lines.iter().any(|l| l.contains("schema 3 is not one sweepgate reads (1 or 2)")), "{lines:?}");
+}

@@ -398,3 +398,49 @@ fn the_row_bound_stops_the_generator_and_is_named() {
         )
     );
 }
+
+/// Decision TD3, shaped like the Oct 2026 `dsv41flash-fp4-mi300x-vllm-agentic-dspark` entry: an
+/// aggregated multinode entry gives one row per runner and concurrency with its `worker` and
+/// `num-nodes`; the DRAM budget comes from the runner's cluster (decision TD2).
+#[test]
+fn aggregated_multinode_rows_carry_worker_and_num_nodes() {
+    let text = "\
+e-fp4-mi300x-vllm-agentic:
+  image: img:5
+  model: org/e
+  model-prefix: e
+  runner: cluster:mi300x-amd
+  precision: fp4
+  framework: vllm
+  multinode: true
+  disagg: false
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.5
+      search-space:
+      - spec-decoding: mtp
+        kv-offloading: dram
+        kv-offload-backend: {name: native}
+        conc-list: [3, 8]
+        num-nodes: 1
+        worker: {num-worker: 2, tp: 4, ep: 1, dp-attn: false}
+";
+    let configs = load_master_configs(&[("configs/amd-master.yaml", text)]).unwrap();
+    let runners = Runners::parse(
+        "labels:\n  cluster:mi300x-amd: [mi300x-amd_00]\nclusters:\n  mi300x-amd: {gpus-per-node: 8, available-cpu-dram-mib: 1_547_820}\n",
+        "r.yaml",
+    )
+    .unwrap();
+    let options = TestConfigOptions { config_keys: vec!["e-fp4-mi300x-vllm-agentic".into()], ..Default::default() };
+    let rows = test_config(&configs, &runners, &options, &no_evals()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["exp-name"], json!("e_w2x4_n1_conc3_kvdram-native"));
+    assert_eq!(rows[0]["num-nodes"], json!(1));
+    assert_eq!(rows[0]["worker"]["tp"], json!(4));
+    assert_eq!(rows[0]["worker"]["pp"], json!(1));
+    assert_eq!(rows[1]["conc"], json!([8]));
+    // 1,547,820 MiB × 0.5 × 4 of 8 GPUs.
+    assert_eq!(rows[0]["total-cpu-dram-gb"], json!(405));
+    let normalized = crate::matrix::output::normalize(&rows[0]);
+    assert!(normalized.contains_key("worker") && normalized.contains_key("num-nodes"), "{normalized:?}");
+}
