@@ -539,8 +539,8 @@ fn word(text: &str, stops: &str) -> String {
 /// A placeholder a cookbook writes for per-parallelism values, `<0.95 on DEP4, 0.92 on DEP8>`:
 /// each alternative's value (`0.95`, `0.92`). `None` when the text is no such placeholder.
 fn alternatives(text: &str) -> Option<Vec<String>> {
-    let inner = text.strip_prefix('<')?;
-    let inner = &inner[..inner.find(['>', '\n'])?];
+    let line = text.strip_prefix('<')?.lines().next()?;
+    let inner = &line[..line.find('>')?];
     let values: Vec<String> =
         inner.split([',', ';']).map(|part| word(part.trim(), "\"'`;)]}<|")).filter(|v| !v.is_empty()).collect();
     (!values.is_empty()).then_some(values)
@@ -1145,7 +1145,7 @@ mod tests {
     fn an_unevaluable_value_or_nothing_to_compare_fails_naming_what_to_open() {
         let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
         merged(&mut e, COOKBOOK);
-        e.head.insert(SCRIPT_PATH, &SCRIPT.replace("else MEM=0.85; fi", "else MEM=$(python3 pick.py); fi"));
+        e.head.insert(SCRIPT_PATH, SCRIPT.replace("else MEM=0.85; fi", "else MEM=$(python3 pick.py); fi"));
         let o = check(&Context::new(&e));
         assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["unresolvable".to_owned()]), "{o:?}");
         let s = &o.message.args["problems"][0]["settings"][0];
@@ -1177,7 +1177,7 @@ mod tests {
         )
         };
         let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
-        e.head.insert(SCRIPT_PATH, &script);
+        e.head.insert(SCRIPT_PATH, script.as_str());
         merged(&mut e, &stated(3));
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?}");

@@ -806,7 +806,7 @@ mod tests {
     /// literal `""` (which read `"cudagraph_capture_sizes":[]`, a value the launch never runs).
     #[test]
     fn escaped_quotes_and_appended_strings_read_as_the_shell_runs_them() {
-        let script = "N=3\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n    SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $N}\"\nfi\nSIZES=\"\"\nfor ((s = 1; s <= 4; s++)); do\n    SIZES+=\",\"\n    SIZES+=\"$((s * 4))\"\ndone\nCOMP=\"{\\\"cudagraph_capture_sizes\\\":[${SIZES}]}\"\nCMD=(\n    vllm serve m\n    --speculative-config \"$SPEC\"\n    --compilation-config \"$COMP\"\n    --served-model-name \\$NAME\n)\n\"${CMD[@]}\" &\n";
+        let script = "N=3\nif [ \"$SPEC_DECODING\" = \"mtp\" ]; then\n    SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $N}\"\nfi\nSIZES=\"\"\nfor ((s = 1; s <= 4; s++)); do\n    SIZES+=\",\"\n    SIZES+=\"$((s * 4))\"\ndone\nCOMP=\"{\\\"cudagraph_capture_sizes\\\":[${SIZES}]}\"\nCMD=(\n    vllm serve m\n    --speculative-config \"$SPEC\"\n    --compilation-config \"$COMP\"\n    --served-model-name \\$NAME\n)\n\"${CMD[@]}\" &\n";
         let s = standalone(script);
         assert_eq!(values(&s, "--speculative-config"), [r#"{"method": "mtp", "num_speculative_tokens": 3}"#]);
         assert_eq!(values(&s, "--compilation-config"), [r#"{"cudagraph_capture_sizes":[${SIZES}]}"#]);
