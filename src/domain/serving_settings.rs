@@ -215,8 +215,9 @@ fn split_words(line: &str, substitutions: bool) -> Vec<String> {
     let mut any = false;
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
-        // A command substitution is one word, spaces and quotes inside it included, as the
-        // shell reads it (`$(python3 pick.py "$CONC")`), kept as written.
+        // A command substitution is one word, spaces inside it included, as the shell reads it
+        // (`$(python3 pick.py "$CONC")`); its double quotes are dropped, as [`words`] drops them
+        // (`source "$(dirname "$0")/x.sh"` reads `$(dirname $0)/x.sh` either way).
         if substitutions && c == '$' && quote != Some('\'') && chars.peek() == Some(&'(') {
             current.push(c);
             let mut depth = 0usize;
