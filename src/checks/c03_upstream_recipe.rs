@@ -194,6 +194,9 @@ struct Classes {
     informational: Vec<InformationalGroup>,
     sweep_variables: Vec<String>,
     master_variables: BTreeMap<String, String>,
+    /// Search-space key → the value it takes where no row of the config sets it.
+    #[serde(default)]
+    master_defaults: BTreeMap<String, String>,
     markers: Markers,
     /// Groups of flag spellings an engine treats as one setting (`--tp` is `--tensor-parallel-size`).
     aliases: Vec<Vec<String>>,
@@ -250,8 +253,18 @@ impl Classes {
         }
     }
 
+    /// Whether `value` derives from a sweep variable: `$CONC`, `${CONC…}`, or an arithmetic
+    /// expansion that names it (`$((2 * CONC))`, where bash reads bare names as variables).
     fn names_sweep_variable(&self, value: &str) -> bool {
-        self.sweep_variables.iter().any(|v| value.contains(&format!("${v}")) || value.contains(&format!("${{{v}")))
+        let arithmetic: Vec<&str> = value.match_indices("$((").map(|(at, _)| &value[at..]).collect();
+        self.sweep_variables.iter().any(|v| {
+            value.contains(&format!("${v}"))
+                || value.contains(&format!("${{{v}"))
+                || arithmetic.iter().any(|expr| {
+                    let expr = expr.find("))").map_or(*expr, |end| &expr[..end]);
+                    expr.split(|c: char| !(is_name_char(c))).any(|name| name == v)
+                })
+        })
     }
 }
 
@@ -593,6 +606,15 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
     out
 }
 
+/// Whether the upstream text names `setting` and writes `value`, an expression the verifier
+/// cannot evaluate, as the launcher does (quotes and spacing aside): the rule that derives the
+/// value is stated (`--chunked-prefill-size $((8192 * TP))`).
+fn states_expression(text: &str, setting: &Setting, value: &str) -> bool {
+    let plain = |s: &str| s.replace(['"', '\''], "").split_whitespace().collect::<Vec<_>>().join(" ");
+    let value = plain(value);
+    !value.is_empty() && stated(text, setting).is_some() && plain(&text.replace("\\\n", " ")).contains(&value)
+}
+
 fn same_value(a: &str, b: &str) -> bool {
     let clean = |s: &str| s.trim().trim_matches(['"', '\'']).to_owned();
     let (a, b) = (clean(a), clean(b));
@@ -696,8 +718,12 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
         let mut unresolvable = Vec::new();
         for value in &setting.values {
             let master = classes.master_variables.iter().find(|(var, _)| value == &format!("${var}"));
-            match master.and_then(|(_, key)| entry.space.get(key)) {
-                Some(space) => values.extend(space.iter().cloned()),
+            let space = master.and_then(|(_, key)| {
+                let default = || classes.master_defaults.get(key).map(|d| BTreeSet::from([d.clone()]));
+                entry.space.get(key).cloned().or_else(default)
+            });
+            match space {
+                Some(space) => values.extend(space),
                 None if classes.names_sweep_variable(value) => {}
                 None if !launch::is_resolved(value) => unresolvable.push(value.clone()),
                 None => {
@@ -705,6 +731,8 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
                 }
             }
         }
+        // A value upstream states as written is stated with the rule that derives it (3.e).
+        unresolvable.retain(|value| !states_expression(text, setting, value));
         if !unresolvable.is_empty() && !excluded(detail, &setting.name) {
             for value in unresolvable {
                 out.unresolvable.push(json!({"name": setting.name, "value": value, "at": setting.at}));
@@ -729,7 +757,11 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             Some(s) if s.rule => BTreeSet::new(),
             Some(s) => values
                 .iter()
-                .filter(|v| v.as_str() != "true" && !v.contains('$') && !s.values.iter().any(|w| same_value(v, w)))
+                .filter(|v| {
+                    // Upstream's value compared as the head's: without synthetic benchmark keys.
+                    let stated = |w: &String| same_value(v, &classes.without_synthetic_keys(&setting.name, w));
+                    v.as_str() != "true" && !v.contains('$') && !s.values.iter().any(stated)
+                })
                 .cloned()
                 .collect(),
         };
@@ -1159,6 +1191,39 @@ mod tests {
         let o = check(&Context::new(&e));
         assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["nothing_checked".to_owned()]), "{o:?}");
         assert_eq!(o.message.args["problems"][0]["sources"], json!([SCRIPT_PATH]));
+    }
+
+    /// PM5, from the real-PR corpus: a value computed from the concurrency (`$((2 * CONC))`,
+    /// #2580) is a sweep value like `$CONC`; one upstream writes as the launcher does
+    /// (`$((8192 * TP))`, #2600) is stated with its rule; a search-space key no row sets takes the
+    /// schema's default (`$DCP_SIZE` is 1, #2621); a file under the harness's `$RESULT_DIR` is
+    /// result plumbing (#2590).
+    #[test]
+    fn computed_values_are_sweep_values_stated_rules_or_defaults() {
+        let c = classes();
+        assert!(c.names_sweep_variable("$((2 * CONC))") && c.names_sweep_variable("$((2*CONC/TP))"));
+        assert!(c.names_sweep_variable("$RESULT_DIR/mooncake_config.json"));
+        assert!(!c.names_sweep_variable("$((8192 * TP))") && !c.names_sweep_variable("$((CONCURRENCY))"));
+        assert_eq!(c.master_defaults.get("dcp-size").map(String::as_str), Some("1"));
+        let script = |value: &str| {
+            SCRIPT.replace(
+                "--attention-backend aiter\n",
+                &format!("--attention-backend aiter --chunked-prefill-size {value}\n"),
+            )
+        };
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert(SCRIPT_PATH, script("$((8192 * TP))"));
+        let stating = |v: &str| {
+            COOKBOOK.replace(
+                "--mem-fraction-static 0.85\n",
+                &format!("--mem-fraction-static 0.85 \\\n  --chunked-prefill-size \"{v}\"\n"),
+            )
+        };
+        merged(&mut e, &stating("$((8192 * TP))"));
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass, "upstream states the rule as written");
+        merged(&mut e, &stating("$((4096 * TP))"));
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["unresolvable"], "another expression states another value: {o:?}");
     }
 
     /// Issue 33 item 4: the synthetic-acceptance keys of `--speculative-config` are InferenceX

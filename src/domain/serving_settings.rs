@@ -322,6 +322,36 @@ struct Scope {
     /// Strings the script builds by appending (`SIZES+=","` in a loop): no value of theirs is
     /// known, so they stay as written (`$SIZES`), never their first literal.
     appended: BTreeSet<String>,
+    /// Words of the commands read outside function bodies: the functions a sourced library
+    /// defines bind variables only when one of these calls them.
+    called: BTreeSet<String>,
+}
+
+/// The functions `text` defines (`name() {`, `function name {`), each with the lines of its
+/// body, the definition line through the `}` that closes it at the definition's indentation
+/// (a one-line `f() { …; }` is its own line).
+fn function_bodies(text: &str) -> Vec<(String, std::ops::RangeInclusive<u32>)> {
+    let lines = logical_lines(text);
+    let mut out = Vec::new();
+    for (i, (start, line)) in lines.iter().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        let code = line.trim();
+        let code = code.strip_prefix("function ").unwrap_or(code);
+        let Some((name, rest)) = code.split_once(['(', ' ', '{']) else { continue };
+        let rest = rest.trim_start_matches([')', ' ', '(']);
+        let defines = is_var_name(name) && (code.contains("()") || line.trim().starts_with("function "));
+        if !defines || !(rest.is_empty() || rest.starts_with('{')) {
+            continue;
+        }
+        if rest.starts_with('{') && rest.trim_end().ends_with('}') {
+            out.push((name.to_owned(), *start..=*start));
+            continue;
+        }
+        let end =
+            lines[i + 1..].iter().find(|(_, l)| l.len() - l.trim_start().len() == indent && l.trim().starts_with('}'));
+        out.push((name.to_owned(), *start..=end.map_or(u32::MAX, |(n, _)| *n)));
+    }
+    out
 }
 
 /// `NAME=(` / `NAME+=(` opening a bash array assignment → (NAME, the rest of the word).
@@ -572,8 +602,25 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
     // hold (an engine command included), until the closing parenthesis.
     let mut array: Option<String> = None;
     let dead = dead_lines(text, SERVING_INPUTS);
+    // A sourced library's function binds its variables only where something calls it
+    // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
+    let bodies = if depth == 0 { Vec::new() } else { function_bodies(text) };
+    let in_body = |number: u32| bodies.iter().find(|(_, lines)| lines.contains(&number));
+    // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
+    // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
+    let server_at = (depth == 0)
+        .then(|| logical_lines(text).into_iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| n))
+        .flatten();
+    for (number, line) in logical_lines(text) {
+        if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
+            scope.called.extend(shell_words(&line));
+        }
+    }
     for (number, line) in logical_lines(text) {
         if dead.contains(&number) && array.is_none() {
+            continue;
+        }
+        if in_body(number).is_some_and(|(name, _)| !scope.called.contains(name)) {
             continue;
         }
         let words = shell_words(&line);
@@ -595,7 +642,9 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
         let (mut at_start, mut exported) = (true, false);
         for word in &words {
             if let Some(name) = &array {
-                let item = word.strip_suffix(')');
+                // The `)` that closes the array, not one of an item's own (`"$((2 * CONC))"`).
+                let closes = word.matches(')').count() > word.matches('(').count();
+                let item = word.strip_suffix(')').filter(|_| closes);
                 let items = scope.arrays.entry(name.clone()).or_default();
                 match item {
                     Some(last) => {
@@ -917,6 +966,26 @@ mod tests {
             from_script("source lib.sh\nvllm serve $MODEL --tensor-parallel-size=\"$TP\"\n", "v.sh", &resolve).unwrap();
         let tp = values(&s, "--tensor-parallel-size");
         assert_eq!(tp, ["$TP"], "the job's TP, from before the assignment that names it");
+    }
+
+    /// `benchmark_lib.sh` at #2566 (4506c84): `bridge_disagg_eval_metadata` sets
+    /// `TP="${PREFILL_TP:-…}"` and the batched eval sets `CONC="$eval_conc"`, for the eval only.
+    /// A library's function binds its variables where the launcher calls it on the serving path:
+    /// not from its `EVAL_ONLY` branch, not after its server started (#2433's `run_eval`); an
+    /// item `"$((2 * CONC))"` does not close its array.
+    #[test]
+    fn a_sourced_library_binds_only_through_the_functions_the_launcher_calls() {
+        let lib = "bridge_meta() {\n    export TP=\"${PREFILL_TP:-${TP:-1}}\"\n}\n\nrun_eval() {\n    local eval_conc=\"$2\"\n    bridge_meta\n    export CONC=\"$eval_conc\"\n}\n\nset_mem() { MEM=0.9; }\ntune() {\n    KV=fp8\n}\n";
+        let resolve = |_: &str, _: &str| Some(("lib.sh".to_owned(), lib.to_owned()));
+        let script = "source lib.sh\nset_mem\ntune\nCMD=(\n  vllm serve $MODEL\n  --tensor-parallel-size \"$TP\"\n  --max-num-seqs \"$((2 * CONC))\"\n  --kv-cache-dtype $KV\n  --gpu-memory-utilization $MEM\n  --max-num-batched-tokens $CONC\n)\n\"${CMD[@]}\" &\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n  bridge_meta\nfi\nif [ \"$RUN_EVAL\" = \"true\" ]; then\n  run_eval --port 8000\nfi\n";
+        let s = from_script(script, "v.sh", &resolve).unwrap();
+        assert_eq!(values(&s, "--tensor-parallel-size"), ["$TP"], "the eval's metadata function is not called");
+        assert_eq!(values(&s, "--max-num-seqs"), ["$((2 * CONC))"], "the item keeps its parentheses");
+        assert_eq!(values(&s, "--max-num-batched-tokens"), ["$CONC"], "run_eval runs after the server started");
+        assert_eq!(values(&s, "--kv-cache-dtype"), ["fp8"], "the array stays open past the item");
+        assert_eq!(values(&s, "--gpu-memory-utilization"), ["0.9"], "a called one-line function binds");
+        let bodies: Vec<String> = function_bodies(lib).into_iter().map(|(n, l)| format!("{n} {l:?}")).collect();
+        assert_eq!(bodies, ["bridge_meta 1..=3", "run_eval 5..=9", "set_mem 11..=11", "tune 12..=14"]);
     }
 
     #[test]
