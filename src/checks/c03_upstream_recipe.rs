@@ -196,9 +196,14 @@ struct Classes {
     informational: Vec<InformationalGroup>,
     sweep_variables: Vec<String>,
     master_variables: BTreeMap<String, String>,
+    /// Search-space key → the value it takes where no row of the config sets it.
+    #[serde(default)]
+    master_defaults: BTreeMap<String, String>,
     markers: Markers,
     /// Groups of flag spellings an engine treats as one setting (`--tp` is `--tensor-parallel-size`).
     aliases: Vec<Vec<String>>,
+    /// Keys of a JSON flag value that are InferenceX-only benchmark controls, by flag.
+    synthetic_keys: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -234,8 +239,34 @@ impl Classes {
         std::iter::once(name).chain(group.into_iter().flatten().map(String::as_str).filter(move |n| *n != name))
     }
 
+    /// `value` of flag `name` without its synthetic benchmark keys (`--speculative-config`'s
+    /// `rejection_sample_method`, `synthetic_acceptance_length`): upstream documents the
+    /// production configuration, which has none. Other values unchanged.
+    fn without_synthetic_keys(&self, name: &str, value: &str) -> String {
+        let Some(keys) = self.synthetic_keys.get(name) else { return value.to_owned() };
+        match serde_json::from_str::<Json>(value) {
+            Ok(Json::Object(mut fields)) if keys.iter().any(|k| fields.contains_key(k)) => {
+                keys.iter().for_each(|k| {
+                    fields.remove(k);
+                });
+                Json::Object(fields).to_string()
+            }
+            _ => value.to_owned(),
+        }
+    }
+
+    /// Whether `value` derives from a sweep variable: `$CONC`, `${CONC…}`, or an arithmetic
+    /// expansion that names it (`$((2 * CONC))`, where bash reads bare names as variables).
     fn names_sweep_variable(&self, value: &str) -> bool {
-        self.sweep_variables.iter().any(|v| value.contains(&format!("${v}")) || value.contains(&format!("${{{v}")))
+        let arithmetic: Vec<&str> = value.match_indices("$((").map(|(at, _)| &value[at..]).collect();
+        self.sweep_variables.iter().any(|v| {
+            value.contains(&format!("${v}"))
+                || value.contains(&format!("${{{v}"))
+                || arithmetic.iter().any(|expr| {
+                    let expr = expr.find("))").map_or(*expr, |end| &expr[..end]);
+                    expr.split(|c: char| !(is_name_char(c))).any(|name| name == v)
+                })
+        })
     }
 }
 
@@ -520,6 +551,16 @@ fn word(text: &str, stops: &str) -> String {
     out
 }
 
+/// A placeholder a cookbook writes for per-parallelism values, `<0.95 on DEP4, 0.92 on DEP8>`:
+/// each alternative's value (`0.95`, `0.92`). `None` when the text is no such placeholder.
+fn alternatives(text: &str) -> Option<Vec<String>> {
+    let line = text.strip_prefix('<')?.lines().next()?;
+    let inner = &line[..line.find('>')?];
+    let values: Vec<String> =
+        inner.split([',', ';']).map(|part| word(part.trim(), "\"'`;)]}<|")).filter(|v| !v.is_empty()).collect();
+    (!values.is_empty()).then_some(values)
+}
+
 fn stated(text: &str, setting: &Setting) -> Option<Stated> {
     let mut forms = Vec::new();
     for name in classes().spellings(&setting.name) {
@@ -550,10 +591,13 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
                 continue;
             }
             let found = out.get_or_insert_with(Stated::default);
-            let value = read_value(after.trim_start_matches(['=', ':']).trim_start_matches([' ', '\t']));
-            let value = value.trim_end_matches('.');
-            if !value.is_empty() && !value.starts_with("--") {
-                found.values.insert(value.to_owned());
+            let after = after.trim_start_matches(['=', ':']).trim_start_matches([' ', '\t']);
+            let values = alternatives(after).unwrap_or_else(|| vec![read_value(after)]);
+            for value in &values {
+                let value = value.trim_end_matches('.');
+                if !value.is_empty() && !value.starts_with("--") {
+                    found.values.insert(value.to_owned());
+                }
             }
             let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
             let line_end = rest.find('\n').map_or(text.len(), |i| at + form.len() + i);
@@ -562,6 +606,15 @@ fn stated(text: &str, setting: &Setting) -> Option<Stated> {
         }
     }
     out
+}
+
+/// Whether the upstream text names `setting` and writes `value`, an expression the verifier
+/// cannot evaluate, as the launcher does (quotes and spacing aside): the rule that derives the
+/// value is stated (`--chunked-prefill-size $((8192 * TP))`).
+fn states_expression(text: &str, setting: &Setting, value: &str) -> bool {
+    let plain = |s: &str| s.replace(['"', '\''], "").split_whitespace().collect::<Vec<_>>().join(" ");
+    let value = plain(value);
+    !value.is_empty() && stated(text, setting).is_some() && plain(&text.replace("\\\n", " ")).contains(&value)
 }
 
 fn same_value(a: &str, b: &str) -> bool {
@@ -598,17 +651,50 @@ pub(super) fn show_concurrencies(c: &BTreeSet<i64>) -> String {
 }
 
 /// Lines of the detail section that exclude a setting as InferenceX-only, by name.
-fn excluded(detail: &str, name: &str) -> bool {
+fn exclusion_lines<'d>(detail: &'d str, name: &'d str) -> impl Iterator<Item = &'d str> + 'd {
     let markers = &classes().markers.exclusion;
-    detail.lines().any(|line| {
+    detail.lines().filter(move |line| {
         let lower = line.to_ascii_lowercase();
         line.contains(name) && markers.iter().any(|m| lower.contains(m.as_str()))
     })
 }
 
+fn excluded(detail: &str, name: &str) -> bool {
+    exclusion_lines(detail, name).next().is_some()
+}
+
+/// Whether `line` names `value` as a whole token (`0.9` is not in `0.95`).
+fn names_value(line: &str, value: &str) -> bool {
+    let boundary = |c: Option<char>| c.is_none_or(|c| !(is_name_char(c) || c == '.'));
+    line.match_indices(value)
+        .any(|(at, _)| boundary(line[..at].chars().next_back()) && boundary(line[at + value.len()..].chars().next()))
+}
+
+/// What the detail section excludes of a setting (issue 33 item 4): the values its exclusion
+/// lines name, when they name some (`--mem-fraction-static 0.96 at c64 is InferenceX-only`
+/// excludes 0.96, not 0.9); the whole setting when they name none. Empty: nothing excluded.
+fn excluded_values(detail: &str, name: &str, values: &BTreeSet<String>) -> BTreeSet<String> {
+    let lines: Vec<&str> = exclusion_lines(detail, name).collect();
+    if lines.is_empty() {
+        return BTreeSet::new();
+    }
+    let named: BTreeSet<String> = (values.iter())
+        .filter(|v| v.as_str() != "true" && lines.iter().any(|line| names_value(&line.replacen(name, "", 1), v)))
+        .cloned()
+        .collect();
+    if named.is_empty() {
+        values.clone()
+    } else {
+        named
+    }
+}
+
 #[derive(Default)]
 struct Coverage {
     uncovered: Vec<Json>,
+    /// Values on the serving path the verifier cannot evaluate (`$(…)`, a variable no row or
+    /// assignment binds): `{name, value, at}`; coverage cannot be judged for them.
+    unresolvable: Vec<Json>,
     covered: usize,
     /// (name, class id of the data file, or `sweep`).
     informational: BTreeSet<(String, String)>,
@@ -631,23 +717,41 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             continue;
         }
         let mut values = BTreeSet::new();
+        let mut unresolvable = Vec::new();
         for value in &setting.values {
             let master = classes.master_variables.iter().find(|(var, _)| value == &format!("${var}"));
-            match master.and_then(|(_, key)| entry.space.get(key)) {
-                Some(space) => values.extend(space.iter().cloned()),
+            let space = master.and_then(|(_, key)| {
+                let default = || classes.master_defaults.get(key).map(|d| BTreeSet::from([d.clone()]));
+                entry.space.get(key).cloned().or_else(default)
+            });
+            match space {
+                Some(space) => values.extend(space),
                 None if classes.names_sweep_variable(value) => {}
+                None if !launch::is_resolved(value) => unresolvable.push(value.clone()),
                 None => {
-                    values.insert(value.clone());
+                    values.insert(classes.without_synthetic_keys(&setting.name, value));
                 }
+            }
+        }
+        // A value upstream states as written is stated with the rule that derives it (3.e).
+        unresolvable.retain(|value| !states_expression(text, setting, value));
+        if !unresolvable.is_empty() && !excluded(detail, &setting.name) {
+            for value in unresolvable {
+                out.unresolvable.push(json!({"name": setting.name, "value": value, "at": setting.at}));
             }
         }
         if values.is_empty() {
             out.informational.insert((setting.name.clone(), "sweep".to_owned()));
             continue;
         }
-        if excluded(detail, &setting.name) {
+        let excluded = excluded_values(detail, &setting.name, &values);
+        if !excluded.is_empty() && excluded.len() == values.len() {
             out.excluded.insert(setting.name.clone());
             continue;
+        }
+        if !excluded.is_empty() {
+            out.excluded.insert(format!("{} {}", setting.name, show_values(&excluded)));
+            values.retain(|v| !excluded.contains(v));
         }
         let found = stated(text, setting);
         let missing: BTreeSet<String> = match &found {
@@ -655,7 +759,11 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             Some(s) if s.rule => BTreeSet::new(),
             Some(s) => values
                 .iter()
-                .filter(|v| v.as_str() != "true" && !v.contains('$') && !s.values.iter().any(|w| same_value(v, w)))
+                .filter(|v| {
+                    // Upstream's value compared as the head's: without synthetic benchmark keys.
+                    let stated = |w: &String| same_value(v, &classes.without_synthetic_keys(&setting.name, w));
+                    v.as_str() != "true" && !v.contains('$') && !s.values.iter().any(stated)
+                })
                 .cloned()
                 .collect(),
         };
@@ -897,11 +1005,23 @@ fn judge_config(
         tied.iter().flat_map(|u| u.content.files.values()).map(String::as_str).collect::<Vec<_>>().join("\n");
     let label: Vec<&Json> = tied.iter().map(|u| &u.label).collect();
     let before = problems.len();
+    let mut covered = 0;
     for scope in &scopes {
         let role = &scope.settings;
         let mut found = Coverage::default();
         judge(role, &entry, &text, detail, &mut found);
+        covered += found.covered;
         coverage.covered += found.covered;
+        if !found.unresolvable.is_empty() {
+            problems.push(json!({
+                "kind": "unresolvable",
+                "config": key,
+                "source": role.source,
+                "role": role.role,
+                "variant": scope.variant,
+                "settings": found.unresolvable,
+            }));
+        }
         coverage.informational.extend(found.informational);
         coverage.excluded.extend(found.excluded);
         if !found.uncovered.is_empty() {
@@ -917,6 +1037,12 @@ fn judge_config(
                 "settings": found.uncovered,
             }));
         }
+    }
+    // No PASS without something checked (issue 33 item 3): settings were read, but none is one
+    // upstream must state; the sources a maintainer must open are named.
+    if problems.len() == before && covered == 0 {
+        let sources: BTreeSet<&str> = scopes.iter().map(|s| s.settings.source.as_str()).collect();
+        problems.push(json!({"kind": "nothing_checked", "config": key, "sources": sources}));
     }
     if problems.len() == before {
         documented.push(key.to_owned());
@@ -1044,6 +1170,139 @@ mod tests {
         let info = o.message.args["informational"].to_string();
         assert!(info.contains(r#"{"name":"--port","class":"harness"}"#), "{info}");
         assert!(info.contains(r#"{"name":"--max-running-requests","class":"sweep"}"#), "{info}");
+    }
+
+    /// Issue 33 item 3: a value the verifier cannot evaluate is named with its `file:line` and
+    /// expression, never skipped; a launch whose settings are all informational checked
+    /// nothing and FAILs naming its script.
+    #[test]
+    fn an_unevaluable_value_or_nothing_to_compare_fails_naming_what_to_open() {
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        merged(&mut e, COOKBOOK);
+        e.head.insert(SCRIPT_PATH, SCRIPT.replace("else MEM=0.85; fi", "else MEM=$(python3 pick.py); fi"));
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["unresolvable".to_owned()]), "{o:?}");
+        let s = &o.message.args["problems"][0]["settings"][0];
+        assert_eq!((&s["name"], &s["value"]), (&json!("--mem-fraction-static"), &json!("$(python3 pick.py)")));
+        assert!(s["at"].as_str().is_some_and(|at| at.starts_with(SCRIPT_PATH)), "{s}");
+        let [en, zh] = crate::checks::tests_support::assert_renders(3, &o);
+        assert!(en.contains("open benchmarks/") && zh.contains("请查看 benchmarks/"), "{en}\n{zh}");
+
+        let bare = "python3 -m sglang.launch_server --model-path $MODEL --port $PORT --max-running-requests $CONC\n";
+        e.head.insert(SCRIPT_PATH, bare);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["nothing_checked".to_owned()]), "{o:?}");
+        assert_eq!(o.message.args["problems"][0]["sources"], json!([SCRIPT_PATH]));
+    }
+
+    /// PM5, from the real-PR corpus: a value computed from the concurrency (`$((2 * CONC))`,
+    /// #2580) is a sweep value like `$CONC`; one upstream writes as the launcher does
+    /// (`$((8192 * TP))`, #2600) is stated with its rule; a search-space key no row sets takes the
+    /// schema's default (`$DCP_SIZE` is 1, #2621); a file under the harness's `$RESULT_DIR` is
+    /// result plumbing (#2590).
+    #[test]
+    fn computed_values_are_sweep_values_stated_rules_or_defaults() {
+        let c = classes();
+        assert!(c.names_sweep_variable("$((2 * CONC))") && c.names_sweep_variable("$((2*CONC/TP))"));
+        assert!(c.names_sweep_variable("$RESULT_DIR/mooncake_config.json"));
+        assert!(!c.names_sweep_variable("$((8192 * TP))") && !c.names_sweep_variable("$((CONCURRENCY))"));
+        assert_eq!(c.master_defaults.get("dcp-size").map(String::as_str), Some("1"));
+        let script = |value: &str| {
+            SCRIPT.replace(
+                "--attention-backend aiter\n",
+                &format!("--attention-backend aiter --chunked-prefill-size {value}\n"),
+            )
+        };
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert(SCRIPT_PATH, script("$((8192 * TP))"));
+        let stating = |v: &str| {
+            COOKBOOK.replace(
+                "--mem-fraction-static 0.85\n",
+                &format!("--mem-fraction-static 0.85 \\\n  --chunked-prefill-size \"{v}\"\n"),
+            )
+        };
+        merged(&mut e, &stating("$((8192 * TP))"));
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass, "upstream states the rule as written");
+        merged(&mut e, &stating("$((4096 * TP))"));
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["unresolvable"], "another expression states another value: {o:?}");
+    }
+
+    /// Issue 33 item 4: the synthetic-acceptance keys of `--speculative-config` are InferenceX
+    /// benchmark controls; the rest of the JSON is compared with the cookbook.
+    #[test]
+    fn synthetic_acceptance_keys_are_not_compared_with_the_cookbook() {
+        let spec = r#"'{"method": "mtp", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.49}'"#;
+        let script = SCRIPT.replace(
+            "--attention-backend aiter\n",
+            &format!("--attention-backend aiter --speculative-config {spec}\n"),
+        );
+        let stated = |tokens: u8| {
+            COOKBOOK.replace(
+            "--mem-fraction-static 0.85\n",
+            &format!("--mem-fraction-static 0.85 \\\n  --speculative-config '{{\"method\": \"mtp\", \"num_speculative_tokens\": {tokens}}}'\n"),
+        )
+        };
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert(SCRIPT_PATH, script.as_str());
+        merged(&mut e, &stated(3));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        merged(&mut e, &stated(2));
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["uncovered"], "{o:?}");
+        let missing = o.message.args["problems"][0]["settings"][0]["missing"].as_str().unwrap_or_default().to_owned();
+        assert!(missing.contains("num_speculative_tokens") && !missing.contains("synthetic"), "{missing}");
+    }
+
+    /// Issue 33 item 4: `<0.95 on DEP4, 0.92 on DEP8>` states both values, not the first only.
+    #[test]
+    fn per_parallelism_placeholders_state_every_alternative() {
+        assert_eq!(alternatives("<0.95 on DEP4, 0.92 on DEP8> for"), Some(vec!["0.95".to_owned(), "0.92".to_owned()]));
+        assert_eq!(alternatives("0.95"), None);
+        assert_eq!(alternatives("<unclosed\n0.9>"), None);
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        let placeholder = |v: &str| {
+            COOKBOOK
+                .replace(
+                    "--mem-fraction-static 0.85\n",
+                    &format!("--mem-fraction-static <{v} on TP8 below 64, 0.85 on TP8>\n"),
+                )
+                .replace("At 64 concurrent requests and more use `--mem-fraction-static 0.9`.\n", "")
+        };
+        merged(&mut e, &placeholder("0.9"));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        merged(&mut e, &placeholder("0.95"));
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["uncovered"], "{o:?}");
+        assert_eq!(o.message.args["problems"][0]["settings"][0]["missing"], "0.9");
+    }
+
+    /// Issue 33 item 4: an exclusion that names a value excludes that value, not the flag.
+    #[test]
+    fn an_exclusion_naming_a_value_excludes_that_value_only() {
+        let values: BTreeSet<String> = ["0.85".to_owned(), "0.9".to_owned()].into();
+        let line = "`--mem-fraction-static 0.9` is InferenceX-only: it sizes the pool for the sweep.";
+        assert_eq!(excluded_values(line, "--mem-fraction-static", &values), ["0.9".to_owned()].into());
+        let whole = "`--mem-fraction-static` is InferenceX-only.";
+        assert_eq!(excluded_values(whole, "--mem-fraction-static", &values), values);
+        assert!(excluded_values("nothing here", "--mem-fraction-static", &values).is_empty());
+        assert!(!names_value("0.95 on DEP4", "0.9"));
+
+        let omitted = COOKBOOK
+            .replace(" --mem-fraction-static 0.85", "")
+            .replace("At 64 concurrent requests and more use `--mem-fraction-static 0.9`.\n", "");
+        let mut e = pr(&format!("Cookbook PR: sgl-project/sglang#47394\n{line}"));
+        merged(&mut e, &omitted);
+        let o = check(&Context::new(&e));
+        assert_eq!(kinds(&o), ["uncovered"], "0.85 is not excluded: {o:?}");
+        assert_eq!(o.message.args["problems"][0]["settings"][0]["missing"], "0.85");
+        let mut e = pr(&format!("Cookbook PR: sgl-project/sglang#47394\n{line}"));
+        merged(&mut e, &COOKBOOK.replace("At 64 concurrent requests and more use `--mem-fraction-static 0.9`.\n", ""));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+        assert!(o.message.args["excluded"].to_string().contains("--mem-fraction-static 0.9"), "{o:?}");
     }
 
     /// Issue 24: Check 3's scans share the verification's byte budget; past it the launcher's
@@ -1330,6 +1589,12 @@ mod tests {
             uncovered("recipe", json!("TP4"), "decode"),
             uncovered("recipe", serde_json::Value::Null, "prefill"),
             json!({"kind": "wrong_place", "url": "u", "expected": "docs/cookbook/"}),
+            json!({"kind": "unresolvable", "config": "c", "source": "s.sh", "role": "aggregated", "variant": null,
+                "settings": [{"name": "--x", "value": "$(cat a.json)", "at": "s.sh:4"}]}),
+            json!({"kind": "unresolvable", "config": "c", "source": "r.yaml", "role": "decode", "variant": "TP4",
+                "settings": [{"name": "--x", "value": "$A", "at": "r.yaml:4"}, {"name": "--y", "value": "$B", "at": "r.yaml:5"}]}),
+            json!({"kind": "nothing_checked", "config": "c", "sources": ["s.sh"]}),
+            json!({"kind": "nothing_checked", "config": "c", "sources": []}),
         ];
         let examples: Vec<Outcome> =
             problems.into_iter().map(|p| Outcome::fail("not_documented").arg("problems", vec![p])).collect();

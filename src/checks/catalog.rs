@@ -51,6 +51,11 @@ pub struct CheckSpec {
     /// What the check is made of, one rule at a time (rule coverage as data).
     #[serde(default)]
     pub subrules: Vec<SubRule>,
+    /// What a PASS says it checked (issue 33 item 3), by PASS message key: the arguments that
+    /// count it (a number, a list's length, a non-empty text as one). A PASS counts more than
+    /// nothing ([`CheckSpec::checked`]).
+    #[serde(default)]
+    pub subjects: BTreeMap<String, Vec<String>>,
 }
 
 /// How a sub-rule is decided.
@@ -136,7 +141,30 @@ pub fn outcome_kinds(outcome: &Outcome) -> BTreeSet<String> {
     out
 }
 
+/// How many things one argument of a message counts: a number itself, a list its length, a
+/// non-empty text or an object one, anything else none.
+fn count_of(value: &serde_json::Value) -> u64 {
+    match value {
+        serde_json::Value::Number(n) => n.as_u64().unwrap_or(0),
+        serde_json::Value::Array(items) => items.len() as u64,
+        serde_json::Value::String(text) => u64::from(!text.trim().is_empty()),
+        serde_json::Value::Object(fields) => u64::from(!fields.is_empty()),
+        serde_json::Value::Bool(_) | serde_json::Value::Null => 0,
+    }
+}
+
 impl CheckSpec {
+    /// What a PASS outcome says it checked: the sum of its subject arguments' counts. `None`
+    /// for a PASS whose message declares no subject (a catalog gap the bundle test reports) and
+    /// for other statuses.
+    pub fn checked(&self, outcome: &Outcome) -> Option<u64> {
+        if outcome.status != Status::Pass {
+            return None;
+        }
+        let args = self.subjects.get(&outcome.message.key)?;
+        Some(args.iter().map(|a| outcome.message.args.get(a).map_or(0, count_of)).sum())
+    }
+
     /// The status an enforced sub-rule's fixture must give this check: FAIL, or WARN for an
     /// advisory check that may not FAIL.
     pub fn violation_status(&self) -> Status {
@@ -295,6 +323,10 @@ impl Catalog {
         for spec in &checks {
             if let Some(key) = spec.messages.keys().find(|k| common.messages.contains_key(*k)) {
                 return Err(invalid(&spec.slug, format!("message '{key}' shadows a message of common.toml")));
+            }
+            let known = |k: &String| spec.messages.contains_key(k) || common.messages.contains_key(k);
+            if let Some((key, _)) = spec.subjects.iter().find(|(k, args)| !known(k) || args.is_empty()) {
+                return Err(invalid(&spec.slug, format!("subject '{key}' names no message or no argument")));
             }
         }
         if !common.headlines.contains_key("default") {
@@ -515,6 +547,51 @@ mod tests {
             }
         }
         assert!(unnamed.is_empty(), "rows that name no sub-rule:\n{}", unnamed.join("\n"));
+    }
+
+    /// No PASS without something checked (issue 33 item 3): every PASS row of every fixture
+    /// bundle names what it checked (its message's `subjects`), counting more than nothing.
+    #[test]
+    fn every_pass_row_of_every_bundle_says_what_it_checked() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles");
+        let catalog = Catalog::embedded();
+        let mut empty = Vec::new();
+        let mut dirs: Vec<_> =
+            std::fs::read_dir(&root).expect("fixtures/bundles").flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        let mut passes = 0;
+        for dir in dirs.iter().filter(|d| d.join("evidence.json").is_file()) {
+            let evidence = crate::evidence::read_bundle(dir).expect("fixture bundle reads");
+            for row in crate::checks::verify(&evidence).results.iter().filter(|r| r.outcome.status == Status::Pass) {
+                passes += 1;
+                match catalog.check(row.id).checked(&row.outcome) {
+                    Some(n) if n > 0 => {}
+                    count => empty.push(format!(
+                        "{}: check {} {} counts {count:?} ({:?})",
+                        dir.file_name().unwrap_or_default().to_string_lossy(),
+                        row.id,
+                        row.outcome.message.key,
+                        row.outcome.message.args.keys().collect::<Vec<_>>()
+                    )),
+                }
+            }
+        }
+        assert!(passes > 100, "the bundles have PASS rows, read {passes}");
+        assert!(empty.is_empty(), "{} PASS rows say nothing checked:\n{}", empty.len(), empty.join("\n"));
+    }
+
+    #[test]
+    fn a_pass_counts_its_subject_arguments() {
+        let spec = Catalog::embedded().check(3);
+        let pass = |covered: u64| Outcome::pass("merged").arg("covered", covered);
+        assert_eq!(spec.checked(&pass(2)), Some(2));
+        assert_eq!(spec.checked(&pass(0)), Some(0), "nothing checked");
+        assert_eq!(spec.checked(&Outcome::fail("merged").arg("covered", 2u64)), None, "only a PASS");
+        assert_eq!(count_of(&serde_json::json!(["a", "b"])), 2);
+        assert_eq!(count_of(&serde_json::json!("")), 0);
+        let bad = "id = 0\nslug = \"x\"\nallowed = [\"PASS\"]\nname = { en = \"a\", zh = \"b\" }\nrule = { en = \"a\", zh = \"b\" }\nremediation = { en = \"a\", zh = \"b\" }\n[subjects]\nnone = [\"n\"]\n";
+        let err = Catalog::parse(&[("00-x.toml", bad)], COMMON_MIN, REASONS_MIN).unwrap_err().to_string();
+        assert!(err.contains("subject 'none'"), "{err}");
     }
 
     /// Every enforced sub-rule's fixture exists, gives its check the violation status and lists

@@ -198,12 +198,46 @@ fn frontend_settings(file: &str, variants: &[Variant], roles: &mut BTreeMap<&'st
 /// the next character outside quotes, and `"` or `\` inside double quotes (`"{\"a\": 1}"` is
 /// `{"a": 1}`); `\$` stays escaped, so it is never read as a variable.
 pub fn words(line: &str) -> Vec<String> {
+    split_words(line, false)
+}
+
+/// [`words`], with a command substitution kept as one word (`$(python3 pick.py $CONC)`, its
+/// double quotes dropped): how the launcher reader sees an assignment or a flag value, so a
+/// value it cannot evaluate is named whole.
+fn shell_words(line: &str) -> Vec<String> {
+    split_words(line, true)
+}
+
+fn split_words(line: &str, substitutions: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quote: Option<char> = None;
     let mut any = false;
-    let mut chars = line.chars();
+    let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
+        // A command substitution is one word, spaces inside it included, as the shell reads it
+        // (`$(python3 pick.py "$CONC")`); its double quotes are dropped, as [`words`] drops them
+        // (`source "$(dirname "$0")/x.sh"` reads `$(dirname $0)/x.sh` either way).
+        if substitutions && c == '$' && quote != Some('\'') && chars.peek() == Some(&'(') {
+            current.push(c);
+            let mut depth = 0usize;
+            for inner in chars.by_ref() {
+                if inner != '"' {
+                    current.push(inner);
+                }
+                match inner {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
         match (quote, c) {
             (None | Some('"'), '\\') => match chars.next() {
                 Some(next) if next != '$' && (quote.is_none() || matches!(next, '"' | '\\' | '`')) => {
@@ -273,6 +307,8 @@ fn is_engine_command(words: &[String]) -> bool {
         || joined.contains("sglang serve")
         || joined.contains("vllm serve")
         || joined.contains("vllm.entrypoints.openai.api_server")
+        // AMD's ATOM server (`python3 -m atom.entrypoints.openai_server`, the `*_atom.sh` launchers).
+        || joined.contains("atom.entrypoints.openai_server")
 }
 
 /// Variables of a script and the scripts it sources, with every value each is assigned.
@@ -286,6 +322,36 @@ struct Scope {
     /// Strings the script builds by appending (`SIZES+=","` in a loop): no value of theirs is
     /// known, so they stay as written (`$SIZES`), never their first literal.
     appended: BTreeSet<String>,
+    /// Words of the commands read outside function bodies: the functions a sourced library
+    /// defines bind variables only when one of these calls them.
+    called: BTreeSet<String>,
+}
+
+/// The functions `text` defines (`name() {`, `function name {`), each with the lines of its
+/// body, the definition line through the `}` that closes it at the definition's indentation
+/// (a one-line `f() { …; }` is its own line).
+fn function_bodies(text: &str) -> Vec<(String, std::ops::RangeInclusive<u32>)> {
+    let lines = logical_lines(text);
+    let mut out = Vec::new();
+    for (i, (start, line)) in lines.iter().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        let code = line.trim();
+        let code = code.strip_prefix("function ").unwrap_or(code);
+        let Some((name, rest)) = code.split_once(['(', ' ', '{']) else { continue };
+        let rest = rest.trim_start_matches([')', ' ', '(']);
+        let defines = is_var_name(name) && (code.contains("()") || line.trim().starts_with("function "));
+        if !defines || !(rest.is_empty() || rest.starts_with('{')) {
+            continue;
+        }
+        if rest.starts_with('{') && rest.trim_end().ends_with('}') {
+            out.push((name.to_owned(), *start..=*start));
+            continue;
+        }
+        let end =
+            lines[i + 1..].iter().find(|(_, l)| l.len() - l.trim_start().len() == indent && l.trim().starts_with('}'));
+        out.push((name.to_owned(), *start..=end.map_or(u32::MAX, |(n, _)| *n)));
+    }
+    out
 }
 
 /// `NAME=(` / `NAME+=(` opening a bash array assignment → (NAME, the rest of the word).
@@ -424,12 +490,140 @@ pub fn script_relative(path: &str) -> String {
     .fold(path.to_owned(), |p, prefix| p.replace(prefix, "."))
 }
 
+/// The workflow inputs of the serving configuration (issue 33 item 2): a job's throughput run
+/// has `EVAL_ONLY` off (`benchmark-tmpl.yml` passes `eval-only: false`), so a launcher's
+/// `EVAL_ONLY` branch (the eval context length, real-verification speculative config) is not a
+/// serving setting. Tests on anything else stay undecided: every branch is read.
+const SERVING_INPUTS: &[(&str, &str)] = &[("EVAL_ONLY", "false")];
+
+/// An operand of a test: a literal, or a variable of `inputs` (`$X`, `${X}`, `${X:-d}`,
+/// `${X-d}`). `None`: it names anything else.
+fn operand<'a>(word: &'a str, inputs: &[(&str, &'a str)]) -> Option<&'a str> {
+    if !word.contains(['$', '`']) {
+        return Some(word);
+    }
+    let body = word.strip_prefix("${").and_then(|w| w.strip_suffix('}')).or_else(|| word.strip_prefix('$'))?;
+    let name = body.split_once(":-").or_else(|| body.split_once('-')).map_or(body, |(n, _)| n);
+    inputs.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+}
+
+/// Whether `[ a = b ]` / `[[ a == b ]]` / `[[ a != b ]]` (optionally `!`-negated) holds for
+/// `inputs`; `None` for any other test or one naming another variable.
+fn decide(test: &[String], inputs: &[(&str, &str)]) -> Option<bool> {
+    let test: Vec<&str> = test.iter().map(|w| w.trim_end_matches(';')).filter(|w| !w.is_empty()).collect();
+    let (negated, test) = match test.split_first() {
+        Some((&"!", rest)) => (true, rest),
+        _ => (false, &test[..]),
+    };
+    let inner = match test {
+        ["[", inner @ .., "]"] | ["[[", inner @ .., "]]"] => inner,
+        _ => return None,
+    };
+    let [a, op, b] = inner else { return None };
+    let (a, b) = (operand(a, inputs)?, operand(b, inputs)?);
+    let equal = match *op {
+        "=" | "==" => true,
+        "!=" => false,
+        _ => return None,
+    };
+    Some(((a == b) == equal) != negated)
+}
+
+/// One open `if` or `case` while reading a script for [`dead_lines`].
+struct Branch {
+    /// The lines of the current branch may run.
+    live: bool,
+    /// A branch before was certainly taken (the rest are dead).
+    taken: bool,
+    /// A `case` subject's value, when `inputs` decide it.
+    subject: Option<String>,
+}
+
+/// The lines of `text` inside an `if`/`elif`/`else` branch or a `case` arm that `inputs` rule
+/// out. Tests it cannot decide keep every branch (the reader then takes every value).
+fn dead_lines(text: &str, inputs: &[(&str, &str)]) -> BTreeSet<u32> {
+    let mut open: Vec<Branch> = Vec::new();
+    let mut dead = BTreeSet::new();
+    for (line, logical) in logical_lines(text) {
+        let words = shell_words(&logical);
+        let first = words.first().map(|w| w.trim_end_matches(';')).unwrap_or_default();
+        let one_line = words.iter().any(|w| matches!(w.trim_end_matches(';'), "fi" | "esac"));
+        let live_before = open.iter().all(|b| b.live);
+        match first {
+            "if" if !one_line => {
+                let end = words.iter().position(|w| w == "then" || w == ";then").unwrap_or(words.len());
+                let decided = decide(&words[1..end], inputs);
+                open.push(Branch { live: decided != Some(false), taken: decided == Some(true), subject: None });
+            }
+            "elif" => {
+                if let Some(b) = open.last_mut() {
+                    let end = words.iter().position(|w| w == "then" || w == ";then").unwrap_or(words.len());
+                    let decided = if b.taken { Some(false) } else { decide(&words[1..end], inputs) };
+                    b.live = decided != Some(false);
+                    b.taken |= decided == Some(true);
+                }
+            }
+            "else" => {
+                if let Some(b) = open.last_mut() {
+                    b.live = !b.taken;
+                }
+            }
+            "fi" | "esac" => {
+                open.pop();
+            }
+            "case" if !one_line && words.last().is_some_and(|w| w == "in") => {
+                let subject = words.get(1).and_then(|w| operand(w, inputs)).map(str::to_owned);
+                open.push(Branch { live: true, taken: false, subject });
+            }
+            _ => {
+                if let Some(b) = open.last_mut().filter(|b| b.subject.is_some()) {
+                    let pattern = first.strip_prefix('(').unwrap_or(first);
+                    if let Some(pattern) = pattern.strip_suffix(')').filter(|_| is_case_pattern(first)) {
+                        let subject = b.subject.as_deref().unwrap_or_default();
+                        let matches = pattern
+                            .split('|')
+                            .any(|p| crate::domain::launch::shell::glob(p.trim_matches(['"', '\'']), subject));
+                        b.live = !b.taken && matches;
+                        b.taken |= matches;
+                    }
+                }
+            }
+        }
+        let live = open.iter().all(|b| b.live);
+        if !live || (!live_before && matches!(first, "fi" | "esac")) {
+            dead.insert(line);
+        }
+    }
+    dead
+}
+
 fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scope, depth: usize) {
     // A bash array assignment spans lines (`CMD=(` … `)`): its lines are items, whatever they
     // hold (an engine command included), until the closing parenthesis.
     let mut array: Option<String> = None;
-    for (_, line) in logical_lines(text) {
-        let words = words(&line);
+    let dead = dead_lines(text, SERVING_INPUTS);
+    // A sourced library's function binds its variables only where something calls it
+    // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
+    let bodies = if depth == 0 { Vec::new() } else { function_bodies(text) };
+    let in_body = |number: u32| bodies.iter().find(|(_, lines)| lines.contains(&number));
+    // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
+    // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
+    let server_at = (depth == 0)
+        .then(|| logical_lines(text).into_iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| n))
+        .flatten();
+    for (number, line) in logical_lines(text) {
+        if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
+            scope.called.extend(shell_words(&line));
+        }
+    }
+    for (number, line) in logical_lines(text) {
+        if dead.contains(&number) && array.is_none() {
+            continue;
+        }
+        if in_body(number).is_some_and(|(name, _)| !scope.called.contains(name)) {
+            continue;
+        }
+        let words = shell_words(&line);
         if array.is_none() {
             if let Some(target) = sourced_path(&words) {
                 if depth < MAX_SOURCE_DEPTH {
@@ -448,7 +642,9 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
         let (mut at_start, mut exported) = (true, false);
         for word in &words {
             if let Some(name) = &array {
-                let item = word.strip_suffix(')');
+                // The `)` that closes the array, not one of an item's own (`"$((2 * CONC))"`).
+                let closes = word.matches(')').count() > word.matches('(').count();
+                let item = word.strip_suffix(')').filter(|_| closes);
                 let items = scope.arrays.entry(name.clone()).or_default();
                 match item {
                     Some(last) => {
@@ -520,9 +716,12 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver) -> Option<R
     read_scope(text, path, resolve, &mut scope, 0);
     let mut settings = BTreeMap::new();
     let mut found = false;
-    for (line, logical) in logical_lines(text) {
-        let words = scope.splice_arrays(&words(&logical));
-        let Some(start) = words.iter().position(|w| w.contains("sglang") || w == "vllm" || w.contains("vllm.")) else {
+    let dead = dead_lines(text, SERVING_INPUTS);
+    for (line, logical) in logical_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
+        let words = scope.splice_arrays(&shell_words(&logical));
+        let engine =
+            |w: &String| w.contains("sglang") || w == "vllm" || w.contains("vllm.") || w.contains("atom.entrypoints");
+        let Some(start) = words.iter().position(engine) else {
             continue;
         };
         if !is_engine_command(&words) {
@@ -588,6 +787,39 @@ mod tests {
 
     /// Shaped like seed 004's launcher: flags collected in a bash array per branch, values set
     /// per concurrency in `case` arms, the array spliced into the engine command.
+    /// Issue 33 item 2, shaped like `dsv4_fp4_b200_vllm_mtp.sh:255-259` and the ATOM launchers'
+    /// `CALCULATED_MAX_MODEL_LEN` (843c625): the `EVAL_ONLY` branch is the eval configuration,
+    /// not a serving setting; a test on anything else keeps both branches.
+    /// Issue 33 item 2: ATOM's server, as `dsr1_fp4_mi355x_atom.sh:48-53` at 843c625 starts it.
+    #[test]
+    fn an_atom_server_is_an_engine_command() {
+        let script = "BLOCK_SIZE=${BLOCK_SIZE:-16}\npython3 -m atom.entrypoints.openai_server \\\n    --model $MODEL \\\n    --server-port $PORT \\\n    -tp $TP \\\n    --kv_cache_dtype fp8 $CALCULATED_MAX_MODEL_LEN $EP \\\n    --block-size $BLOCK_SIZE > $SERVER_LOG 2>&1 &\n";
+        let s = standalone(script);
+        let values = |n: &str| s.settings.get(n).map(|x| x.values.iter().cloned().collect::<Vec<_>>());
+        assert_eq!(values("--kv-cache-dtype"), Some(vec!["fp8".to_owned()]));
+        assert_eq!(values("--block-size"), Some(vec!["16".to_owned()]));
+        assert_eq!(s.settings["--block-size"].at, "l.sh:2");
+    }
+
+    #[test]
+    fn the_eval_only_branch_is_not_the_serving_configuration() {
+        let script = "if [ \"${EVAL_ONLY:-false}\" = \"true\" ]; then\n    SPEC='{\"method\": \"mtp\"}'\n    EXTRA=\"--max-model-len\"\nelse\n    SPEC='{\"method\": \"mtp\", \"synthetic_acceptance_length\": 2.49}'\nfi\nif [[ \"$EVAL_ONLY\" == \"true\" ]]; then\n  vllm serve $MODEL --max-model-len $(compute_eval_context_length $MODEL)\nelif [[ $CONC -ge 64 ]]; then\n  MEM=0.9\nelse\n  MEM=0.85\nfi\ncase \"$EVAL_ONLY\" in\n  true) KV=fp8 ;;\n  *) KV=auto ;;\nesac\nvllm serve $MODEL --speculative-config \"$SPEC\" --gpu-memory-utilization $MEM --kv-cache-dtype $KV\n";
+        let s = from_script(script, "l.sh", &|_: &str, _: &str| None).unwrap();
+        let values = |n: &str| s.settings.get(n).map(|x| x.values.iter().cloned().collect::<Vec<_>>());
+        assert_eq!(
+            values("--speculative-config"),
+            Some(vec!["{\"method\": \"mtp\", \"synthetic_acceptance_length\": 2.49}".to_owned()])
+        );
+        assert_eq!(values("--max-model-len"), None, "the eval server's command is not read");
+        assert_eq!(
+            values("--gpu-memory-utilization"),
+            Some(vec!["0.85".to_owned(), "0.9".to_owned()]),
+            "undecided: both"
+        );
+        assert_eq!(values("--kv-cache-dtype"), Some(vec!["auto".to_owned()]));
+        assert_eq!(dead_lines(script, &[]), BTreeSet::new(), "without inputs nothing is ruled out");
+    }
+
     #[test]
     fn script_arrays_and_case_arms_reach_the_engine_command() {
         let script = "EXTRA=()\nif [ \"$TP\" = \"8\" ]; then\n  EXTRA+=(--mem-fraction-static 0.85)\nelse\n  case \"$CONC\" in\n    10) MEM=0.86; HICACHE=253 ;;\n    40) MEM=0.96; HICACHE=310; export HONOR=1 ;;\n  esac\n  EXTRA+=(--mem-fraction-static \"$MEM\" --hicache-size \"$HICACHE\")\nfi\npython3 -m sglang.launch_server --tp 4 \"${EXTRA[@]}\" &\n";
@@ -624,7 +856,7 @@ mod tests {
     /// literal `""` (which read `"cudagraph_capture_sizes":[]`, a value the launch never runs).
     #[test]
     fn escaped_quotes_and_appended_strings_read_as_the_shell_runs_them() {
-        let script = "N=3\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n    SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $N}\"\nfi\nSIZES=\"\"\nfor ((s = 1; s <= 4; s++)); do\n    SIZES+=\",\"\n    SIZES+=\"$((s * 4))\"\ndone\nCOMP=\"{\\\"cudagraph_capture_sizes\\\":[${SIZES}]}\"\nCMD=(\n    vllm serve m\n    --speculative-config \"$SPEC\"\n    --compilation-config \"$COMP\"\n    --served-model-name \\$NAME\n)\n\"${CMD[@]}\" &\n";
+        let script = "N=3\nif [ \"$SPEC_DECODING\" = \"mtp\" ]; then\n    SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $N}\"\nfi\nSIZES=\"\"\nfor ((s = 1; s <= 4; s++)); do\n    SIZES+=\",\"\n    SIZES+=\"$((s * 4))\"\ndone\nCOMP=\"{\\\"cudagraph_capture_sizes\\\":[${SIZES}]}\"\nCMD=(\n    vllm serve m\n    --speculative-config \"$SPEC\"\n    --compilation-config \"$COMP\"\n    --served-model-name \\$NAME\n)\n\"${CMD[@]}\" &\n";
         let s = standalone(script);
         assert_eq!(values(&s, "--speculative-config"), [r#"{"method": "mtp", "num_speculative_tokens": 3}"#]);
         assert_eq!(values(&s, "--compilation-config"), [r#"{"cudagraph_capture_sizes":[${SIZES}]}"#]);
@@ -734,6 +966,26 @@ mod tests {
             from_script("source lib.sh\nvllm serve $MODEL --tensor-parallel-size=\"$TP\"\n", "v.sh", &resolve).unwrap();
         let tp = values(&s, "--tensor-parallel-size");
         assert_eq!(tp, ["$TP"], "the job's TP, from before the assignment that names it");
+    }
+
+    /// `benchmark_lib.sh` at #2566 (4506c84): `bridge_disagg_eval_metadata` sets
+    /// `TP="${PREFILL_TP:-…}"` and the batched eval sets `CONC="$eval_conc"`, for the eval only.
+    /// A library's function binds its variables where the launcher calls it on the serving path:
+    /// not from its `EVAL_ONLY` branch, not after its server started (#2433's `run_eval`); an
+    /// item `"$((2 * CONC))"` does not close its array.
+    #[test]
+    fn a_sourced_library_binds_only_through_the_functions_the_launcher_calls() {
+        let lib = "bridge_meta() {\n    export TP=\"${PREFILL_TP:-${TP:-1}}\"\n}\n\nrun_eval() {\n    local eval_conc=\"$2\"\n    bridge_meta\n    export CONC=\"$eval_conc\"\n}\n\nset_mem() { MEM=0.9; }\ntune() {\n    KV=fp8\n}\n";
+        let resolve = |_: &str, _: &str| Some(("lib.sh".to_owned(), lib.to_owned()));
+        let script = "source lib.sh\nset_mem\ntune\nCMD=(\n  vllm serve $MODEL\n  --tensor-parallel-size \"$TP\"\n  --max-num-seqs \"$((2 * CONC))\"\n  --kv-cache-dtype $KV\n  --gpu-memory-utilization $MEM\n  --max-num-batched-tokens $CONC\n)\n\"${CMD[@]}\" &\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n  bridge_meta\nfi\nif [ \"$RUN_EVAL\" = \"true\" ]; then\n  run_eval --port 8000\nfi\n";
+        let s = from_script(script, "v.sh", &resolve).unwrap();
+        assert_eq!(values(&s, "--tensor-parallel-size"), ["$TP"], "the eval's metadata function is not called");
+        assert_eq!(values(&s, "--max-num-seqs"), ["$((2 * CONC))"], "the item keeps its parentheses");
+        assert_eq!(values(&s, "--max-num-batched-tokens"), ["$CONC"], "run_eval runs after the server started");
+        assert_eq!(values(&s, "--kv-cache-dtype"), ["fp8"], "the array stays open past the item");
+        assert_eq!(values(&s, "--gpu-memory-utilization"), ["0.9"], "a called one-line function binds");
+        let bodies: Vec<String> = function_bodies(lib).into_iter().map(|(n, l)| format!("{n} {l:?}")).collect();
+        assert_eq!(bodies, ["bridge_meta 1..=3", "run_eval 5..=9", "set_mem 11..=11", "tune 12..=14"]);
     }
 
     #[test]
