@@ -580,9 +580,10 @@ fn dead_lines(text: &str, inputs: &[(&str, &str)]) -> BTreeSet<u32> {
                     let pattern = first.strip_prefix('(').unwrap_or(first);
                     if let Some(pattern) = pattern.strip_suffix(')').filter(|_| is_case_pattern(first)) {
                         let subject = b.subject.as_deref().unwrap_or_default();
-                        let matches = pattern
-                            .split('|')
-                            .any(|p| crate::domain::launch::shell::glob(p.trim_matches(['"', '\'']), subject));
+                        // A pattern too costly to decide may match: its branch stays live.
+                        let matches = pattern.split('|').any(|p| {
+                            crate::domain::launch::shell::glob(p.trim_matches(['"', '\'']), subject) != Some(false)
+                        });
                         b.live = !b.taken && matches;
                         b.taken |= matches;
                     }
