@@ -12,8 +12,8 @@ use std::process::Command;
 use serde_json::{json, Value};
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, serve_upstream, REPO};
-use support::{comment_event, pr_event, ServerProcess, BOT, TOKEN};
+use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, REPO};
+use support::{comment_event, pr_event, BOT, TOKEN};
 use sweepgate::evidence::read_bundle;
 use sweepgate::github::RepoRef;
 use sweepgate::server::details::DetailsStore;
@@ -42,13 +42,7 @@ async fn every_status_links_to_a_page_chromium_renders_with_verdict_and_charts()
     serve_upstream(&upstream, &original);
     let signoff_url = serve(&fake, &original);
     let id: u64 = signoff_url.rsplit('-').next().unwrap().parse().unwrap();
-    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
-    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
-    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
-    args.extend(["--registry", &docker, "--registry", &nvcr]);
-    args.extend(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"]);
-    args.extend(["--public-url", PUBLIC_URL]);
-    let server = ServerProcess::start(&args).await;
+    let server = start_verifier(&fake, &upstream, &["--public-url", PUBLIC_URL]).await;
 
     let label = with_repo(pr_event("labeled", pr, &["full-sweep"], Some("full-sweep"), "nv-owner"), false);
     assert_eq!(server.deliver("pull_request", "d-1", &label).await.0, 202);

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, serve_upstream, tar_gz, REPO};
+use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, tar_gz, REPO};
 use support::{action_command, comment_event, pr_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, Evidence};
 use sweepgate::repo::{MemTree, Tree};
@@ -68,13 +68,7 @@ fn statuses_on(fake: &FakeGitHub, sha: &str) -> Vec<(String, String)> {
 }
 
 async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
-    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
-    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
-    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
-    args.extend(["--registry", &docker, "--registry", &nvcr]);
-    args.extend(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"]);
-    args.extend(extra);
-    ServerProcess::start(&args).await
+    start_verifier(fake, upstream, extra).await
 }
 
 /// The green-sweep fixture served with git trees, signed off and APPROVED at its head.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, serve_upstream, REPO};
+use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, REPO};
 use support::{pr_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, Evidence};
 
@@ -60,13 +60,7 @@ async fn start(ev: &Evidence, extra: &[&str]) -> Served {
 }
 
 async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
-    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
-    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
-    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
-    args.extend(["--registry", &docker, "--registry", &nvcr]);
-    args.extend(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"]);
-    args.extend(extra);
-    let server = ServerProcess::start(&args).await;
+    let server = start_verifier(fake, upstream, extra).await;
     let capped = Command::new("prlimit")
         .args(["--pid", &server.pid().to_string(), &format!("--as={MEMORY_CAP}")])
         .status()

@@ -8,7 +8,7 @@ mod support;
 use serde_json::{json, Value};
 use support::fake_github::FakeGitHub;
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, serve_upstream, REPO};
+use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, REPO};
 use support::{action_command, comment_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::read_bundle;
 
@@ -28,15 +28,8 @@ fn verdicts(fake: &FakeGitHub, pr: u64) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// `sweepgate serve` talking to `fake`, with upstream facts from `upstream`, plus `extra` flags.
 async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
-    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
-    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
-    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
-    args.extend(["--registry", &docker, "--registry", &nvcr]);
-    args.extend(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"]);
-    args.extend(extra);
-    ServerProcess::start(&args).await
+    start_verifier(fake, upstream, extra).await
 }
 
 fn statuses(fake: &FakeGitHub) -> Vec<(String, String, String)> {

@@ -14,9 +14,22 @@ use sweepgate::repo::{MemTree, Tree};
 pub use super::fake_github::zip_of;
 use super::fake_github::FakeGitHub;
 use super::fake_upstream::FakeUpstream;
+use super::{ServerProcess, BOT, TOKEN};
 
 pub const REPO: &str = "example/inferencex";
 pub const RUN: u64 = 40714803265;
+
+/// `sweepgate serve` talking to `fake`, with every upstream fact (GitHub, Hugging Face, the
+/// registries) from `upstream`, plus `extra` flags.
+pub async fn start_verifier(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
+    let (docker, nvcr) = (format!("docker.io={}", upstream.url), format!("nvcr.io={}", upstream.url));
+    let mut args = vec!["--github-token", TOKEN, "--github-api-url", &fake.url, "--bot-login", BOT];
+    args.extend(["--upstream-github-api", &upstream.url, "--huggingface-url", &upstream.url]);
+    args.extend(["--registry", &docker, "--registry", &nvcr]);
+    args.extend(["--upstream-allow-host", upstream.host(), "--upstream-allow-private"]);
+    args.extend(extra);
+    ServerProcess::start(&args).await
+}
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles").join(name)
