@@ -196,3 +196,38 @@ fn a_mistyped_secret_in_the_config_file_is_not_echoed() {
     assert!(stderr.contains(&format!("{config}:1:19: webhook_secrets must be a list of strings")), "{stderr}");
     assert!(!stderr.contains("Str0ngCanary"), "{stderr}");
 }
+
+/// Issue 35 case 8: an upstream token for the cookbook reads comes from the environment or a
+/// file (the config file may name one), is shown redacted, and is never a flag. A file that
+/// cannot be read stops the server with its name, not its content.
+#[test]
+fn the_upstream_token_comes_from_the_environment_or_a_file_and_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.sqlite");
+    let state = state.to_str().unwrap();
+    let base = ["--webhook-secret", "s", "--state", state, "--print-config"];
+    let out = serve(&base, &[("SWEEPGATE_UPSTREAM_TOKEN", "ghp_upstr3am")]);
+    assert_eq!(setting(&out, "upstream_token"), ("\"<redacted>\"".into(), "env".into()));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("upstr3am"));
+
+    std::fs::write(dir.path().join("upstream.token"), "ghp_fr0m_file\n").unwrap();
+    let config = write_config(dir.path(), "upstream_token_file = \"upstream.token\"\n");
+    let out = serve(&[&base[..], &["--config", &config]].concat(), &[]);
+    let (path, source) = setting(&out, "upstream_token_file");
+    assert!(path.ends_with("upstream.token\"") && source == "config", "{path} {source}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("fr0m_file"));
+
+    let flag = serve(&["--webhook-secret", "s", "--state", state, "--upstream-token", "x", "--print-config"], &[]);
+    assert!(!flag.status.success(), "there is no token flag");
+
+    let missing = dir.path().join("absent.token");
+    let out = serve(
+        &["--webhook-secret", "s", "--state", state, "--listen", "127.0.0.1:0"],
+        &[("SWEEPGATE_UPSTREAM_TOKEN_FILE", missing.to_str().unwrap())],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("reading the upstream token file") && err.contains("absent.token"),
+        "{err}"
+    );
+}

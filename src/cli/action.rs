@@ -139,7 +139,7 @@ fn handle_event(args: &ActionArgs) -> anyhow::Result<sweepgate::server::handlers
     let bot = BotConfig {
         bot_login: args.bot_login.clone(),
         status_context: args.status_context.clone(),
-        verify: args.verifier.verify_config(),
+        verify: args.verifier.verify_config()?,
         ..BotConfig::default()
     };
     // octocrab's client needs the runtime while it is built.

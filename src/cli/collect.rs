@@ -71,6 +71,14 @@ pub struct UpstreamArgs {
     /// Allow upstream hosts on loopback, private or link-local addresses (local mirrors, tests).
     #[arg(long = "upstream-allow-private", env = "SWEEPGATE_UPSTREAM_ALLOW_PRIVATE")]
     pub allow_private: bool,
+    /// File holding a token for upstream GitHub reads (cookbook PRs and their files): anonymous
+    /// reads share 60 requests an hour per address. The token itself comes from this file or
+    /// from `SWEEPGATE_UPSTREAM_TOKEN`, never from a flag (a flag shows in `ps`).
+    #[arg(long, env = "SWEEPGATE_UPSTREAM_TOKEN_FILE")]
+    pub upstream_token_file: Option<std::path::PathBuf>,
+    /// `SWEEPGATE_UPSTREAM_TOKEN`, read from the environment only.
+    #[arg(skip = std::env::var("SWEEPGATE_UPSTREAM_TOKEN").ok().filter(|t| !t.trim().is_empty()))]
+    pub upstream_token: Option<String>,
 }
 
 fn parse_registry(text: &str) -> Result<(String, String), String> {
@@ -83,9 +91,23 @@ fn parse_registry(text: &str) -> Result<(String, String), String> {
 }
 
 impl UpstreamArgs {
-    pub fn config(&self) -> UpstreamConfig {
+    /// The upstream client's settings; an upstream token file that cannot be read is an error
+    /// naming the file (never its content).
+    pub fn config(&self) -> anyhow::Result<UpstreamConfig> {
+        let github_token = match (&self.upstream_token_file, &self.upstream_token) {
+            (Some(_), Some(_)) => {
+                anyhow::bail!("set SWEEPGATE_UPSTREAM_TOKEN or an upstream token file, not both")
+            }
+            (Some(path), None) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| anyhow::anyhow!("reading the upstream token file {}: {e}", path.display()))?;
+                Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+            }
+            (None, token) => token.as_ref().map(|t| t.trim().to_owned()),
+        };
         let mut config = UpstreamConfig {
             github_api: self.upstream_github_api.clone(),
+            github_token,
             huggingface: self.huggingface_url.clone(),
             ..UpstreamConfig::default()
         };
@@ -93,7 +115,7 @@ impl UpstreamArgs {
         config.allowed_hosts = DEFAULT_ALLOWED_HOSTS.iter().map(|h| h.to_string()).collect();
         config.allowed_hosts.extend(self.allow_hosts.iter().map(|h| h.trim().to_ascii_lowercase()));
         config.allow_private_addresses = self.allow_private;
-        config
+        Ok(config)
     }
 }
 
@@ -120,14 +142,14 @@ pub struct VerifierArgs {
 }
 
 impl VerifierArgs {
-    pub fn verify_config(&self) -> VerifyConfig {
-        VerifyConfig {
+    pub fn verify_config(&self) -> anyhow::Result<VerifyConfig> {
+        Ok(VerifyConfig {
             status_context: (!self.advisory).then(|| self.signoff_status_context.clone()),
             reviewers: self.reviewers.clone(),
-            upstream: self.upstream.config(),
+            upstream: self.upstream.config()?,
             preflight: self.preflight,
             ..VerifyConfig::default()
-        }
+        })
     }
 }
 
@@ -153,7 +175,7 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<ExitCode> {
         let metrics = Arc::new(ApiMetrics::default());
         let token = SecretString::from(args.token.clone());
         let gh = OctoGitHub::with_token(&args.api_url, token, RetryPolicy::default(), metrics.clone())?;
-        let upstream = UpstreamClient::new(args.upstream.config())?;
+        let upstream = UpstreamClient::new(args.upstream.config()?)?;
         // A progress bar only on a terminal (as `dispatch` does); logs get the summary line.
         let tty = std::io::stderr().is_terminal();
         let last = std::sync::Mutex::new(DownloadProgress { done: 0, total: 0, bytes: 0 });

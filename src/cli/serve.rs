@@ -307,6 +307,10 @@ pub(super) fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<
     l.set("upstream_github_api", &mut v.upstream.upstream_github_api, file.upstream_github_api);
     l.set("huggingface_url", &mut v.upstream.huggingface_url, file.huggingface_url);
     l.set("registries", &mut v.upstream.registries, file.registries.map(|r| r.into_iter().collect()));
+    l.set("upstream_token_file", &mut v.upstream.upstream_token_file, file.upstream_token_file.map(Some));
+    if v.upstream.upstream_token.is_some() {
+        l.shown.push(("upstream_token", v.upstream.upstream_token.redacted().map(toml::Value::String), Source::Env));
+    }
     l.set("public_url", &mut a.public_url, file.public_url.map(Some));
     l.set("details_db", &mut a.details_db, file.details_db.map(Some));
     l.set("details_private", &mut a.details_private, file.details_private);
@@ -407,7 +411,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
-    let mut verify = args.verifier.verify_config();
+    let mut verify = args.verifier.verify_config()?;
     verify.details = details_store(args)?;
     verify.limits.sweeps = sweep_options(args)?;
     verify.deadline = Duration::from_secs(args.verify_deadline_secs);

@@ -50,6 +50,8 @@ pub struct ServeFile {
     pub preflight: Option<bool>,
     pub reviewers: Option<Vec<String>>,
     pub upstream_github_api: Option<String>,
+    /// A file holding the token for upstream GitHub reads (the token is never written inline).
+    pub upstream_token_file: Option<PathBuf>,
     pub huggingface_url: Option<String>,
     /// Registry base URL overrides, `name = "url"`.
     pub registries: Option<BTreeMap<String, String>>,
@@ -109,6 +111,7 @@ impl ServeFile {
             &mut file.webhook_secrets_file,
             &mut file.private_key_file,
             &mut file.github_token_file,
+            &mut file.upstream_token_file,
             &mut file.outbox,
             &mut file.state,
             &mut file.sweep_repo,
