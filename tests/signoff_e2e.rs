@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::fake_github::FakeGitHub;
+use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, REPO};
 use support::{action_command, comment_event, ServerProcess, BOT, TOKEN};
@@ -449,4 +449,30 @@ async fn a_signoff_posted_before_the_head_was_pushed_is_not_verified_for_it() {
     assert!(reply.contains(&format!("the branch then held `{signed}`")), "{reply}");
     assert!(w.log.iter().any(|l| l.contains(&format!("/activity?ref=refs%2Fheads%2Fbranch-{pr}"))), "{:?}", w.log);
     assert!(!w.log.iter().any(|l| l.contains("/tarball/")), "no evidence is collected for it");
+}
+
+/// Nothing unauthorised is granted: when the policy commit (the default branch's tip, where
+/// CODEOWNERS is read) cannot be resolved, a signer without write access cannot be shown to own
+/// anything, so the sign-off is not verified (before, CODEOWNERS was read at the stale base and
+/// the signer was eligible). The reply names what could not be read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_policy_commit_a_reader_who_owned_paths_at_the_base_is_not_eligible() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let pr = original.pull_request.number;
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "read".into());
+    fake.fail_next(Fault { status: 404, matching: format!("GET /repos/{REPO}/branches/main"), ..Fault::default() });
+    let server = start_server(&fake, &upstream, &[]).await;
+    server.deliver("issue_comment", "p-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    server.wait_handled(1).await;
+    assert!(verdicts(&fake, pr).is_empty() && statuses(&fake).is_empty(), "{:?}", statuses(&fake));
+    let replies = refusals(&fake, pr);
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert!(replies[0].contains("CODEOWNERS could not be read where policy lives"), "{}", replies[0]);
+    assert!(replies[0].contains("the tip of the target branch main"), "{}", replies[0]);
+    assert!(replies[0].contains("策略所在处的 CODEOWNERS 无法读取"), "{}", replies[0]);
 }

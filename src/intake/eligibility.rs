@@ -17,13 +17,16 @@ pub const MAX_TEAMS: usize = 10;
 pub enum Eligibility {
     /// A write+ collaborator.
     Writer(Permission),
-    /// Listed (directly or through `team`) as an owner of `path` at the base.
+    /// Listed (directly or through `team`) as an owner of `path` in the policy's CODEOWNERS.
     Codeowner { path: String, team: Option<String> },
     /// Neither: the sign-off gets a short reply and changes nothing.
     NotEligible,
     /// Not a writer, and ownership hinges on teams whose membership could not be read: not
     /// eligible (fail closed), and the reply names the teams a maintainer must look at.
     Unknown { teams: Vec<String> },
+    /// Not a writer, and the policy commit (where CODEOWNERS is read) could not be resolved:
+    /// ownership cannot be shown, so not eligible (fail closed; never the stale base).
+    PolicyUnavailable { why: String },
 }
 
 impl Eligibility {

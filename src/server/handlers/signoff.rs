@@ -256,7 +256,11 @@ pub async fn eligibility_of<G: GitHub>(
     if permission.can_write() {
         return Ok((Eligibility::Writer(permission), detail));
     }
-    let Some(owners) = codeowners_at(gh, repo, policy.as_ok().unwrap_or(&pull.base.sha)).await? else {
+    let at = match policy {
+        Fact::Ok(at) => at,
+        Fact::Unavailable(why) => return Ok((Eligibility::PolicyUnavailable { why: why.clone() }, detail)),
+    };
+    let Some(owners) = codeowners_at(gh, repo, at).await? else {
         return Ok((Eligibility::NotEligible, detail));
     };
     let changed = changed_paths(gh, repo, pull.number).await?;
@@ -282,19 +286,23 @@ pub async fn eligibility_of<G: GitHub>(
 async fn refuse<G: GitHub>(
     gh: &G,
     bot_login: &str,
-    target: (&RepoRef, &PullRequest, SignoffKey),
+    target: (&RepoRef, &PullRequest, SignoffKey, &Fact<String>),
     comments: &[Comment],
     author: &str,
     why: &Eligibility,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
-    let (repo, pull, key) = target;
+    let (repo, pull, key, policy) = target;
     let pr = pull.number;
-    let teams = match why {
-        Eligibility::Unknown { teams } => teams.clone(),
-        _ => Vec::new(),
+    let (teams, unavailable) = match why {
+        Eligibility::Unknown { teams } => (teams.clone(), None),
+        Eligibility::PolicyUnavailable { why } => (Vec::new(), Some(why.as_str())),
+        _ => (Vec::new(), None),
     };
-    let context = json!({"key": key.to_string(), "signer": author, "base_sha": pull.base.sha, "teams": teams});
+    let context = json!({
+        "key": key.to_string(), "signer": author, "policy_sha": policy.as_ok(), "teams": teams,
+        "unavailable": unavailable,
+    });
     let body = render_bilingual("signoff_refused", &context)?;
     let marker = Marker::new("signoff-refused").with("pr", pr);
     upsert(gh, bot_login, Target { repo, number: pr }, comments, &marker, &body, out).await?;
@@ -513,7 +521,8 @@ pub async fn verify_signoff<G: GitHub>(
         };
         let (eligibility, permission) = eligibility;
         if !eligibility.is_eligible() {
-            return refuse(gh, bot_login, (repo, &pull, key), &comments, &author.login, &eligibility, out).await;
+            let target = (repo, &pull, key, &policy);
+            return refuse(gh, bot_login, target, &comments, &author.login, &eligibility, out).await;
         }
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
         let seen = if delivered {
