@@ -220,7 +220,7 @@ async fn reverify(original: &Evidence, fake: &FakeGitHub, server: &ServerProcess
     server.wait_handled(handled).await;
 }
 
-/// (d) Policy at the target branch's tip (ARCHITECTURE decision 6, issue 25 item 2): a
+/// (d) Policy at the default branch's tip (ARCHITECTURE decision 6, issue 25 item 2): a
 /// CODEOWNERS change on `main` after the PR's base applies to the next verification, and the
 /// verdict records the commit it read policy at.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,7 +259,7 @@ async fn a_codeowners_change_on_the_target_branch_applies_to_the_next_verificati
     let (_, body) = verdict(&fake, pr);
     assert!(!body.lines().next().unwrap().contains(" policy="), "no policy commit recorded: {body}");
     assert!(
-        body.contains("the policy files at the target branch") && body.contains("the tip of the target branch main"),
+        body.contains("the policy files at the default branch") && body.contains("the tip of the default branch main"),
         "{body}"
     );
 }

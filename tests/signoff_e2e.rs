@@ -65,7 +65,7 @@ async fn signoff_posted_edited_and_by_a_non_owner() {
     let first = verdicts(&fake, pr);
     assert_eq!(first.len(), 1, "{first:#?}");
     let (verdict_id, body) = &first[0];
-    // The marker records where policy was read: the target branch's tip (ARCHITECTURE decision 6).
+    // The marker records where policy was read: the default branch's tip (ARCHITECTURE decision 6).
     let policy = &original.pull_request.base_sha;
     let marker = format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} policy={policy} -->\n");
     assert!(body.starts_with(&marker), "{body}");
@@ -473,6 +473,6 @@ async fn without_a_policy_commit_a_reader_who_owned_paths_at_the_base_is_not_eli
     let replies = refusals(&fake, pr);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(replies[0].contains("CODEOWNERS could not be read where policy lives"), "{}", replies[0]);
-    assert!(replies[0].contains("the tip of the target branch main"), "{}", replies[0]);
+    assert!(replies[0].contains("the tip of the default branch main"), "{}", replies[0]);
     assert!(replies[0].contains("策略所在处的 CODEOWNERS 无法读取"), "{}", replies[0]);
 }

@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(status(&e).0, Status::Fail);
     }
 
-    /// ARCHITECTURE decision 6: CODEOWNERS is read at the target branch's tip, not at the
+    /// ARCHITECTURE decision 6: CODEOWNERS is read at the default branch's tip, not at the
     /// PR's recorded base (upstream #3163: a corrected CODEOWNERS on main applies at once).
     #[test]
     fn codeowners_is_read_at_the_target_branch_tip_when_it_is_not_the_base() {

@@ -14,7 +14,7 @@ use crate::evidence::{Evidence, Fact};
 use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
 
-/// A policy file read from the policy tree (the target branch's tip): its path and parsed value, or why it is unusable.
+/// A policy file read from the policy tree (the default branch's tip): its path and parsed value, or why it is unusable.
 pub type Parsed<T> = Result<(String, T), Reason>;
 
 pub struct Context<'e> {
@@ -93,7 +93,7 @@ impl<'e> Context<'e> {
         }
     }
 
-    /// `Err(reason)` when the policy files could not be read at the target branch's tip (or the
+    /// `Err(reason)` when the policy files could not be read at the default branch's tip (or the
     /// tip could not be resolved).
     pub fn policy_available(&self) -> Result<(), Reason> {
         match self.evidence.policy_fact() {

@@ -245,7 +245,7 @@ type CheckFn = fn(&Context) -> Outcome;
 struct Reads {
     base: bool,
     head: bool,
-    /// The policy files at the target branch's tip (ARCHITECTURE decision 6).
+    /// The policy files at the default branch's tip (ARCHITECTURE decision 6).
     policy: bool,
 }
 

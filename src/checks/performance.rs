@@ -386,7 +386,7 @@ mod tests {
             }]
         );
         assert_eq!(perf.rows, quiet.rows, "the opt-in changes no row, it adds the warning");
-        // Policy is read at the target branch's tip, never from the PR head.
+        // Policy is read at the default branch's tip, never from the PR head.
         let mut at_tip = with_history(950.0);
         at_tip.head.insert(".github/sweepgate.yaml", OPT_IN);
         at_tip.trees.policy = Some(Fact::Ok(()));

@@ -122,7 +122,7 @@ struct Patchwork {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PolicySource {
-    /// The repository's file at the target branch's tip.
+    /// The repository's file at the default branch's tip.
     File {
         path: String,
         #[serde(default)]
@@ -130,7 +130,7 @@ pub enum PolicySource {
         #[serde(default)]
         proposed: bool,
     },
-    /// The file is absent at the target branch's tip: spec 10 §9's table was used.
+    /// The file is absent at the default branch's tip: spec 10 §9's table was used.
     SpecDefault {
         path: String,
         #[serde(default)]

@@ -4,7 +4,7 @@
 //! <bundle>/evidence.json     everything but file trees, with "format": 2
 //! <bundle>/base/<path>       files at the base SHA (policy files, configs, recipes, …)
 //! <bundle>/head/<path>       files at the pinned head SHA
-//! <bundle>/policy/<path>     policy files at `policy_sha`, the target branch's tip, when it is
+//! <bundle>/policy/<path>     policy files at `policy_sha`, the default branch's tip, when it is
 //!                            not the base commit (absent: policy is read from base/)
 //! <bundle>/artifacts/<run id>/<artifact name>/<path>   unpacked workflow artifacts
 //! <bundle>/artifacts/<run id>/job-logs/<job id>.log    job logs a check reads

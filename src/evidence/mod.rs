@@ -65,7 +65,7 @@ pub struct PullRequest {
     /// configs, appended entries).
     pub base_sha: String,
     pub base_ref: String,
-    /// The target branch's tip the policy files were read at (ARCHITECTURE decision 6),
+    /// The default branch's tip the policy files were read at (ARCHITECTURE decision 6),
     /// resolved once per verification. Bundles without the field read it as `base_sha`;
     /// `None` when the branch could not be resolved (`trees.policy` says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -423,7 +423,7 @@ impl Evidence {
     }
 
     /// The tree policy files (CODEOWNERS, checklist template, MODELS.md, thresholds, golden AL,
-    /// waivers) are read from: the target branch's tip, which is the base tree when the two
+    /// waivers) are read from: the default branch's tip, which is the base tree when the two
     /// are one commit (ARCHITECTURE decision 6).
     pub fn policy_tree(&self) -> &MemTree {
         match self.trees.policy {

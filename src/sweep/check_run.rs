@@ -323,12 +323,12 @@ mod tests {
         assert!(
             done.output
                 .summary
-                .contains("CI priority: `configs/ci-priority.yaml` is absent at the target branch's tip `0123456789`")
+                .contains("CI priority: `configs/ci-priority.yaml` is absent at the default branch's tip `0123456789`")
                 && done.output.summary.contains("The PR proposes a change to it: proposed only")
                 && done
                     .output
                     .summary
-                    .contains("CI 优先级：目标分支最新提交 `0123456789` 中没有 `configs/ci-priority.yaml`")
+                    .contains("CI 优先级：默认分支最新提交 `0123456789` 中没有 `configs/ci-priority.yaml`")
                 && done.output.summary.contains("本 PR 提议修改该文件：仅为提议"),
             "{}",
             done.output.summary

@@ -2,7 +2,7 @@
 //! `sweepgate plan --format dispatch` (matrix of the changelog change base→head, canary,
 //! families, fail-fast, modifiers, recipe selection), once per configured pool. Rows that no
 //! pool serves are listed with their runner. Points are ordered by CI priority (spec 10 §9,
-//! `configs/ci-priority.yaml` at the target branch's tip) within each family, so the highest-priority pending
+//! `configs/ci-priority.yaml` at the default branch's tip) within each family, so the highest-priority pending
 //! point always starts first. The policy is the target branch's (decision 6), never the head's.
 
 use std::collections::HashMap;
@@ -160,7 +160,7 @@ fn keep_common(common: &mut Option<Vec<SkippedRow>>, skipped: Vec<SkippedRow>) {
     });
 }
 
-/// The policy file at the target branch's tip (`policy`), or spec 10 §9's table when the file
+/// The policy file at the default branch's tip (`policy`), or spec 10 §9's table when the file
 /// is absent there (a named source). The head's version is only compared: a PR cannot order
 /// its own points (docs/security.md §1).
 fn priority_policy(

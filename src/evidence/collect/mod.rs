@@ -175,7 +175,7 @@ pub struct Known {
     pub comments: Option<Vec<crate::github::types::Comment>>,
     /// Collaborator permissions by login.
     pub permissions: BTreeMap<String, crate::github::types::CollaboratorPermission>,
-    /// The target branch's tip as [`resolve_policy`] answered it (eligibility read CODEOWNERS
+    /// The default branch's tip as [`resolve_policy`] answered it (eligibility read CODEOWNERS
     /// there): the policy of one verification is resolved once.
     pub policy: Option<Fact<String>>,
     /// The sign-off itself, when there is no resource to read (preflight judges the PR body as
@@ -197,10 +197,10 @@ pub async fn resolve_policy<G: GitHub>(
     match gh.get_branch_sha(repo, branch).await {
         Ok(sha) if is_commit_sha(&sha) => Fact::Ok(sha),
         Ok(sha) => Fact::Unavailable(format!(
-            "the target branch {branch} resolved to {:?}, not a commit SHA",
+            "the default branch {branch} resolved to {:?}, not a commit SHA",
             sha.chars().take(64).collect::<String>()
         )),
-        Err(err) => unavailable(&format!("the tip of the target branch {branch}"), err),
+        Err(err) => unavailable(&format!("the tip of the default branch {branch}"), err),
     }
 }
 
@@ -376,7 +376,7 @@ async fn collect_from<G: GitHub>(
         };
         ((sha, fact), sweeps)
     };
-    // Policy at the target branch's tip: a tree of its own only when that is not the base.
+    // Policy at the default branch's tip: a tree of its own only when that is not the base.
     let policy_at = policy_sha.as_ok().filter(|sha| **sha != base_sha);
     let (base_tree, head_tree, policy_tree, check_runs) = tokio::join!(
         read_tree(gh, repo, &base_sha, limits, wanted),

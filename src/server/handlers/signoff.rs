@@ -237,9 +237,8 @@ async fn codeowners_at<G: GitHub>(gh: &G, repo: &RepoRef, sha: &str) -> Result<O
 }
 
 /// Whether `author` may sign off on `pull`: one permission call; CODEOWNERS at `policy` (the
-/// target branch's tip; its base commit when the tip could not be resolved, and the
-/// verification then FAILs naming that), the changed paths and team memberships only for a
-/// non-writer. A membership answered 404 is not
+/// default branch's tip; when it could not be resolved a non-writer is not eligible, HT11), the
+/// changed paths and team memberships only for a non-writer. A membership answered 404 is not
 /// confirmed, one that fails otherwise is unknown (neither is eligibility); any other failed
 /// read is an error of the event (retried).
 /// Also returns the permission as read, which the collector records instead of reading it again.
@@ -477,7 +476,7 @@ pub async fn verify_signoff<G: GitHub>(
     // The comment list read to judge the event is the collector's too (one read, not two).
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
-    // Policy at the target branch's tip, resolved once: eligibility and the checks read it.
+    // Policy at the default branch's tip, resolved once: eligibility and the checks read it.
     let policy = resolve_policy(gh, repo, &pull).await;
     // A sign-off delivered now is checked against the head it saw; a carried one by its fingerprint.
     let delivered = matches!(trigger, Trigger::Event { .. });
