@@ -18,7 +18,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::affected::{affected_configs, entry_spans};
+use super::affected::entry_spans;
 use super::{reason, Context, Reason};
 use crate::evidence::{Evidence, Fact};
 
@@ -83,9 +83,9 @@ impl Fingerprint {
             evidence.files.iter().map(|f| (f.filename.as_str(), f.previous_filename.as_deref(), f.status.as_str()));
         let files = file_states(changed, blobs);
         let cx = Context::new(evidence);
-        let reaches = super::reach::affected_reach(&cx)?;
         let mut configs = BTreeMap::new();
-        for config in affected_configs(&cx)? {
+        // One reach per affected config, in order: the configs and what each runs, read once.
+        for super::reach::ConfigReach { config, path, .. } in super::reach::affected_reach(&cx)? {
             let text = evidence
                 .head
                 .text(&config.file)
@@ -96,10 +96,9 @@ impl Fingerprint {
             })?;
             // What the entry runs is part of it (issue 35 case 7): every file its launch reaches
             // (sourced files, files read by path, recipes) with its blob at the head.
-            let reached: String = reaches
+            let reached: String = path
+                .files
                 .iter()
-                .filter(|r| r.config.key == config.key)
-                .flat_map(|r| r.path.files.iter())
                 .map(|f| format!("{} {}\n", f.path, blobs.get(&f.path).map_or("-", String::as_str)))
                 .collect();
             configs.insert(config.key.clone(), sha256(&format!("{}\n{}\n{reached}", config.file, span.text)));
@@ -170,6 +169,7 @@ pub fn changes(signed: &Fingerprint, now: &Fingerprint) -> Changes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::affected::affected_configs;
 
     /// The green-sweep fixture with the blob SHAs of its changed files at the head.
     fn bundle(name: &str) -> Evidence {

@@ -188,7 +188,7 @@ struct PullChanges {
 #[derive(Deserialize)]
 struct BaseChange {
     #[serde(rename = "ref")]
-    reference: BodyChange,
+    reference: ChangedFrom,
 }
 
 #[derive(Deserialize)]
@@ -198,15 +198,16 @@ struct IssueField {
     pull_request: Option<serde::de::IgnoredAny>,
 }
 
+/// `changes.<field>.from` of an `edited` action: the value before the edit.
 #[derive(Deserialize)]
-struct BodyChange {
+struct ChangedFrom {
     from: String,
 }
 
 #[derive(Deserialize)]
 struct Changes {
     #[serde(default)]
-    body: Option<BodyChange>,
+    body: Option<ChangedFrom>,
 }
 
 #[derive(Deserialize)]

@@ -281,7 +281,22 @@ pub async fn eligibility_of<G: GitHub>(
     Ok((eligibility::decide(author, permission, Some(&owners), &changed, &memberships), detail))
 }
 
-/// The one reply per PR for sign-offs that do not count (edited in place for the next one).
+/// Posts the one reply per PR for sign-offs that do not count (edited in place for the next
+/// one), rendered from `template` (English and 中文) with `context`.
+async fn reply_not_counted<G: GitHub>(
+    gh: &G,
+    bot_login: &str,
+    target: Target<'_>,
+    comments: &[Comment],
+    (template, context): (&str, &serde_json::Value),
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let body = render_bilingual(template, context)?;
+    let marker = Marker::new("signoff-refused").with("pr", target.number);
+    upsert(gh, bot_login, target, comments, &marker, &body, out).await
+}
+
+/// The reply for a signer who is not eligible (Check 0's question, asked cheaply).
 async fn refuse<G: GitHub>(
     gh: &G,
     bot_login: &str,
@@ -302,9 +317,7 @@ async fn refuse<G: GitHub>(
         "key": key.to_string(), "signer": author, "policy_sha": policy.as_ok(), "teams": teams,
         "unavailable": unavailable,
     });
-    let body = render_bilingual("signoff_refused", &context)?;
-    let marker = Marker::new("signoff-refused").with("pr", pr);
-    upsert(gh, bot_login, Target { repo, number: pr }, comments, &marker, &body, out).await?;
+    reply_not_counted(gh, bot_login, Target { repo, number: pr }, comments, ("signoff_refused", &context), out).await?;
     out.note(format!("sign-off {key} by {author} not counted ({why:?}): the status is unchanged"));
     Ok(())
 }
@@ -373,9 +386,8 @@ async fn not_the_head_signed<G: GitHub>(
         "key": key.to_string(), "signer": author, "head": pull.head.sha,
         "posted_at": posted_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(), "earlier": earlier,
     });
-    let body = render_bilingual("signoff_stale", &context)?;
-    let marker = Marker::new("signoff-refused").with("pr", pull.number);
-    upsert(gh, bot_login, Target { repo, number: pull.number }, comments, &marker, &body, out).await?;
+    let target = Target { repo, number: pull.number };
+    reply_not_counted(gh, bot_login, target, comments, ("signoff_stale", &context), out).await?;
     out.note(format!(
         "sign-off {key} by {author} was posted before the head {} was pushed ({seen:?}): a fresh sign-off is needed; the status is unchanged",
         pull.head.sha
