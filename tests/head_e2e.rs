@@ -84,7 +84,15 @@ async fn signed_off(
     extra: &[&str],
     edit: impl FnOnce(&FakeUpstream),
 ) -> (Evidence, FakeGitHub, FakeUpstream, ServerProcess) {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    signed_off_bundle(read_bundle(&fixture("green-sweep")).unwrap(), extra, edit).await
+}
+
+/// [`signed_off`] for a bundle the test changed first.
+async fn signed_off_bundle(
+    original: Evidence,
+    extra: &[&str],
+    edit: impl FnOnce(&FakeUpstream),
+) -> (Evidence, FakeGitHub, FakeUpstream, ServerProcess) {
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
     let fake = FakeGitHub::start(TOKEN, BOT).await;
     let upstream = FakeUpstream::start().await;
@@ -718,19 +726,8 @@ async fn a_main_merge_that_changes_a_sourced_file_needs_a_fresh_signoff() {
     let text = format!("source \"$(dirname \"$0\")/b200.env\"\n{}", original.head.text(launcher).unwrap());
     original.head.insert(launcher, text);
     original.head.insert(env, "# cluster notes, revision 1\n");
+    let (original, fake, _upstream, server) = signed_off_bundle(original, &[], |_| {}).await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    serve_commit(&fake, &head, &original.head);
-    serve_commit(&fake, &original.pull_request.base_sha, &original.base);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
-    let server = start_server(&fake, &upstream, &[]).await;
-    let mut event = comment_event(pr, id, "nv-owner", "MEMBER", &original.signoff.body, None);
-    event["repository"]["full_name"] = json!(REPO);
-    server.deliver("issue_comment", "s-1", &event).await;
-    server.wait_handled(1).await;
     assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "success", "{}", verdict(&fake, pr).1);
 
     let merged = "f".repeat(40);

@@ -10,7 +10,7 @@ use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
 use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, REPO};
 use support::{action_command, comment_event, ServerProcess, BOT, TOKEN};
-use sweepgate::evidence::read_bundle;
+use sweepgate::evidence::{read_bundle, Evidence};
 
 fn signoff_event(pr: u64, id: u64, login: &str, body: &str, previous: Option<&str>) -> Value {
     let mut payload = comment_event(pr, id, login, "MEMBER", body, previous);
@@ -26,6 +26,18 @@ fn verdicts(fake: &FakeGitHub, pr: u64) -> Vec<(u64, String)> {
         .filter(|c| c.login == BOT && c.body.starts_with("<!-- sweepgate:verdict "))
         .map(|c| (c.id, c.body.clone()))
         .collect()
+}
+
+/// The green-sweep fixture served through a fake GitHub and a fake upstream: the bundle, both
+/// fakes, and the id of its sign-off comment.
+async fn green_sweep() -> (Evidence, FakeGitHub, FakeUpstream, u64) {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
+    (original, fake, upstream, id)
 }
 
 async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
@@ -44,13 +56,8 @@ fn statuses(fake: &FakeGitHub) -> Vec<(String, String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signoff_posted_edited_and_by_a_non_owner() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, id) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     // Anyone can type a marker; only the bot's own comments count as verdicts.
     let forged =
         format!("<!-- sweepgate:verdict signoff=issuecomment-{id} sha={head} -->\n## ✅✅✅ **APPROVED** ✅✅✅");
@@ -127,13 +134,8 @@ fn refusals(fake: &FakeGitHub, pr: u64) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_none_association_signoff_leaves_the_status_as_it_was() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, id) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     // The signer only reads the repository, but owns configs/nvidia-master.yaml at the base:
     // a CODEOWNER of a changed path is eligible without write access.
     fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "read".into());
@@ -242,13 +244,8 @@ async fn manual_dispatch_through_the_action_verifies_a_closed_pr() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_head() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, id) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     let pushed = "c".repeat(40);
     // Read 1: the handler's gate, whose head collection pins; read 2: the re-read sees the push.
     fake.world().head_moves = Some((1, pushed.clone()));
@@ -269,13 +266,8 @@ async fn a_push_during_verification_is_named_and_the_status_stays_on_the_pinned_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_repairs_a_signoff_left_pending() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, id) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     // A verification that died after its `pending` (the event itself was lost).
     fake.add_status(
         REPO,
@@ -420,13 +412,8 @@ async fn reconcile_repairs_review_and_inline_signoffs_newest_eligible_first() {
 /// fresh sign-off is needed, naming both heads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signoff_posted_before_the_head_was_pushed_is_not_verified_for_it() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, id) = green_sweep().await;
     let (pr, signed) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     let pushed = "c".repeat(40);
     // The sign-off is posted at 10:00:00 (`comment_event`); the push lands 30 s later.
     fake.push(REPO, pr, &pushed, "2026-09-01T10:00:30Z");
@@ -435,14 +422,9 @@ async fn a_signoff_posted_before_the_head_was_pushed_is_not_verified_for_it() {
     server.wait_handled(1).await;
     assert!(verdicts(&fake, pr).is_empty(), "nothing is verified for a head nobody signed");
     assert!(statuses(&fake).is_empty(), "the status is unchanged: {:?}", statuses(&fake));
-    let w = fake.world();
-    let replies: Vec<String> = w
-        .comments_on(REPO, pr)
-        .into_iter()
-        .filter(|c| c.login == BOT && c.body.contains("sweepgate:signoff-refused"))
-        .map(|c| c.body.clone())
-        .collect();
+    let replies = refusals(&fake, pr);
     assert_eq!(replies.len(), 1, "{replies:?}");
+    let w = fake.world();
     let reply = &replies[0];
     assert!(reply.contains("### A fresh sign-off is needed") && reply.contains("### 需要重新签署"), "{reply}");
     assert!(reply.contains(&format!("before the PR's head `{pushed}` was pushed")), "{reply}");
@@ -457,13 +439,8 @@ async fn a_signoff_posted_before_the_head_was_pushed_is_not_verified_for_it() {
 /// the signer was eligible). The reply names what could not be read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_policy_commit_a_reader_who_owned_paths_at_the_base_is_not_eligible() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, id) = green_sweep().await;
     let pr = original.pull_request.number;
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "read".into());
     fake.fail_next(Fault { status: 404, matching: format!("GET /repos/{REPO}/branches/main"), ..Fault::default() });
     let server = start_server(&fake, &upstream, &[]).await;

@@ -86,6 +86,7 @@ impl ServerProcess {
     async fn spawn_holding(args: &[&str], state_dir: tempfile::TempDir) -> ServerProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
             .args(args)
+            // `TEST_SERVER_LOG=info cargo test …` shows each event's handled actions when debugging.
             .env("SWEEPGATE_LOG", std::env::var("TEST_SERVER_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
