@@ -456,13 +456,13 @@ fn find_patches(cx: &Context) -> Result<Found, Outcome> {
     let (reached, configs, unavailable) = launch_paths(cx)?;
     let mut count = 0;
     for file in reached {
+        if file.kind == ReachKind::Data {
+            continue; // read by the serving path, not run: nothing in it is scanned, nor counted
+        }
         count += 1;
         if file.kind == ReachKind::Patch {
             patches.push(Patch { file: file.path, line: 1, kind: "reached_patch", via: Some(file.via), target: None });
             continue;
-        }
-        if file.kind == ReachKind::Data {
-            continue; // read by the serving path, not run: no command in it patches anything
         }
         let Some(lines) = scan::head_lines(ev, &file.path) else { continue };
         let found = patches_in(&lines, &vars_of(&file.path, &lines));
