@@ -7,7 +7,7 @@
 //! (b) merged: from the collected upstream PR fact, never inferred;
 //! (c) coverage: the collected upstream content (PR files at the merge commit, published page
 //!     text) is tied to each config by the model it names; every setting of every role and
-//!     variant (`domain::serving_settings`) that is not informational
+//!     variant (`domain::launch::settings`) that is not informational
 //!     (`checks/data/03-serving-settings.toml`) must be stated there with its values, or given a
 //!     derivation rule, or excluded by name in the detail section. Unreadable content FAILs.
 
@@ -21,13 +21,8 @@ use super::affected::{affected_configs, AffectedConfig};
 use super::reach::affected_reach;
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
-use crate::domain::launch;
-use crate::domain::master_config::{self, FixedSpaces, SrtRecipeRow};
-use crate::domain::serving_settings::{self, RoleSettings, Setting};
-use crate::domain::srt_recipe::{FactVariant, Recipe, RecipeRef, SingleNodePoint, Variant};
+use crate::domain::launch::{self, ConfigLaunch, RoleSettings, Setting, SettingKind, SettingScope, SettingsGap};
 use crate::evidence::{Fact, UpstreamContent};
-use crate::matrix::generate::conc_range;
-use crate::yaml::{self, Node, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Engine {
@@ -270,199 +265,87 @@ impl Classes {
     }
 }
 
-/// The master-config entry of an affected config, with what Check 3 reads from it.
+/// What Check 3 reads of an affected config: its launch model (`domain::launch`), read once
+/// per verification with the rest of the PR's launches.
 struct Entry {
-    model: String,
-    recipes: Vec<String>,
-    /// Search-space key (`tp`, `ep`, …) → every value it takes.
-    space: BTreeMap<String, BTreeSet<String>>,
-    /// Single-node rows that name their srt-slurm recipe (newer master schema).
-    srt_rows: Vec<SrtRecipeRow>,
-    /// Some single-node row names no recipe (its settings come from the launcher script).
-    plain_single_rows: bool,
+    launch: ConfigLaunch,
 }
 
-fn walk(node: &Node, entry: &mut Entry, keys: &BTreeSet<&str>) {
-    match &node.value {
-        Value::Map(items) => {
-            for (k, v) in items {
-                let key = k.key_text().map(|t| t.into_owned()).unwrap_or_default();
-                if keys.contains(key.as_str()) {
-                    if let Some(t) = v.key_text() {
-                        entry.space.entry(key).or_default().insert(t.into_owned());
-                    }
-                }
-                walk(v, entry, keys);
-            }
-        }
-        Value::Seq(items) => items.iter().for_each(|i| walk(i, entry, keys)),
-        _ => {
-            if let Some(reference) = node.as_str().and_then(|s| s.trim().strip_prefix("CONFIG_FILE=")) {
-                entry.recipes.push(reference.trim().to_owned());
-            }
-        }
+impl Entry {
+    fn model(&self) -> &str {
+        &self.launch.model
+    }
+
+    /// Every value a search-space key (`tp`, `dcp-size`) takes in the config's rows.
+    fn space(&self, key: &str) -> Option<&BTreeSet<String>> {
+        self.launch.space.get(key)
     }
 }
 
 fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, Reason> {
-    let text = (cx.evidence.head.text(&config.file))
-        .ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
-    let root = yaml::parse(text, &config.file).map_err(|e| e.to_string())?;
-    let node = root.get(&config.key).ok_or_else(|| format!("{}: no entry {}", config.file, config.key))?;
-    let mut entry = Entry {
-        model: node.get("model").and_then(Node::as_str).unwrap_or_default().to_owned(),
-        recipes: Vec::new(),
-        space: BTreeMap::new(),
-        srt_rows: Vec::new(),
-        plain_single_rows: !config.multinode,
-    };
-    let keys: BTreeSet<&str> = classes().master_variables.values().map(String::as_str).collect();
-    walk(node, &mut entry, &keys);
-    match master_config::validate_entry(&config.key, &config.file, node.pos, node) {
-        Ok(master) => {
-            entry.srt_rows = master.srt_recipe_rows();
-            let single_rows = master
-                .fixed
-                .iter()
-                .map(|b| match &b.search_space {
-                    FixedSpaces::Single(s) => s.len(),
-                    FixedSpaces::Multi(_) => 0,
-                })
-                .sum::<usize>()
-                + master.agentic.iter().flat_map(|b| &b.search_space).filter(|s| s.tp.is_some()).count();
-            entry.plain_single_rows = single_rows > entry.srt_rows.len();
-        }
-        // The rows' recipes cannot be read from an invalid entry (Check 18(a) names why).
-        Err(e) if node.to_json().to_string().contains("\"srt-recipe\"") => return Err(e.to_string().into()),
-        // Without srt-recipe rows, the launcher and CONFIG_FILE settings are read from the text.
-        Err(_) => {}
-    }
-    Ok(entry)
-}
-
-/// One scope of effective settings: a role of a recipe or launcher, or the recipe variants
-/// that serve one master search-space row (`variant` names that row: `TP4/EP4 HiCache`).
-struct Scope {
-    variant: Option<String>,
-    settings: RoleSettings,
-}
-
-/// `TP4/EP4 HiCache`: the row's parallelism and, for a DRAM-offload band, its backend.
-pub(super) fn variant_label(row: &SrtRecipeRow) -> String {
-    let mut label = if row.ep > 1 { format!("TP{}/EP{}", row.tp, row.ep) } else { format!("TP{}", row.tp) };
-    if row.kv_offloading == "dram" {
-        let backend = match row.kv_offload_backend.as_deref() {
-            Some("hicache") => "HiCache".to_owned(),
-            Some("lmcache") => "LMCache".to_owned(),
-            Some(other) => other.to_owned(),
-            None => "DRAM-offload".to_owned(),
-        };
-        label.push(' ');
-        label.push_str(&backend);
-    }
-    label
-}
-
-/// The concurrencies a row generates (the generator's list or geometric range).
-pub(super) fn row_concurrencies(row: &SrtRecipeRow) -> Vec<i64> {
-    match &row.conc.list {
-        Some(list) if !list.is_empty() => list.clone(),
-        _ => conc_range(row.conc.start.unwrap_or(0), row.conc.end.unwrap_or(-1), 2),
-    }
-}
-
-/// The settings of every srt-recipe row: the variants of its recipe that serve its points
-/// (TP, EP, concurrency and KV band, `domain::srt_recipe::FactVariant::serves`).
-fn srt_row_scopes(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, Reason> {
-    let head = &cx.evidence.head;
-    let mut out = Vec::new();
-    for row in &entry.srt_rows {
-        let candidates = row.candidate_paths(&config.file);
-        let (path, text) = candidates.iter().find_map(|p| head.text(p).map(|t| (p.clone(), t))).ok_or_else(|| {
-            reason("srt_recipe_absent").arg("path", candidates[0].as_str()).arg("at", row.at.as_str())
-        })?;
-        let recipe = Recipe::parse(text, &path).map_err(|e| e.to_string())?;
-        let all = recipe.fact_variants().map_err(|e| e.to_string())?;
-        let mut chosen: Vec<Variant> = Vec::new();
-        for conc in row_concurrencies(row) {
-            let point = SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
-            let serving: Vec<&FactVariant> = all.iter().filter(|v| v.serves(&point)).collect();
-            if serving.is_empty() {
-                return Err(reason("srt_no_serving_variant")
-                    .arg("path", path.as_str())
-                    .arg("label", variant_label(row))
-                    .arg("conc", conc)
-                    .arg("at", row.at.as_str()));
-            }
-            for v in serving {
-                if !chosen.iter().any(|c| c.selector == v.variant.selector) {
-                    chosen.push(v.variant.clone());
-                }
-            }
-        }
-        for settings in serving_settings::from_variants(&path, &chosen).map_err(|e| e.to_string())? {
-            out.push(Scope { variant: Some(variant_label(row)), settings });
-        }
-    }
-    Ok(out)
-}
-
-/// Effective settings of a config: the recipe variants of its `srt-recipe` rows; for the other
-/// rows its recipes (`CONFIG_FILE=`), or else the benchmark scripts its runner launchers run,
-/// both as the launch model (`domain::launch`) finds them. Missing sources are an error.
-fn effective_settings(cx: &Context, config: &AffectedConfig, entry: &Entry) -> Result<Vec<Scope>, Reason> {
-    let head = &cx.evidence.head;
-    let mut out = srt_row_scopes(cx, config, entry)?;
-    let scoped = |roles: Vec<RoleSettings>| roles.into_iter().map(|settings| Scope { variant: None, settings });
     let reaches = affected_reach(cx)?;
-    let launch = &reaches
-        .iter()
+    let reach = reaches
+        .into_iter()
         .find(|r| r.config.key == config.key && r.config.file == config.file)
-        .ok_or_else(|| reason("not_affected").arg("key", config.key.as_str()))?
-        .launch;
-    if !entry.recipes.is_empty() {
-        for recipe in launch.recipes.iter().filter(|r| entry.recipes.contains(&r.written)) {
-            let text = head.text(&recipe.path).filter(|_| recipe.exists).ok_or_else(|| {
-                reason("config_file_recipe_absent")
-                    .arg("path", recipe.path.as_str())
-                    .arg("written", recipe.written.as_str())
-            })?;
-            let parsed = Recipe::parse(text, &recipe.path).map_err(|e| e.to_string())?;
-            let selector = RecipeRef::parse(&recipe.written).map_err(|e| e.to_string())?.selector;
-            out.extend(scoped(serving_settings::from_recipe(&parsed, selector.as_ref()).map_err(|e| e.to_string())?));
+        .ok_or_else(|| reason("not_affected").arg("key", config.key.as_str()))?;
+    Ok(Entry { launch: reach.launch })
+}
+
+/// Why a settings source could not be read, as a maintainer opens it.
+fn gap_reason(launch: &ConfigLaunch, gap: &SettingsGap) -> Reason {
+    match gap {
+        SettingsGap::InvalidEntry { error } | SettingsGap::UnparsableRecipe { error, .. } => error.as_str().into(),
+        SettingsGap::RecipeAbsent { path, row: Some(row), .. } => {
+            reason("srt_recipe_absent").arg("path", path.as_str()).arg("at", row.as_str())
         }
-        return Ok(out);
-    }
-    if !entry.srt_rows.is_empty() && !entry.plain_single_rows {
-        return Ok(out);
-    }
-    let scripts = launch.scripts();
-    for path in &scripts {
-        let text = head.text(path).ok_or_else(|| reason("path_not_text").arg("path", *path))?;
-        cx.charge_scan(*path, text.len())?;
-        let resolve = |from: &str, target: &str| crate::domain::launch::sourced(head, from, target);
-        match serving_settings::from_script(text, path, &resolve) {
-            Some(settings) => out.push(Scope { variant: None, settings }),
-            None => return Err(reason("no_server_started").arg("path", *path)),
+        SettingsGap::RecipeAbsent { path, written, row: None } => {
+            reason("config_file_recipe_absent").arg("path", path.as_str()).arg("written", written.as_str())
         }
+        SettingsGap::ExternalRecipe { checkout, path, at } => reason("external_recipe_unread")
+            .arg("checkout", checkout.as_str())
+            .arg("path", path.as_str())
+            .arg("at", at.as_str()),
+        SettingsGap::RecipeUnlocated { written, at } => {
+            let what = format!("CONFIG_FILE={written}");
+            let why = launch.unresolved.iter().find(|u| u.what == what).map_or("no_checkout", |u| u.why);
+            reason("launch_unresolved").arg("what", what).arg("why", why).arg("at", at.as_str())
+        }
+        SettingsGap::NoServingVariant { path, label, conc, row } => reason("srt_no_serving_variant")
+            .arg("path", path.as_str())
+            .arg("label", label.as_str())
+            .arg("conc", *conc)
+            .arg("at", row.as_str()),
+        SettingsGap::NotText { path } => reason("path_not_text").arg("path", path.as_str()),
+        SettingsGap::NoServerStarted { path } => reason("no_server_started").arg("path", path.as_str()),
     }
-    if scripts.is_empty() {
+}
+
+/// The effective settings of a config, as the launch model reads them (decision PM7): the
+/// recipe variants of its `srt-recipe` rows, its `CONFIG_FILE` recipes, the benchmark scripts
+/// of its other rows. A source that could not be read names what to open.
+fn effective_settings(entry: &Entry) -> Result<&[SettingScope], Reason> {
+    let launch = &entry.launch;
+    if let Some(gap) = launch.gaps.first() {
+        return Err(gap_reason(launch, gap));
+    }
+    if launch.scopes.is_empty() && launch.recipes.is_empty() {
         let unresolved: Vec<serde_json::Value> = (launch.unresolved.iter())
             .map(|u| {
                 let why = reason("launch_unresolved").arg("what", u.what.as_str()).arg("why", u.why);
                 why.arg("at", u.at.as_str()).into()
             })
             .collect();
-        return Err(reason("no_launch_source").arg("key", config.key.as_str()).arg("unresolved", unresolved));
+        return Err(reason("no_launch_source").arg("key", launch.config.as_str()).arg("unresolved", unresolved));
     }
-    Ok(out)
+    Ok(&launch.scopes)
 }
 
 /// The effective serving settings of an affected config per role (its recipes, else its launcher
 /// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
 /// integer all-reduce). `Err` names what could not be read.
 pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, Reason> {
-    Ok(effective_settings(cx, config, &read_entry(cx, config)?)?.into_iter().map(|scope| scope.settings).collect())
+    let entry = read_entry(cx, config)?;
+    Ok(effective_settings(&entry)?.iter().map(|scope| scope.settings.clone()).collect())
 }
 
 /// Lowercase letters and digits only, so `Muse-Spark-Open` matches `MuseSparkOpen.mdx`.
@@ -707,7 +590,7 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
     for setting in settings.settings.values() {
         // The launch model's class (decision LM5): harness settings never count; `unknown`
         // ones do (fail closed: they may reach the engine process).
-        let flag = setting.kind == serving_settings::SettingKind::Flag;
+        let flag = setting.kind == SettingKind::Flag;
         if launch::class::class_of(&setting.name, flag) == launch::Class::Harness {
             out.informational.insert((setting.name.clone(), "harness".to_owned()));
             continue;
@@ -722,7 +605,7 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             let master = classes.master_variables.iter().find(|(var, _)| value == &format!("${var}"));
             let space = master.and_then(|(_, key)| {
                 let default = || classes.master_defaults.get(key).map(|d| BTreeSet::from([d.clone()]));
-                entry.space.get(key).cloned().or_else(default)
+                entry.space(key).cloned().or_else(default)
             });
             match space {
                 Some(space) => values.extend(space),
@@ -988,13 +871,13 @@ fn judge_config(
             return;
         }
     };
-    let tied: Vec<&Usable> = usable.iter().filter(|u| names_model(u.content, &entry.model)).collect();
+    let tied: Vec<&Usable> = usable.iter().filter(|u| names_model(u.content, entry.model())).collect();
     if tied.is_empty() {
         let links: Vec<String> = usable.iter().map(|u| u.link.short()).collect();
-        problems.push(json!({"kind": "not_tied", "config": key, "model": entry.model, "links": links}));
+        problems.push(json!({"kind": "not_tied", "config": key, "model": entry.model(), "links": links}));
         return;
     }
-    let scopes = match effective_settings(cx, config, &entry) {
+    let scopes = match effective_settings(&entry) {
         Ok(r) => r,
         Err(reason) => {
             problems.push(json!({"kind": "settings_unknown", "config": key, "reason": Json::from(reason)}));
@@ -1006,7 +889,7 @@ fn judge_config(
     let label: Vec<&Json> = tied.iter().map(|u| &u.label).collect();
     let before = problems.len();
     let mut covered = 0;
-    for scope in &scopes {
+    for scope in scopes {
         let role = &scope.settings;
         let mut found = Coverage::default();
         judge(role, &entry, &text, detail, &mut found);
@@ -1018,7 +901,7 @@ fn judge_config(
                 "config": key,
                 "source": role.source,
                 "role": role.role,
-                "variant": scope.variant,
+                "variant": scope.row,
                 "settings": found.unresolvable,
             }));
         }
@@ -1031,7 +914,7 @@ fn judge_config(
                 "documentation": Engine::of_framework(&config.framework).map_or("recipe", Engine::documentation),
                 "source": role.source,
                 "role": role.role,
-                "variant": scope.variant,
+                "variant": scope.row,
                 "concurrencies": show_concurrencies(&role.concurrencies),
                 "links": label,
                 "settings": found.uncovered,
@@ -1305,19 +1188,24 @@ mod tests {
         assert!(o.message.args["excluded"].to_string().contains("--mem-fraction-static 0.9"), "{o:?}");
     }
 
-    /// Issue 24: Check 3's scans share the verification's byte budget; past it the launcher's
-    /// settings are unknown, naming the budget (the test above passes within it).
+    /// Issue 24: the launch model's reading shares the verification's byte budget (charged once,
+    /// for every file the config's launch reaches); past it the settings are unknown, naming the
+    /// budget and the config (the test above passes within it).
     #[test]
     fn past_the_scan_budget_the_settings_are_unknown_naming_it() {
         let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
         merged(&mut e, COOKBOOK);
+        let within = Context::new(&e);
+        within.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - SCRIPT.len()).unwrap();
+        assert_eq!(check(&within).status, Status::Pass, "the script's bytes are charged once");
         let cx = Context::new(&e);
-        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - SCRIPT.len()).unwrap();
+        cx.charge_scan("earlier checks", crate::evidence::limits::MAX_SCAN_BYTES - SCRIPT.len() + 1).unwrap();
         let o = check(&cx);
         assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["settings_unknown".to_owned()]), "{o:?}");
+        let what = json!({"$reason": "launch_path_of", "key": "qwen3.5-fp8-mi355x-sglang"});
         assert_eq!(
             o.message.args["problems"][0]["reason"],
-            json!({"$reason": "scan_budget_exceeded", "what": SCRIPT_PATH, "budget": 33554432}),
+            json!({"$reason": "scan_budget_exceeded", "what": what, "budget": 33554432}),
         );
     }
 
@@ -1439,7 +1327,7 @@ mod tests {
     fn an_engine_alias_states_the_setting() {
         let tp = Setting {
             name: "--tensor-parallel-size".into(),
-            kind: serving_settings::SettingKind::Flag,
+            kind: SettingKind::Flag,
             values: BTreeSet::new(),
             concurrencies: BTreeSet::new(),
             value_concurrencies: BTreeMap::new(),
@@ -1454,7 +1342,7 @@ mod tests {
     fn stated_values_are_bounded_and_read_in_every_written_form() {
         let setting = |name: &str| Setting {
             name: name.into(),
-            kind: serving_settings::SettingKind::Flag,
+            kind: SettingKind::Flag,
             values: BTreeSet::new(),
             concurrencies: BTreeSet::new(),
             value_concurrencies: BTreeMap::new(),

@@ -21,7 +21,7 @@ use super::c03_upstream_recipe::config_settings;
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
-use crate::domain::serving_settings::SettingKind;
+use crate::domain::launch::settings::SettingKind;
 use crate::matrix::inputs;
 use crate::repo::Layout;
 

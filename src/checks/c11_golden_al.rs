@@ -13,8 +13,8 @@ use super::scan::{self, Role};
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::domain::launch::runner::{self, Assignment};
+use crate::domain::launch::settings;
 use crate::domain::launch::shell::{Env, ScriptValues};
-use crate::domain::serving_settings;
 use crate::repo::{Layout, Logical};
 
 const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
@@ -100,9 +100,8 @@ fn printf_argument(text: &str, line: u32, key: &str) -> Option<String> {
     if !conversion.starts_with('%') {
         return None;
     }
-    let (_, joined) =
-        serving_settings::logical_lines(text).into_iter().take_while(|(start, _)| *start <= line).last()?;
-    let words = serving_settings::words(&joined);
+    let (_, joined) = settings::logical_lines(text).into_iter().take_while(|(start, _)| *start <= line).last()?;
+    let words = settings::words(&joined);
     let printf = words.iter().position(|w| w.ends_with("printf"))?;
     let format = printf + 1 + words[printf + 1..].iter().position(|w| w.contains(key))?;
     // Conversions before the key's, in the format as the shell passes it (`%%` is no conversion).

@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 
 use super::affected::{affected_configs, all_configs, changelog_keys, configs_in, AffectedConfig};
 use super::c01_in_pr_sweep::qualifying_run;
-use super::c03_upstream_recipe::{row_concurrencies, show_concurrencies, variant_label};
+use super::c03_upstream_recipe::show_concurrencies;
 use super::c06_upstream_image::canonical_image;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint, UnreadableArtifact};
 use super::generated::{has_config, rows_by_config, LoadError};
@@ -276,7 +276,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                 }
             }
         }
-        let concs = row_concurrencies(&row);
+        let concs = row.concurrencies();
         if let Some(recipe) = by_recipe.get_mut(&path) {
             recipe.rows.push((row, concs));
         }
@@ -286,7 +286,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
         let file = path.rsplit('/').next().unwrap_or(path);
         let mut parts: Vec<Value> = Vec::new();
         for (row, concs) in rows {
-            let label = variant_label(row);
+            let label = row.label();
             let mut gpus = BTreeSet::new();
             let failures = out.items.len();
             for &conc in concs {
@@ -361,7 +361,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
                     'b',
                     reason("srt_variant_unlisted")
                         .arg("config", key.as_str())
-                        .arg("label", variant_label(&band[0].0))
+                        .arg("label", band[0].0.label())
                         .arg("variant", v.variant.selector.as_str())
                         .arg("path", path.as_str())
                         .arg("conc", conc),

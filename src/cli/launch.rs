@@ -20,7 +20,9 @@ pub struct LaunchArgs {
     pub format: OutputFormat,
 }
 
-/// The JSON shape, plus `jobs` (every runner launcher × variant the first job stands for).
+/// The JSON shape, plus `jobs` (every runner launcher × variant the first job stands
+/// for), the settings sources that could not be read (`gaps`) and the recipes read from an
+/// external srt-slurm checkout (`external`).
 fn to_json(c: &ConfigLaunch) -> serde_json::Value {
     let first = c.jobs.iter().find(|j| j.script_exists).or_else(|| c.jobs.first());
     let mut out = json!({
@@ -32,6 +34,12 @@ fn to_json(c: &ConfigLaunch) -> serde_json::Value {
         "recipes": c.recipes.iter().map(|r| &r.path).collect::<Vec<_>>(),
         "unresolved": c.unresolved.iter().map(|u| json!({"what": u.what, "why": u.why, "at": u.at})).collect::<Vec<_>>(),
         "settings": c.settings,
+        "gaps": c.gaps,
+        "external": c
+            .recipes
+            .iter()
+            .filter_map(|r| r.external.as_ref().map(|checkout| json!({"checkout": checkout, "path": r.path})))
+            .collect::<Vec<_>>(),
         "jobs": c.jobs,
     });
     if !c.clusters.is_empty() {
@@ -58,6 +66,9 @@ fn text(c: &ConfigLaunch) -> String {
     }
     for u in &c.unresolved {
         out.push_str(&format!("  unresolved {} {} ({})\n", u.why, u.what, u.at));
+    }
+    for g in &c.gaps {
+        out.push_str(&format!("  settings unread {}\n", serde_json::to_string(g).unwrap_or_default()));
     }
     for s in &c.settings {
         out.push_str(&format!(

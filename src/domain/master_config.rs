@@ -330,6 +330,47 @@ impl SrtRecipeRow {
         }
         out
     }
+
+    /// `TP4/EP4 HiCache`: the row's parallelism and, for a DRAM-offload band, its backend.
+    pub fn label(&self) -> String {
+        let mut label = if self.ep > 1 { format!("TP{}/EP{}", self.tp, self.ep) } else { format!("TP{}", self.tp) };
+        if self.kv_offloading == "dram" {
+            let backend = match self.kv_offload_backend.as_deref() {
+                Some("hicache") => "HiCache",
+                Some("lmcache") => "LMCache",
+                Some(other) => other,
+                None => "DRAM-offload",
+            };
+            label.push(' ');
+            label.push_str(backend);
+        }
+        label
+    }
+
+    /// The concurrencies the row generates (the generator's list or geometric range).
+    pub fn concurrencies(&self) -> Vec<i64> {
+        match &self.conc.list {
+            Some(list) if !list.is_empty() => list.clone(),
+            _ => conc_range(self.conc.start.unwrap_or(0), self.conc.end.unwrap_or(-1), 2),
+        }
+    }
+}
+
+/// The geometric range `start..=end` (×step, the end always emitted).
+pub fn conc_range(start: i64, end: i64, step: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut c = start;
+    while c <= end {
+        out.push(c);
+        if c == end {
+            break;
+        }
+        c = c.saturating_mul(step);
+        if c > end {
+            c = end;
+        }
+    }
+    out
 }
 
 impl MasterConfig {

@@ -13,7 +13,6 @@ pub mod launch;
 pub mod master_config;
 pub mod models_md;
 pub mod runners;
-pub mod serving_settings;
 pub mod srt;
 pub mod srt_recipe;
 pub mod sweepgate_policy;

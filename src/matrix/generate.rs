@@ -11,8 +11,8 @@ use super::evals::{mark_all_eval_entries, mark_eval_entries};
 use super::{MatrixError, Row};
 use crate::domain::changelog::ScenarioType;
 use crate::domain::master_config::{
-    AgenticBlock, AgenticSpace, ConcFields, FixedSpaces, KvOffloading, MasterConfig, MasterConfigs, MultiNodeSpace,
-    SingleNodeSpace, Worker,
+    conc_range, AgenticBlock, AgenticSpace, ConcFields, FixedSpaces, KvOffloading, MasterConfig, MasterConfigs,
+    MultiNodeSpace, SingleNodeSpace, Worker,
 };
 use crate::domain::runners::Runners;
 
@@ -225,23 +225,6 @@ pub fn expand_config_keys(patterns: &[String], configs: &MasterConfigs) -> Resul
         }
     }
     Ok(out)
-}
-
-/// The geometric range `start..=end` (×step, the end always emitted).
-pub fn conc_range(start: i64, end: i64, step: i64) -> Vec<i64> {
-    let mut out = Vec::new();
-    let mut c = start;
-    while c <= end {
-        out.push(c);
-        if c == end {
-            break;
-        }
-        c = c.saturating_mul(step);
-        if c > end {
-            c = end;
-        }
-    }
-    out
 }
 
 /// The list when `conc-list` is truthy, else the range.

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use crate::domain::serving_settings::{logical_lines, script_relative, words};
+use super::settings::{logical_lines, script_relative, words};
 use crate::repo::{normalize_path, MemTree};
 
 /// Deepest chain followed (launcher → submit.sh → job.slurm → server.sh → server_sglang.sh →

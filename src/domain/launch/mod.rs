@@ -18,20 +18,22 @@
 pub mod class;
 pub mod follow;
 pub mod runner;
+pub mod settings;
 pub mod shell;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 pub use class::Class;
 pub use follow::{LaunchPath, ReachKind, Reached, Unreachable, Why};
 pub use runner::RunnerRun;
+pub use settings::{RoleSettings, Setting, SettingKind};
 pub use shell::Unresolved;
 
+use crate::domain::master_config::{self, FixedSpaces, KvOffloading, MasterConfig, SrtRecipeRow};
 use crate::domain::runners::Runners;
-use crate::domain::serving_settings::{self, RoleSettings, SettingKind};
-use crate::domain::srt_recipe::{overrides, Recipe, RecipeRef, Selector};
+use crate::domain::srt_recipe::{self, overrides, FactVariant, Recipe, RecipeRef, Selector, SingleNodePoint};
 use crate::repo::{normalize_path, Layout, Logical, MemTree, RepoError, Tree};
 use crate::yaml::{self, Node, Value};
 
@@ -203,7 +205,79 @@ pub struct ConfigLaunch {
     #[serde(skip)]
     pub reach: LaunchPath,
     pub unresolved: Vec<Unresolved>,
+    /// Every value of [`ConfigLaunch::scopes`], one per line (`sweepgate launch`).
     pub settings: Vec<LaunchSetting>,
+    /// The model the entry serves (`model:`).
+    pub model: String,
+    /// Every value each search-space key (`tp`, `ep`, `dcp-size`, …) takes in the entry's rows.
+    #[serde(skip)]
+    pub space: BTreeMap<String, BTreeSet<String>>,
+    /// The effective settings per role and the rows or variant they serve: what the checks
+    /// judge (Checks 3 and 8).
+    #[serde(skip)]
+    pub scopes: Vec<SettingScope>,
+    /// The settings sources that could not be read, in reading order (`srt-recipe` rows,
+    /// `CONFIG_FILE` recipes, benchmark scripts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<SettingsGap>,
+}
+
+/// The settings of one role of one source, and the rows or variant they serve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingScope {
+    /// The launch variant of a script (`fixed-seq-len/mtp`), the selector of a `CONFIG_FILE`
+    /// recipe (`plain` without one), the label of an `srt-recipe` row.
+    pub variant: String,
+    /// The `srt-recipe` row (`TP4/EP4 HiCache`) whose points the recipe variants serve.
+    pub row: Option<String>,
+    pub settings: RoleSettings,
+}
+
+/// A settings source of a config that could not be read: a check that needs the settings
+/// names it instead of judging nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum SettingsGap {
+    /// The entry's rows could not be read (`error` says where).
+    InvalidEntry {
+        error: String,
+    },
+    /// A row's recipe is not in the tree; `row` is the `srt-recipe` row's place, `None` for a
+    /// `CONFIG_FILE` recipe (`written` as the row writes it).
+    RecipeAbsent {
+        path: String,
+        written: String,
+        row: Option<String>,
+    },
+    /// The recipe is read from the srt-slurm checkout the launcher clones (`owner/repo@ref`).
+    ExternalRecipe {
+        checkout: String,
+        path: String,
+        at: String,
+    },
+    /// The launcher's checkout could not be decided (`why` of the unresolved fact).
+    RecipeUnlocated {
+        written: String,
+        at: String,
+    },
+    UnparsableRecipe {
+        path: String,
+        error: String,
+    },
+    /// No variant of the recipe serves one of the row's points.
+    NoServingVariant {
+        path: String,
+        label: String,
+        conc: i64,
+        row: String,
+    },
+    NotText {
+        path: String,
+    },
+    /// The benchmark script starts no engine server the reader knows.
+    NoServerStarted {
+        path: String,
+    },
 }
 
 /// One effective setting of a config: one value, for one role and variant.
@@ -289,6 +363,127 @@ fn additional_settings(node: &Node, out: &mut Vec<(String, String, u32)>) {
             }
         }
         Value::Seq(items) => items.iter().for_each(|i| additional_settings(i, out)),
+        _ => {}
+    }
+}
+
+/// The workflow inputs one single-node search-space row binds, as `benchmark-tmpl.yml` passes
+/// them from the generator's matrix row (`matrix::generate`), for the launch variant it runs.
+#[derive(Debug, Default)]
+struct RowInputs {
+    /// The launch variant (`fixed-seq-len/mtp`).
+    variant: String,
+    /// `TP8/EP8 DPA`, `TP8 DCP2`, `TP8 vllm-simple`.
+    label: String,
+    inputs: Vec<(String, String)>,
+}
+
+/// One single-node search-space row that names no recipe, as the workflow binds it.
+struct PlainRow<'a> {
+    scenario: &'a str,
+    tp: i64,
+    pp: i64,
+    dcp: i64,
+    pcp: i64,
+    ep: i64,
+    dp_attn: bool,
+    spec: &'a str,
+    seq: Option<(i64, i64)>,
+    /// `KV_OFFLOADING`, `KV_OFFLOAD_BACKEND` (the backend's name).
+    kv: (&'a str, &'a str),
+}
+
+/// The inputs of every single-node row that names no recipe (a script reads them).
+fn row_inputs(master: &MasterConfig) -> Vec<RowInputs> {
+    let mut rows: Vec<PlainRow> = Vec::new();
+    for block in &master.fixed {
+        let FixedSpaces::Single(spaces) = &block.search_space else { continue };
+        for s in spaces.iter().filter(|s| s.srt_recipe.is_none()) {
+            rows.push(PlainRow {
+                scenario: "fixed-seq-len",
+                tp: s.tp,
+                pp: s.pp,
+                dcp: s.dcp_size,
+                pcp: s.pcp_size,
+                ep: s.ep.unwrap_or(1),
+                dp_attn: s.dp_attn.unwrap_or(false),
+                spec: s.spec_decoding.as_str(),
+                seq: Some((block.isl, block.osl)),
+                kv: ("", ""),
+            });
+        }
+    }
+    for block in &master.agentic {
+        let single =
+            block.search_space.iter().filter(|s| s.prefill.is_none() && s.decode.is_none() && s.worker.is_none());
+        for s in single {
+            let Some(tp) = s.tp.filter(|_| s.srt_recipe.is_none()) else { continue };
+            rows.push(PlainRow {
+                scenario: "agentic-coding",
+                tp,
+                pp: s.pp,
+                dcp: s.dcp_size,
+                pcp: s.pcp_size,
+                ep: s.ep.unwrap_or(1),
+                dp_attn: s.dp_attn.unwrap_or(false),
+                spec: s.spec_decoding.as_str(),
+                seq: None,
+                kv: (
+                    s.kv_offloading.unwrap_or(KvOffloading::None).as_str(),
+                    s.kv_offload_backend.as_ref().map_or("", |b| b.name.as_str()),
+                ),
+            });
+        }
+    }
+    let mut out: Vec<RowInputs> = Vec::new();
+    for r in rows {
+        let mut inputs: Vec<(String, String)> = vec![
+            ("TP".into(), r.tp.to_string()),
+            ("PP_SIZE".into(), r.pp.to_string()),
+            ("DCP_SIZE".into(), r.dcp.to_string()),
+            ("PCP_SIZE".into(), r.pcp.to_string()),
+            ("EP_SIZE".into(), r.ep.to_string()),
+            ("DP_ATTENTION".into(), r.dp_attn.to_string()),
+            ("SPEC_DECODING".into(), r.spec.to_owned()),
+            ("KV_OFFLOADING".into(), r.kv.0.to_owned()),
+            ("KV_OFFLOAD_BACKEND".into(), r.kv.1.to_owned()),
+        ];
+        if let Some((isl, osl)) = r.seq {
+            inputs.extend([("ISL".into(), isl.to_string()), ("OSL".into(), osl.to_string())]);
+        }
+        let mut label = if r.ep > 1 { format!("TP{}/EP{}", r.tp, r.ep) } else { format!("TP{}", r.tp) };
+        for (on, part) in [
+            (r.dp_attn, "DPA".to_owned()),
+            (r.dcp > 1, format!("DCP{}", r.dcp)),
+            (r.pcp > 1, format!("PCP{}", r.pcp)),
+            (r.pp > 1, format!("PP{}", r.pp)),
+            (!r.kv.1.is_empty(), r.kv.1.to_owned()),
+        ] {
+            if on {
+                label.push(' ');
+                label.push_str(&part);
+            }
+        }
+        let variant = format!("{}/{}", r.scenario, r.spec);
+        if !out.iter().any(|o| o.variant == variant && o.inputs == inputs) {
+            out.push(RowInputs { variant, label, inputs });
+        }
+    }
+    out
+}
+
+/// Every scalar `key: value` under `node`, by key.
+fn search_space(node: &Node, out: &mut BTreeMap<String, BTreeSet<String>>) {
+    match &node.value {
+        Value::Map(items) => {
+            for (k, v) in items {
+                if let (Some(key), Some(value)) = (k.key_text(), v.key_text()) {
+                    out.entry(key.into_owned()).or_default().insert(value.into_owned());
+                }
+                search_space(v, out);
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| search_space(i, out)),
         _ => {}
     }
 }
@@ -440,7 +635,7 @@ impl<'t> LaunchTree<'t> {
     pub fn config(&self, file: &str, key_node: &Node, entry: &Node) -> ConfigLaunch {
         let mut out = self.jobs_and_recipes(file, key_node, entry);
         self.follow(&mut out, entry);
-        self.settings(&mut out);
+        self.settings(&mut out, entry);
         out.unresolved.sort();
         out.unresolved.dedup();
         out
@@ -481,7 +676,14 @@ impl<'t> LaunchTree<'t> {
             reach: LaunchPath::default(),
             unresolved: Vec::new(),
             settings: Vec::new(),
+            model: text_field(entry, "model"),
+            space: BTreeMap::new(),
+            scopes: Vec::new(),
+            gaps: Vec::new(),
         };
+        if let Some(scenarios) = entry.get("scenarios") {
+            search_space(scenarios, &mut out.space);
+        }
         let launchers: Vec<(String, Option<String>)> = match &self.runners {
             Ok(runners) => {
                 let mut nodes: Vec<&str> = runners.nodes(&label).iter().map(String::as_str).collect();
@@ -618,65 +820,195 @@ impl<'t> LaunchTree<'t> {
         out.reach = follow::reach_from(self.tree, roots, unavailable);
     }
 
-    /// The effective settings of its scripts (server command and env, sourced scripts
-    /// included) and recipes (every variant its selector picks), each classed.
-    fn settings(&self, out: &mut ConfigLaunch) {
-        let mut settings = Vec::new();
-        let mut push = |roles: Vec<RoleSettings>, variant: &str| {
-            for role in roles {
-                for s in role.settings.values() {
-                    for value in &s.values {
-                        settings.push(LaunchSetting {
-                            name: s.name.clone(),
-                            value: value.clone(),
-                            role: role.role.to_owned(),
-                            variant: variant.to_owned(),
-                            class: class::class_of(&s.name, s.kind == SettingKind::Flag),
-                            at: s.at.clone(),
-                            resolved: is_resolved(value),
-                        });
+    /// The effective settings, each source read once: the recipe variants that serve each
+    /// `srt-recipe` row's points; each `CONFIG_FILE` recipe (every variant its selector picks,
+    /// with the launcher's `--set`s); the benchmark scripts of the variants whose rows name no
+    /// recipe (server command and env, sourced scripts included). What cannot be read is a gap.
+    fn settings(&self, out: &mut ConfigLaunch, entry: &Node) {
+        let plan = variants(entry);
+        let srt_written: Vec<&str> = plan.iter().filter_map(|(_, srt)| srt.as_ref().map(|(w, _)| w.as_str())).collect();
+        let master = master_config::read_entry(&out.config, &out.file, entry.pos, entry);
+        if !srt_written.is_empty() {
+            match &master {
+                Ok(master) => self.srt_row_settings(out, &master.srt_recipe_rows()),
+                Err(e) => out.gaps.push(SettingsGap::InvalidEntry { error: e.to_string() }),
+            }
+        }
+        for r in out.recipes.clone().iter().filter(|r| !srt_written.contains(&r.written.as_str())) {
+            self.recipe_settings(out, r);
+        }
+        // A variant whose rows run a recipe serves the recipe's settings, not its script's.
+        let plain: Vec<String> = plan
+            .iter()
+            .filter(|(v, srt)| srt.is_none() && v.setting("CONFIG_FILE").is_none())
+            .map(|(v, _)| v.label())
+            .collect();
+        let rows = master.as_ref().map(row_inputs).unwrap_or_default();
+        let resolve = |from: &str, target: &str| sourced(self.tree, from, target);
+        let mut read: Vec<(&str, &str)> = Vec::new();
+        let jobs = out.jobs.clone();
+        for job in jobs.iter().filter(|j| j.script_exists && plain.contains(&j.variant)) {
+            let Some(script) = job.script.as_deref() else { continue };
+            if read.contains(&(script, job.variant.as_str())) {
+                continue;
+            }
+            read.push((script, job.variant.as_str()));
+            let Some(text) = self.tree.text(script) else {
+                out.gaps.push(SettingsGap::NotText { path: script.to_owned() });
+                continue;
+            };
+            // One reading per distinct row binding of this variant (one, unbound, without rows).
+            let unbound = [RowInputs::default()];
+            let bindings: Vec<&RowInputs> = rows.iter().filter(|r| r.variant == job.variant).collect();
+            let bindings: Vec<&RowInputs> = if bindings.is_empty() { unbound.iter().collect() } else { bindings };
+            let mut read_rows: Vec<(RoleSettings, Vec<&str>)> = Vec::new();
+            for row in bindings {
+                match settings::from_script(text, script, &resolve, &row.inputs) {
+                    Some(roles) => match read_rows.iter_mut().find(|(r, _)| *r == roles) {
+                        Some((_, labels)) => labels.push(&row.label),
+                        None => read_rows.push((roles, vec![&row.label])),
+                    },
+                    None => {
+                        out.gaps.push(SettingsGap::NoServerStarted { path: script.to_owned() });
+                        read_rows.clear();
+                        break;
                     }
                 }
             }
-        };
-        let resolve = |from: &str, target: &str| sourced(self.tree, from, target);
-        for job in &out.jobs {
-            let Some(script) = job.script.as_deref().filter(|_| job.script_exists) else { continue };
-            let Some(text) = self.tree.text(script) else { continue };
-            if let Some(roles) = serving_settings::from_script(text, script, &resolve) {
-                push(vec![roles], &job.variant);
+            // Rows that read alike are one scope; rows that differ are named.
+            let named = read_rows.len() > 1;
+            for (roles, labels) in read_rows {
+                let row = named.then(|| labels.join(", "));
+                out.scopes.push(SettingScope { variant: job.variant.clone(), row, settings: roles });
             }
         }
-        for r in out.recipes.iter().filter(|r| r.exists) {
-            let Some(text) = self.tree.text(&r.path) else {
-                out.unresolved.push(Unresolved::new(&r.path, "not_text", &r.at));
+        let mut flat = Vec::new();
+        for scope in &out.scopes {
+            let role = &scope.settings;
+            for s in role.settings.values() {
+                for value in &s.values {
+                    flat.push(LaunchSetting {
+                        name: s.name.clone(),
+                        value: value.clone(),
+                        role: role.role.to_owned(),
+                        variant: scope.row.clone().unwrap_or_else(|| scope.variant.clone()),
+                        class: class::class_of(&s.name, s.kind == SettingKind::Flag),
+                        at: s.at.clone(),
+                        resolved: is_resolved(value),
+                    });
+                }
+            }
+        }
+        flat.sort();
+        flat.dedup();
+        out.settings = flat;
+    }
+
+    /// Per `srt-recipe` row, the settings of the recipe variants that serve its points (TP, EP,
+    /// concurrency and KV band, [`FactVariant::serves`]), labelled with the row.
+    fn srt_row_settings(&self, out: &mut ConfigLaunch, rows: &[SrtRecipeRow]) {
+        let mut parsed: BTreeMap<String, Result<Vec<FactVariant>, String>> = BTreeMap::new();
+        for row in rows {
+            let candidates = row.candidate_paths(&out.file);
+            let Some((path, text)) = candidates.iter().find_map(|p| self.tree.text(p).map(|t| (p.clone(), t))) else {
+                let path = candidates.first().cloned().unwrap_or_default();
+                out.gaps.push(SettingsGap::RecipeAbsent {
+                    path,
+                    written: row.recipe.clone(),
+                    row: Some(row.at.clone()),
+                });
                 continue;
             };
-            let parsed = Recipe::parse(text, &r.path).map_err(|e| (e.to_string(), "unparsable_recipe")).and_then(
-                |mut recipe| {
-                    // The effective values: the recipe with the launcher's `--set`s (decision TD9).
-                    let sets = overrides::parse_sets(r.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))
-                        .and_then(|sets| overrides::apply(&mut recipe.root, &sets))
-                        .map_err(|e| e.to_string());
-                    if let Err(e) = sets {
-                        return Err((e, "bad_override"));
+            let variants = parsed.entry(path.clone()).or_insert_with(|| {
+                Recipe::parse(text, &path).and_then(|r| r.fact_variants()).map_err(|e| e.to_string())
+            });
+            let all = match variants {
+                Ok(all) => all,
+                Err(error) => {
+                    let gap = SettingsGap::UnparsableRecipe { path: path.clone(), error: error.clone() };
+                    if !out.gaps.contains(&gap) {
+                        out.gaps.push(gap);
                     }
-                    let selector = r.selector.as_deref().map(Selector::parse).transpose().map_err(|e| e.to_string());
-                    selector
-                        .and_then(|selector| {
-                            serving_settings::from_recipe(&recipe, selector.as_ref()).map_err(|e| e.to_string())
-                        })
-                        .map_err(|e| (e, "unparsable_recipe"))
-                },
-            );
-            match parsed {
-                Ok(roles) => push(roles, r.selector.as_deref().unwrap_or("plain")),
-                Err((e, why)) => out.unresolved.push(Unresolved::new(&e, why, &r.at)),
+                    continue;
+                }
+            };
+            let label = row.label();
+            let mut chosen: Vec<srt_recipe::Variant> = Vec::new();
+            for conc in row.concurrencies() {
+                let point =
+                    SingleNodePoint { tp: row.tp, ep: row.ep, conc, kv_offloading: row.kv_offloading.to_owned() };
+                let serving: Vec<&FactVariant> = all.iter().filter(|v| v.serves(&point)).collect();
+                if serving.is_empty() {
+                    let row = row.at.clone();
+                    out.gaps.push(SettingsGap::NoServingVariant {
+                        path: path.clone(),
+                        label: label.clone(),
+                        conc,
+                        row,
+                    });
+                    chosen.clear();
+                    break;
+                }
+                for v in serving {
+                    if !chosen.iter().any(|c| c.selector == v.variant.selector) {
+                        chosen.push(v.variant.clone());
+                    }
+                }
+            }
+            match settings::from_variants(&path, &chosen) {
+                Ok(roles) => out.scopes.extend(roles.into_iter().map(|settings| SettingScope {
+                    variant: label.clone(),
+                    row: Some(label.clone()),
+                    settings,
+                })),
+                Err(e) => out.gaps.push(SettingsGap::UnparsableRecipe { path: path.clone(), error: e.to_string() }),
             }
         }
-        settings.sort();
-        settings.dedup();
-        out.settings = settings;
+    }
+
+    /// The settings of a `CONFIG_FILE` recipe: every variant its selector picks, with the
+    /// launcher's `--set`s applied (decision TD9).
+    fn recipe_settings(&self, out: &mut ConfigLaunch, r: &RecipeUse) {
+        if let Some(checkout) = &r.external {
+            out.gaps.push(SettingsGap::ExternalRecipe {
+                checkout: checkout.clone(),
+                path: r.path.clone(),
+                at: r.at.clone(),
+            });
+            return;
+        }
+        if r.path.is_empty() {
+            out.gaps.push(SettingsGap::RecipeUnlocated { written: r.written.clone(), at: r.at.clone() });
+            return;
+        }
+        let Some(text) = self.tree.text(&r.path).filter(|_| r.exists) else {
+            let gap = match self.tree.get(&r.path) {
+                Some(_) => SettingsGap::NotText { path: r.path.clone() },
+                None => SettingsGap::RecipeAbsent { path: r.path.clone(), written: r.written.clone(), row: None },
+            };
+            out.gaps.push(gap);
+            return;
+        };
+        let parsed = Recipe::parse(text, &r.path).map_err(|e| e.to_string()).and_then(|mut recipe| {
+            // The effective values: the recipe with the launcher's `--set`s (decision TD9).
+            overrides::parse_sets(r.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))
+                .and_then(|sets| overrides::apply(&mut recipe.root, &sets))
+                .map_err(|e| {
+                    out.unresolved.push(Unresolved::new(&e.to_string(), "bad_override", &r.at));
+                    e.to_string()
+                })?;
+            let selector = r.selector.as_deref().map(Selector::parse).transpose().map_err(|e| e.to_string())?;
+            settings::from_recipe(&recipe, selector.as_ref()).map_err(|e| e.to_string())
+        });
+        match parsed {
+            Ok(roles) => {
+                let variant = r.selector.clone().unwrap_or_else(|| "plain".to_owned());
+                let scopes =
+                    roles.into_iter().map(|settings| SettingScope { variant: variant.clone(), row: None, settings });
+                out.scopes.extend(scopes);
+            }
+            Err(error) => out.gaps.push(SettingsGap::UnparsableRecipe { path: r.path.clone(), error }),
+        }
     }
 
     /// Records the recipe `CONFIG_FILE=written` names, as the launcher `run` that runs
@@ -940,6 +1272,38 @@ mod tests {
             .with("runners/launch_h200-cw.sh", "X=$(pick_script)\nbash \"$X\"\n")
             .with("benchmarks/benchmark_lib.sh", "export AIPERF_MMAP_CACHE_DIR=/c\nOPENAI_API_KEY=x\n")
             .with("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh", SCRIPT)
+    }
+
+    /// Decision PM8: a script is read once per distinct row binding of its variant; rows that
+    /// read alike are one scope, rows that differ are named; the settings sources a variant's
+    /// rows do not use (a `mooncake)` arm no row selects, a DCP flag at DCP 1) are not read.
+    #[test]
+    fn a_script_is_read_per_row_and_rows_that_read_differently_are_named() {
+        const SCRIPT: &str = "if [ \"$DCP_SIZE\" -gt 1 ]; then\n  CP=(--decode-context-parallel-size $DCP_SIZE)\nfi\ncase \"$KV_OFFLOAD_BACKEND\" in\n  mooncake) KV=(--kv-transfer-config mooncake) ;;\nesac\nvllm serve $MODEL --tensor-parallel-size $TP \"${CP[@]}\" \"${KV[@]}\"\n";
+        let model = |rows: &str| {
+            let master = MASTER
+                .replace(
+                    "      - { tp: 8, conc-start: 4, conc-end: 8 }\n      - { tp: 8, spec-decoding: mtp, conc-start: 4, conc-end: 8 }\n",
+                    rows,
+                )
+                .replace("  framework: sglang\n", "  framework: sglang\n  multinode: false\n");
+            let t = tree()
+                .with("configs/nvidia-master.yaml", master.as_str())
+                .with("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_h200.sh", SCRIPT);
+            LaunchTree::new(&t).all(&["qwen3.5-fp8-h200-sglang".to_owned()]).remove(0)
+        };
+        let one =
+            model("      - { tp: 8, conc-start: 4, conc-end: 8 }\n      - { tp: 4, conc-start: 4, conc-end: 8 }\n");
+        assert_eq!(one.scopes.len(), 1, "both rows read alike: {:?}", one.scopes);
+        assert_eq!(one.scopes[0].row, None);
+        let names: BTreeSet<&str> = one.settings.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, BTreeSet::from(["--tensor-parallel-size"]), "no DCP flag, no mooncake arm");
+
+        let two = model("      - { tp: 8, conc-start: 4, conc-end: 8 }\n      - { tp: 8, dcp-size: 2, conc-start: 4, conc-end: 8 }\n");
+        let rows: Vec<Option<&str>> = two.scopes.iter().map(|s| s.row.as_deref()).collect();
+        assert_eq!(rows, [Some("TP8"), Some("TP8 DCP2")]);
+        assert!(two.scopes[1].settings.settings.contains_key("--decode-context-parallel-size"));
+        assert!(two.gaps.is_empty(), "{:?}", two.gaps);
     }
 
     #[test]

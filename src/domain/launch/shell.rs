@@ -642,7 +642,7 @@ pub struct ScriptValues {
 impl ScriptValues {
     pub fn of(text: &str) -> ScriptValues {
         let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (_, line) in crate::domain::serving_settings::logical_lines(text).into_iter().take(MAX_LINES) {
+        for (_, line) in super::settings::logical_lines(text).into_iter().take(MAX_LINES) {
             for statement in split_top(&line, &["&&", "||", ";"]).into_iter().map(|(_, st)| st) {
                 let mut words = split_words(statement.trim());
                 // A `case` arm's pattern (`8)`, `*)`) opens the statement it guards.

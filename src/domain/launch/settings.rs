@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::srt_recipe::{Recipe, RecipeError, RecipeFacts, Role, Selector, Variant};
+use crate::domain::srt_recipe::{Recipe, RecipeError, RecipeFacts, Role, Selector, Variant};
 use crate::yaml::{Node, Value};
 
 /// Deepest chain of sourced scripts followed (a script sourcing itself stops here too).
@@ -325,6 +325,8 @@ struct Scope {
     /// Words of the commands read outside function bodies: the functions a sourced library
     /// defines bind variables only when one of these calls them.
     called: BTreeSet<String>,
+    /// The workflow inputs the tests of the script decide on ([`serving_inputs`]).
+    inputs: Vec<(String, String)>,
 }
 
 /// The functions `text` defines (`name() {`, `function name {`), each with the lines of its
@@ -368,6 +370,10 @@ fn is_case_pattern(word: &str) -> bool {
 }
 
 impl Scope {
+    fn inputs(&self) -> Vec<(&str, &str)> {
+        self.inputs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
     /// The engine command's words with `${NAME[@]}` of a known array spliced in, arrays inside
     /// arrays too (a command array holding `"${SPEC_ARGS[@]}"`), [`MAX_SOURCE_DEPTH`] levels deep
     /// so an array that names itself stays bounded.
@@ -434,7 +440,7 @@ impl Scope {
         };
         let literal = &text[start..text.len() - tail.len()];
         let inner: Vec<&str> = expanding.iter().copied().chain([name]).collect();
-        let job_input = crate::domain::launch::WORKFLOW_ENV.contains(&name);
+        let job_input = super::WORKFLOW_ENV.contains(&name);
         let values: BTreeSet<String> = if expanding.contains(&name) && (job_input || default.is_none()) {
             [format!("${name}")].into()
         } else if expanding.contains(&name) {
@@ -493,18 +499,49 @@ pub fn script_relative(path: &str) -> String {
 /// The workflow inputs of the serving configuration (issue 33 item 2): a job's throughput run
 /// has `EVAL_ONLY` off (`benchmark-tmpl.yml` passes `eval-only: false`), so a launcher's
 /// `EVAL_ONLY` branch (the eval context length, real-verification speculative config) is not a
-/// serving setting. Tests on anything else stay undecided: every branch is read.
+/// serving setting.
 const SERVING_INPUTS: &[(&str, &str)] = &[("EVAL_ONLY", "false")];
 
+/// The inputs a script's tests are decided on (decision PM8): the serving run's, and the
+/// search-space row's (`TP`, `DCP_SIZE`, `KV_OFFLOAD_BACKEND`, … as the workflow binds them),
+/// less any the script assigns itself other than as its own default (`X="${X:-1}"`). Tests on
+/// anything else stay undecided: every branch is read.
+fn serving_inputs(text: &str, row: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> =
+        SERVING_INPUTS.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let assigned = |name: &str| {
+        logical_lines(text).iter().flat_map(|(_, line)| shell_words(line)).any(|w| {
+            let w = w.strip_prefix("export").map_or(w.as_str(), str::trim_start);
+            assignment(w).is_some_and(|(n, value)| {
+                let value = value.trim_matches('"');
+                n == name && !(value.starts_with(&format!("${{{name}:-")) || value.starts_with(&format!("${{{name}-")))
+            })
+        })
+    };
+    for (k, v) in row {
+        if !out.iter().any(|(o, _)| o == k) && !assigned(k) {
+            out.push((k.clone(), v.clone()));
+        }
+    }
+    out
+}
+
 /// An operand of a test: a literal, or a variable of `inputs` (`$X`, `${X}`, `${X:-d}`,
-/// `${X-d}`). `None`: it names anything else.
+/// `${X-d}`; `${X:-d}` of an empty input is `d`). `None`: it names anything else.
 fn operand<'a>(word: &'a str, inputs: &[(&str, &'a str)]) -> Option<&'a str> {
     if !word.contains(['$', '`']) {
         return Some(word);
     }
     let body = word.strip_prefix("${").and_then(|w| w.strip_suffix('}')).or_else(|| word.strip_prefix('$'))?;
-    let name = body.split_once(":-").or_else(|| body.split_once('-')).map_or(body, |(n, _)| n);
-    inputs.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+    let (name, default) = match body.split_once(":-") {
+        Some((n, d)) => (n, Some(d)),
+        None => (body.split_once('-').map_or(body, |(n, _)| n), None),
+    };
+    let value = inputs.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)?;
+    match default {
+        Some(d) if value.is_empty() => (!d.contains(['$', '`'])).then_some(d),
+        _ => Some(value),
+    }
 }
 
 /// Whether `[ a = b ]` / `[[ a == b ]]` / `[[ a != b ]]` (optionally `!`-negated) holds for
@@ -521,12 +558,23 @@ fn decide(test: &[String], inputs: &[(&str, &str)]) -> Option<bool> {
     };
     let [a, op, b] = inner else { return None };
     let (a, b) = (operand(a, inputs)?, operand(b, inputs)?);
-    let equal = match *op {
-        "=" | "==" => true,
-        "!=" => false,
-        _ => return None,
+    let holds = match *op {
+        "=" | "==" => a == b,
+        "!=" => a != b,
+        _ => {
+            let (x, y) = (a.parse::<i64>().ok()?, b.parse::<i64>().ok()?);
+            match *op {
+                "-eq" => x == y,
+                "-ne" => x != y,
+                "-gt" => x > y,
+                "-ge" => x >= y,
+                "-lt" => x < y,
+                "-le" => x <= y,
+                _ => return None,
+            }
+        }
     };
-    Some(((a == b) == equal) != negated)
+    Some(holds != negated)
 }
 
 /// One open `if` or `case` while reading a script for [`dead_lines`].
@@ -581,9 +629,9 @@ fn dead_lines(text: &str, inputs: &[(&str, &str)]) -> BTreeSet<u32> {
                     if let Some(pattern) = pattern.strip_suffix(')').filter(|_| is_case_pattern(first)) {
                         let subject = b.subject.as_deref().unwrap_or_default();
                         // A pattern too costly to decide may match: its branch stays live.
-                        let matches = pattern.split('|').any(|p| {
-                            crate::domain::launch::shell::glob(p.trim_matches(['"', '\'']), subject) != Some(false)
-                        });
+                        let matches = pattern
+                            .split('|')
+                            .any(|p| super::shell::glob(p.trim_matches(['"', '\'']), subject) != Some(false));
                         b.live = !b.taken && matches;
                         b.taken |= matches;
                     }
@@ -602,7 +650,7 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
     // A bash array assignment spans lines (`CMD=(` … `)`): its lines are items, whatever they
     // hold (an engine command included), until the closing parenthesis.
     let mut array: Option<String> = None;
-    let dead = dead_lines(text, SERVING_INPUTS);
+    let dead = dead_lines(text, &scope.inputs());
     // A sourced library's function binds its variables only where something calls it
     // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
     let bodies = if depth == 0 { Vec::new() } else { function_bodies(text) };
@@ -643,9 +691,11 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
         let (mut at_start, mut exported) = (true, false);
         for word in &words {
             if let Some(name) = &array {
-                // The `)` that closes the array, not one of an item's own (`"$((2 * CONC))"`).
-                let closes = word.matches(')').count() > word.matches('(').count();
-                let item = word.strip_suffix(')').filter(|_| closes);
+                // The `)` that closes the array, not one of an item's own (`"$((2 * CONC))"`),
+                // also where a `;` ends the command (`then A+=(--x 1); fi`).
+                let bare = word.strip_suffix(';').unwrap_or(word);
+                let closes = bare.matches(')').count() > bare.matches('(').count();
+                let item = bare.strip_suffix(')').filter(|_| closes);
                 let items = scope.arrays.entry(name.clone()).or_default();
                 match item {
                     Some(last) => {
@@ -709,15 +759,16 @@ fn is_value(scope: &Scope, word: &str) -> bool {
     !(word.starts_with("--") || redirect || (word.starts_with('$') && flags()))
 }
 
-/// The aggregated settings of a launcher script: the engine command's flags and the env it
-/// runs with. `resolve(from, target)` finds a sourced script's path and text. `None` when the
-/// script starts no vLLM/SGLang server.
-pub fn from_script(text: &str, path: &str, resolve: &SourceResolver) -> Option<RoleSettings> {
-    let mut scope = Scope::default();
+/// The aggregated settings of a launcher script for one search-space row's workflow inputs
+/// (`row`, empty when none is known): the engine command's flags and the env it runs with.
+/// `resolve(from, target)` finds a sourced script's path and text. `None` when the script
+/// starts no vLLM/SGLang/ATOM server.
+pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(String, String)]) -> Option<RoleSettings> {
+    let mut scope = Scope { inputs: serving_inputs(text, row), ..Scope::default() };
     read_scope(text, path, resolve, &mut scope, 0);
     let mut settings = BTreeMap::new();
     let mut found = false;
-    let dead = dead_lines(text, SERVING_INPUTS);
+    let dead = dead_lines(text, &scope.inputs());
     for (line, logical) in logical_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
         let words = scope.splice_arrays(&shell_words(&logical));
         let engine =
@@ -805,7 +856,7 @@ mod tests {
     #[test]
     fn the_eval_only_branch_is_not_the_serving_configuration() {
         let script = "if [ \"${EVAL_ONLY:-false}\" = \"true\" ]; then\n    SPEC='{\"method\": \"mtp\"}'\n    EXTRA=\"--max-model-len\"\nelse\n    SPEC='{\"method\": \"mtp\", \"synthetic_acceptance_length\": 2.49}'\nfi\nif [[ \"$EVAL_ONLY\" == \"true\" ]]; then\n  vllm serve $MODEL --max-model-len $(compute_eval_context_length $MODEL)\nelif [[ $CONC -ge 64 ]]; then\n  MEM=0.9\nelse\n  MEM=0.85\nfi\ncase \"$EVAL_ONLY\" in\n  true) KV=fp8 ;;\n  *) KV=auto ;;\nesac\nvllm serve $MODEL --speculative-config \"$SPEC\" --gpu-memory-utilization $MEM --kv-cache-dtype $KV\n";
-        let s = from_script(script, "l.sh", &|_: &str, _: &str| None).unwrap();
+        let s = from_script(script, "l.sh", &|_: &str, _: &str| None, &[]).unwrap();
         let values = |n: &str| s.settings.get(n).map(|x| x.values.iter().cloned().collect::<Vec<_>>());
         assert_eq!(
             values("--speculative-config"),
@@ -821,11 +872,49 @@ mod tests {
         assert_eq!(dead_lines(script, &[]), BTreeSet::new(), "without inputs nothing is ruled out");
     }
 
+    /// Decision PM8, from the real `dsv4_fp4_b200_vllm_mtp.sh` (DCP/PCP) and the agentic
+    /// launchers' `case "$KV_OFFLOAD_BACKEND"` arms: a row's inputs decide the launcher's tests,
+    /// numeric ones and a `${X:-1}` default included; a variable the script sets itself is not
+    /// an input; without a row every branch is read.
+    #[test]
+    fn a_rows_inputs_decide_the_launchers_branches() {
+        let script = "DCP_SIZE=\"${DCP_SIZE:-1}\"\nARGS=()\nif [ \"$DCP_SIZE\" -gt 1 ]; then\n    ARGS+=(--decode-context-parallel-size \"$DCP_SIZE\")\nfi\ncase \"$KV_OFFLOAD_BACKEND\" in\n  mooncake) ARGS+=(--kv-transfer-config mooncake) ;;\n  vllm-simple) ARGS+=(--kv-offloading-backend native) ;;\nesac\nMEM=0.9\nif [ \"$MEM\" = \"0.9\" ]; then ARGS+=(--x 1); fi\nTP=4\nif [ \"$TP\" -ge 8 ]; then ARGS+=(--big 1); fi\nvllm serve $MODEL --tensor-parallel-size $TP \"${ARGS[@]}\"\n";
+        let row =
+            |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<Vec<_>>();
+        let read = |inputs: &[(String, String)]| from_script(script, "l.sh", &|_: &str, _: &str| None, inputs).unwrap();
+        let flags = |s: &RoleSettings| s.settings.keys().cloned().collect::<Vec<_>>();
+        let plain = read(&row(&[("DCP_SIZE", "1"), ("KV_OFFLOAD_BACKEND", "vllm-simple"), ("TP", "8")]));
+        assert_eq!(
+            flags(&plain),
+            ["--big", "--kv-offloading-backend", "--tensor-parallel-size", "--x"],
+            "no DCP flag at DCP 1, the row's backend arm only; TP is the script's own (4): --big stays undecided"
+        );
+        let dcp = read(&row(&[("DCP_SIZE", "2"), ("KV_OFFLOAD_BACKEND", "mooncake")]));
+        // The value stays the workflow variable, which Check 3 reads as the row's values.
+        assert_eq!(dcp.settings["--decode-context-parallel-size"].values, BTreeSet::from(["$DCP_SIZE".to_owned()]));
+        assert!(
+            dcp.settings.contains_key("--kv-transfer-config") && !dcp.settings.contains_key("--kv-offloading-backend")
+        );
+        let test = |w: &[&str], inputs: &[(&str, &str)]| {
+            decide(&w.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>(), inputs)
+        };
+        assert_eq!(
+            test(&["[", "${DCP_SIZE:-1}", "-gt", "1", "]"], &[("DCP_SIZE", "")]),
+            Some(false),
+            "empty: the default"
+        );
+        assert_eq!(test(&["[[", "$DCP_SIZE", "-le", "x", "]]"], &[("DCP_SIZE", "2")]), None, "not a number: undecided");
+        let all = read(&[]);
+        assert!(["--decode-context-parallel-size", "--kv-transfer-config", "--kv-offloading-backend"]
+            .iter()
+            .all(|f| all.settings.contains_key(*f)));
+    }
+
     #[test]
     fn script_arrays_and_case_arms_reach_the_engine_command() {
         let script = "EXTRA=()\nif [ \"$TP\" = \"8\" ]; then\n  EXTRA+=(--mem-fraction-static 0.85)\nelse\n  case \"$CONC\" in\n    10) MEM=0.86; HICACHE=253 ;;\n    40) MEM=0.96; HICACHE=310; export HONOR=1 ;;\n  esac\n  EXTRA+=(--mem-fraction-static \"$MEM\" --hicache-size \"$HICACHE\")\nfi\npython3 -m sglang.launch_server --tp 4 \"${EXTRA[@]}\" &\n";
         let none = |_: &str, _: &str| None;
-        let s = from_script(script, "l.sh", &none).unwrap();
+        let s = from_script(script, "l.sh", &none, &[]).unwrap();
         assert_eq!(values(&s, "--mem-fraction-static"), ["0.85", "0.86", "0.96"]);
         assert_eq!(values(&s, "--hicache-size"), ["253", "310"]);
         assert_eq!(values(&s, "HONOR"), ["1"]);
@@ -839,7 +928,7 @@ mod tests {
     fn a_multi_line_command_array_reaches_the_engine_command() {
         let script = "MEM=\"${MEM:-0.83}\"\nSPEC=(\n    --speculative-algorithm EAGLE\n)\nCMD=(\n    python3 -m sglang.launch_server\n    --model-path \"$MODEL\"\n    # a comment (with parentheses)\n    --mem-fraction-static \"$MEM\"\n    \"${SPEC[@]}\"\n)\nprintf '%q ' \"${CMD[@]}\" | tee cmd.txt\n\"${CMD[@]}\" >> \"$LOG\" 2>&1 &\n";
         let none = |_: &str, _: &str| None;
-        let s = from_script(script, "l.sh", &none).unwrap();
+        let s = from_script(script, "l.sh", &none, &[]).unwrap();
         assert_eq!(values(&s, "--mem-fraction-static"), ["0.83"]);
         assert_eq!(values(&s, "--speculative-algorithm"), ["EAGLE"]);
         assert!(s.settings.contains_key("--model-path"));
@@ -847,7 +936,7 @@ mod tests {
 
     /// The settings of a launcher that sources nothing.
     fn standalone(script: &str) -> RoleSettings {
-        from_script(script, "l.sh", &|_: &str, _: &str| None).expect("the script starts a server")
+        from_script(script, "l.sh", &|_: &str, _: &str| None, &[]).expect("the script starts a server")
     }
 
     /// Shaped like InferenceX's DeepSeek-V4 B200 vLLM launcher (#2621,
@@ -945,7 +1034,7 @@ mod tests {
         let resolve = |_: &str, target: &str| {
             target.ends_with("amd_utils/server_sglang.sh").then(|| ("amd_utils/server_sglang.sh".into(), SHARED.into()))
         };
-        let s = from_script(LAUNCHER, "bench/x.sh", &resolve).unwrap();
+        let s = from_script(LAUNCHER, "bench/x.sh", &resolve, &[]).unwrap();
         assert_eq!(values(&s, "--mem-fraction-static"), ["0.85", "0.9", "0.95"]);
         assert_eq!(values(&s, "--chunked-prefill-size"), ["16384"]);
         assert_eq!(values(&s, "--enable-torch-compile"), ["true"]);
@@ -963,8 +1052,8 @@ mod tests {
         // benchmark_lib.sh: `export TP="${PREFILL_TP:-${PREFILL_TP_SIZE:-${TP:-1}}}"`.
         let lib = "export TP=\"${PREFILL_TP:-${PREFILL_TP_SIZE:-${TP:-1}}}\"\n";
         let resolve = |_: &str, _: &str| Some(("lib.sh".to_owned(), lib.to_owned()));
-        let s =
-            from_script("source lib.sh\nvllm serve $MODEL --tensor-parallel-size=\"$TP\"\n", "v.sh", &resolve).unwrap();
+        let s = from_script("source lib.sh\nvllm serve $MODEL --tensor-parallel-size=\"$TP\"\n", "v.sh", &resolve, &[])
+            .unwrap();
         let tp = values(&s, "--tensor-parallel-size");
         assert_eq!(tp, ["$TP"], "the job's TP, from before the assignment that names it");
     }
@@ -979,7 +1068,7 @@ mod tests {
         let lib = "bridge_meta() {\n    export TP=\"${PREFILL_TP:-${TP:-1}}\"\n}\n\nrun_eval() {\n    local eval_conc=\"$2\"\n    bridge_meta\n    export CONC=\"$eval_conc\"\n}\n\nset_mem() { MEM=0.9; }\ntune() {\n    KV=fp8\n}\n";
         let resolve = |_: &str, _: &str| Some(("lib.sh".to_owned(), lib.to_owned()));
         let script = "source lib.sh\nset_mem\ntune\nCMD=(\n  vllm serve $MODEL\n  --tensor-parallel-size \"$TP\"\n  --max-num-seqs \"$((2 * CONC))\"\n  --kv-cache-dtype $KV\n  --gpu-memory-utilization $MEM\n  --max-num-batched-tokens $CONC\n)\n\"${CMD[@]}\" &\nif [ \"$EVAL_ONLY\" = \"true\" ]; then\n  bridge_meta\nfi\nif [ \"$RUN_EVAL\" = \"true\" ]; then\n  run_eval --port 8000\nfi\n";
-        let s = from_script(script, "v.sh", &resolve).unwrap();
+        let s = from_script(script, "v.sh", &resolve, &[]).unwrap();
         assert_eq!(values(&s, "--tensor-parallel-size"), ["$TP"], "the eval's metadata function is not called");
         assert_eq!(values(&s, "--max-num-seqs"), ["$((2 * CONC))"], "the item keeps its parentheses");
         assert_eq!(values(&s, "--max-num-batched-tokens"), ["$CONC"], "run_eval runs after the server started");
@@ -991,12 +1080,12 @@ mod tests {
 
     #[test]
     fn vllm_serve_and_scripts_without_a_server() {
-        let s =
-            from_script("vllm serve $MODEL --max-num-seqs 256 --kv-cache-dtype fp8\n", "v.sh", &|_, _| None).unwrap();
+        let s = from_script("vllm serve $MODEL --max-num-seqs 256 --kv-cache-dtype fp8\n", "v.sh", &|_, _| None, &[])
+            .unwrap();
         assert_eq!(values(&s, "--kv-cache-dtype"), ["fp8"]);
-        assert_eq!(from_script("echo hi\n# vllm serve --x\n", "n.sh", &|_, _| None), None);
+        assert_eq!(from_script("echo hi\n# vllm serve --x\n", "n.sh", &|_, _| None, &[]), None);
         // A script sourcing itself and an unterminated quote never loop or panic.
         let selfish = |_: &str, _: &str| Some(("s.sh".to_owned(), "source s.sh\nX=\"1\n".to_owned()));
-        assert_eq!(from_script("source s.sh\n", "s.sh", &selfish), None);
+        assert_eq!(from_script("source s.sh\n", "s.sh", &selfish, &[]), None);
     }
 }
