@@ -291,6 +291,72 @@ pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
     out
 }
 
+/// A heredoc a script writes to a file (`cat > $F << EOF` … `EOF`, `cat << EOF >> $F`).
+#[derive(Debug, Clone)]
+struct Heredoc {
+    /// The line of the command that writes it.
+    line: u32,
+    /// The redirection target as written (`$EXTRA_CONFIG_FILE`).
+    target: String,
+    /// The first body line.
+    body_line: u32,
+    body: String,
+}
+
+/// Most heredoc bytes read from one script (bounded input).
+const MAX_HEREDOC_BYTES: usize = 64 << 10;
+
+/// Every heredoc of `text` and the lines its bodies span (which are data, not commands).
+fn heredocs(text: &str) -> (Vec<Heredoc>, BTreeSet<u32>) {
+    let (mut out, mut body_lines) = (Vec::new(), BTreeSet::new());
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let Some(at) = line.find("<<").filter(|at| !line[at + 2..].starts_with('<')) else { continue };
+        let rest = line[at + 2..].trim_start_matches('-').trim_start();
+        let delimiter: String = rest
+            .trim_start_matches(['\'', '"'])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if delimiter.is_empty() {
+            continue;
+        }
+        let words = split_words(line, false);
+        let target = words.iter().enumerate().find_map(|(k, w)| match w.as_str() {
+            ">" | ">>" => words.get(k + 1).cloned(),
+            w if w.starts_with(">>") || (w.starts_with('>') && !w.starts_with(">&")) => {
+                Some(w.trim_start_matches('>').to_owned())
+            }
+            _ => None,
+        });
+        let start = i;
+        let mut body = String::new();
+        while i < lines.len() && lines[i].trim() != delimiter {
+            if body.len() < MAX_HEREDOC_BYTES {
+                body.push_str(lines[i]);
+                body.push('\n');
+            }
+            body_lines.insert(u32::try_from(i + 1).unwrap_or(u32::MAX));
+            i += 1;
+        }
+        i += 1;
+        let number = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        if let Some(target) = target.filter(|t| !t.is_empty()) {
+            out.push(Heredoc { line: number(start), target, body_line: number(start + 1), body });
+        }
+    }
+    (out, body_lines)
+}
+
+/// The logical lines of a script that are commands: heredoc bodies left out.
+fn command_lines(text: &str) -> Vec<(u32, String)> {
+    let (_, bodies) = heredocs(text);
+    logical_lines(text).into_iter().filter(|(line, _)| !bodies.contains(line)).collect()
+}
+
 fn is_var_name(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !s.as_bytes()[0].is_ascii_digit()
 }
@@ -309,6 +375,8 @@ fn is_engine_command(words: &[String]) -> bool {
         || joined.contains("vllm.entrypoints.openai.api_server")
         // AMD's ATOM server (`python3 -m atom.entrypoints.openai_server`, the `*_atom.sh` launchers).
         || joined.contains("atom.entrypoints.openai_server")
+        // TRT-LLM's server (`mpirun … trtllm-serve $MODEL …`, the `*_trt.sh` launchers).
+        || words.iter().any(|w| w.ends_with("trtllm-serve"))
 }
 
 /// Variables of a script and the scripts it sources, with every value each is assigned.
@@ -592,7 +660,7 @@ struct Branch {
 fn dead_lines(text: &str, inputs: &[(&str, &str)]) -> BTreeSet<u32> {
     let mut open: Vec<Branch> = Vec::new();
     let mut dead = BTreeSet::new();
-    for (line, logical) in logical_lines(text) {
+    for (line, logical) in command_lines(text) {
         let words = shell_words(&logical);
         let first = words.first().map(|w| w.trim_end_matches(';')).unwrap_or_default();
         let one_line = words.iter().any(|w| matches!(w.trim_end_matches(';'), "fi" | "esac"));
@@ -658,14 +726,14 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
     // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
     // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
     let server_at = (depth == 0)
-        .then(|| logical_lines(text).into_iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| n))
+        .then(|| command_lines(text).into_iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| n))
         .flatten();
-    for (number, line) in logical_lines(text) {
+    for (number, line) in command_lines(text) {
         if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
             scope.called.extend(shell_words(&line));
         }
     }
-    for (number, line) in logical_lines(text) {
+    for (number, line) in command_lines(text) {
         if dead.contains(&number) && array.is_none() {
             continue;
         }
@@ -759,20 +827,46 @@ fn is_value(scope: &Scope, word: &str) -> bool {
     !(word.starts_with("--") || redirect || (word.starts_with('$') && flags()))
 }
 
+/// Engine flags whose value is a file of settings (TRT-LLM's `--extra_llm_api_options`, the
+/// `--config` file of `trtllm-serve` and `vllm serve`).
+const OPTION_FILE_FLAGS: &[&str] = &["--extra-llm-api-options", "--config"];
+
+/// The top-level keys of an option file a heredoc writes, as flags (`kv_cache_config:` is
+/// `--kv-cache-config` with its mapping as JSON, as a recipe's engine config reads), each value
+/// expanded. A body that does not parse as YAML (a shell expansion inside a flow list) gives
+/// nothing; the flag naming the file stays a setting.
+fn option_file_settings(h: &Heredoc, path: &str, scope: &Scope, settings: &mut BTreeMap<String, Setting>) {
+    let Ok(root) = crate::yaml::parse(&h.body, path) else { return };
+    for (key, value) in root.as_map().unwrap_or_default() {
+        let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
+        let at = format!("{path}:{}", h.body_line + value.pos.line.saturating_sub(1));
+        for v in scope.expand(&text, 0) {
+            add(settings, format!("--{}", key.replace('_', "-")), SettingKind::Flag, v, at.clone());
+        }
+    }
+}
+
 /// The aggregated settings of a launcher script for one search-space row's workflow inputs
 /// (`row`, empty when none is known): the engine command's flags and the env it runs with.
 /// `resolve(from, target)` finds a sourced script's path and text. `None` when the script
-/// starts no vLLM/SGLang/ATOM server.
+/// starts no vLLM/SGLang/ATOM/TRT-LLM server.
 pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(String, String)]) -> Option<RoleSettings> {
     let mut scope = Scope { inputs: serving_inputs(text, row), ..Scope::default() };
     read_scope(text, path, resolve, &mut scope, 0);
     let mut settings = BTreeMap::new();
     let mut found = false;
     let dead = dead_lines(text, &scope.inputs());
-    for (line, logical) in logical_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
+    let (written, _) = heredocs(text);
+    let written: Vec<&Heredoc> = written.iter().filter(|h| !dead.contains(&h.line)).collect();
+    for (line, logical) in command_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
         let words = scope.splice_arrays(&shell_words(&logical));
-        let engine =
-            |w: &String| w.contains("sglang") || w == "vllm" || w.contains("vllm.") || w.contains("atom.entrypoints");
+        let engine = |w: &String| {
+            w.contains("sglang")
+                || w == "vllm"
+                || w.contains("vllm.")
+                || w.contains("atom.entrypoints")
+                || w.ends_with("trtllm-serve")
+        };
         let Some(start) = words.iter().position(engine) else {
             continue;
         };
@@ -803,8 +897,16 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
                     None => (flag.to_owned(), "true".to_owned()),
                 },
             };
+            let name = format!("--{}", flag.replace('_', "-"));
+            if OPTION_FILE_FLAGS.contains(&name.as_str()) {
+                // The file the script writes with a heredoc holds the engine's settings.
+                let files = scope.expand(&value, 0);
+                for h in written.iter().filter(|h| !scope.expand(&h.target, 0).is_disjoint(&files)) {
+                    option_file_settings(h, path, &scope, &mut settings);
+                }
+            }
             for v in scope.expand(&value, 0) {
-                add(&mut settings, format!("--{}", flag.replace('_', "-")), SettingKind::Flag, v, at.clone());
+                add(&mut settings, name.clone(), SettingKind::Flag, v, at.clone());
             }
         }
     }
@@ -908,6 +1010,33 @@ mod tests {
         assert!(["--decode-context-parallel-size", "--kv-transfer-config", "--kv-offloading-backend"]
             .iter()
             .all(|f| all.settings.contains_key(*f)));
+    }
+
+    /// PM9, shaped like the real `dsr1_fp4_b200_trt.sh` (843c625): `trtllm-serve` under
+    /// `mpirun` is the engine command, and the option file it names, written by heredocs (one
+    /// appended under a branch, one whose shell expansion is no YAML), gives its settings.
+    #[test]
+    fn a_trtllm_server_reads_the_option_file_its_script_writes() {
+        let script = "MOE_BACKEND=\"TRTLLM\"\nif [[ \"$DP_ATTENTION\" == \"true\" ]]; then\n    MOE_BACKEND=\"CUTLASS\"\nfi\nEXTRA_CONFIG_FILE=\"dsr1-fp4.yml\"\ncat > $EXTRA_CONFIG_FILE << EOF\nkv_cache_config:\n    dtype: fp8\n    free_gpu_memory_fraction: 0.8\nenable_attention_dp: $DP_ATTENTION\nmoe_config:\n    backend: $MOE_BACKEND\nEOF\nif [[ \"$DP_ATTENTION\" == \"true\" ]]; then\n    cat << EOF >> $EXTRA_CONFIG_FILE\nattention_dp_config:\n    enable_balance: true\nEOF\nfi\ncat << EOF >> $EXTRA_CONFIG_FILE\ntorch_compile_config:\n    capture_num_tokens: [${LIST%, }]\nEOF\nmpirun -n 1 --oversubscribe \\\n    trtllm-serve $MODEL --port=$PORT \\\n    --tp_size=$TP --ep_size=$EP_SIZE \\\n    --extra_llm_api_options=$EXTRA_CONFIG_FILE \\\n    > $SERVER_LOG 2>&1 &\n";
+        let row = |dpa: &str| vec![("DP_ATTENTION".to_owned(), dpa.to_owned())];
+        let s = from_script(script, "t.sh", &|_: &str, _: &str| None, &row("false")).expect("trtllm-serve is a server");
+        let values =
+            |s: &RoleSettings, n: &str| s.settings.get(n).map(|x| x.values.iter().cloned().collect::<Vec<_>>());
+        assert_eq!(values(&s, "--tp-size"), Some(vec!["$TP".to_owned()]));
+        assert_eq!(
+            values(&s, "--kv-cache-config"),
+            Some(vec![r#"{"dtype":"fp8","free_gpu_memory_fraction":0.8}"#.to_owned()])
+        );
+        assert_eq!(s.settings["--kv-cache-config"].at, "t.sh:8");
+        assert_eq!(values(&s, "--moe-config"), Some(vec![r#"{"backend":"TRTLLM"}"#.to_owned()]));
+        assert_eq!(values(&s, "--attention-dp-config"), None, "the DP-attention branch is not this row's");
+        assert_eq!(values(&s, "--torch-compile-config"), None, "a body that is no YAML gives nothing");
+        assert_eq!(values(&s, "--extra-llm-api-options"), Some(vec!["dsr1-fp4.yml".to_owned()]));
+        assert!(!s.settings.contains_key("--dtype"), "heredoc bodies are data, not commands");
+        let dpa = from_script(script, "t.sh", &|_: &str, _: &str| None, &row("true")).unwrap();
+        // A variable takes every value assigned on the live lines (assignments are not ordered).
+        assert!(values(&dpa, "--moe-config").unwrap().contains(&r#"{"backend":"CUTLASS"}"#.to_owned()));
+        assert_eq!(values(&dpa, "--attention-dp-config"), Some(vec![r#"{"enable_balance":true}"#.to_owned()]));
     }
 
     #[test]
