@@ -1111,6 +1111,37 @@ mod tests {
         assert_eq!(kinds(&o), ["unresolvable"], "another expression states another value: {o:?}");
     }
 
+    /// Issue 33 "Done when", the seed's published case with its launcher rendering the
+    /// engine's arguments from the recipe (`ARGS=$(python3 render_args.py --recipe …)`, PM10):
+    /// the recipe's settings are judged, so the cookbook's gaps FAIL as uncovered (the seed's
+    /// `--hicache-size 253`), never as unreadable or nothing checked; a cookbook that states
+    /// them passes.
+    #[test]
+    fn a_launcher_rendering_its_arguments_from_a_recipe_is_judged_on_the_recipe() {
+        const RECIPE_PATH: &str = "benchmarks/single_node/recipes/qwen3.5-mi355x.yaml";
+        const RECIPE: &str = "base:\n  schema: 2\n  name: q\n  resources: {gpu_type: mi355x, gpus_per_node: 8}\n  engine: sglang\n  roles:\n    agg:\n      nodes: 1\n      workers: 1\n      args: {tensor-parallel-size: 8, mem-fraction-static: 0.85, attention-backend: aiter}\noverride_tp8_c10_hicache:\n  roles:\n    agg:\n      args: {hicache-size: 253}\n  benchmark: {env: {CONC: '10', KV_OFFLOADING: dram}}\noverride_tp8_c40_hicache:\n  roles:\n    agg:\n      args: {hicache-size: 310}\n  benchmark: {env: {CONC: '40', KV_OFFLOADING: dram}}\n";
+        let script = format!(
+            "ARGS=$(python3 utils/render_args.py --recipe {RECIPE_PATH})\npython3 -m sglang.launch_server --model-path $MODEL $ARGS --port $PORT\n"
+        );
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert(SCRIPT_PATH, script.as_str());
+        e.head.insert(RECIPE_PATH, RECIPE);
+        let cookbook = "# Qwen3.5-397B-A17B on MI355X\n\n```bash\npython3 -m sglang.launch_server --model Qwen/Qwen3.5-397B-A17B-FP8 --tp 8 \\\n  --attention-backend aiter --mem-fraction-static 0.85 --hicache-size 310\n```\n";
+        merged(&mut e, cookbook);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["uncovered".to_owned()]), "{o:?}");
+        let missing = &o.message.args["problems"][0]["settings"][0];
+        assert_eq!((&missing["name"], &missing["missing"]), (&json!("--hicache-size"), &json!("253")), "{o:?}");
+        merged(
+            &mut e,
+            &cookbook.replace(
+                "--hicache-size 310",
+                "--hicache-size 310\n```\nAt 10 concurrent requests use `--hicache-size 253`.\n```",
+            ),
+        );
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+    }
+
     /// Issue 33 item 4: the synthetic-acceptance keys of `--speculative-config` are InferenceX
     /// benchmark controls; the rest of the JSON is compared with the cookbook.
     #[test]

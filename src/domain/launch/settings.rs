@@ -827,6 +827,63 @@ fn is_value(scope: &Scope, word: &str) -> bool {
     !(word.starts_with("--") || redirect || (word.starts_with('$') && flags()))
 }
 
+/// The settings of a recipe the launcher hands to a helper program that renders the engine's
+/// arguments (`eval "$(python3 render_args.py --recipe recipes/x.yaml)"`, issue 33 item 2): the
+/// recipe is the truth, the renderer plumbing. A YAML path of the tree named inside a command
+/// substitution on a live line, that parses as an srt-slurm recipe, adds every variant's
+/// settings of its aggregated role.
+fn rendered_recipe_settings(
+    text: &str,
+    path: &str,
+    resolve: &SourceResolver,
+    scope: &Scope,
+    dead: &BTreeSet<u32>,
+    settings: &mut BTreeMap<String, Setting>,
+) {
+    let mut read: Vec<String> = Vec::new();
+    for (_, logical) in command_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
+        for (at, _) in logical.match_indices("$(") {
+            let inner = &logical[at + 2..];
+            let inner = &inner[..inner.find(')').unwrap_or(inner.len())];
+            if inner.trim_start().starts_with("cat ") {
+                continue;
+            }
+            for word in split_words(inner, false) {
+                for target in scope.expand(&word, 0) {
+                    let target = target.trim_matches(['"', '\'']).to_owned();
+                    if !(target.ends_with(".yaml") || target.ends_with(".yml")) || read.contains(&target) {
+                        continue;
+                    }
+                    read.push(target.clone());
+                    let Some((recipe_path, recipe_text)) = resolve(path, &target) else { continue };
+                    let roles = Recipe::parse(&recipe_text, &recipe_path).and_then(|r| from_recipe(&r, None));
+                    for role in roles.into_iter().flatten().filter(|r| r.role == "aggregated") {
+                        for (name, setting) in role.settings {
+                            for value in setting.values {
+                                add(settings, name.clone(), setting.kind, value, setting.at.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Longest file a `$(cat file)` value is read from (bounded input).
+const MAX_CAT_BYTES: usize = 64 << 10;
+
+/// The value of `$(cat file)` (`--speculative-config "$(cat spec.json)"`): the file's text when
+/// the tree has it, trimmed as command substitution trims it.
+fn file_contents(value: &str, path: &str, resolve: &SourceResolver) -> Option<String> {
+    let target = value.strip_prefix("$(cat ")?.strip_suffix(')')?.trim().trim_matches(['"', '\'']);
+    if target.is_empty() || target.contains(['$', '`', ' ']) {
+        return None;
+    }
+    let (_, text) = resolve(path, target)?;
+    (text.len() <= MAX_CAT_BYTES).then(|| text.trim_end_matches('\n').to_owned())
+}
+
 /// Engine flags whose value is a file of settings (TRT-LLM's `--extra_llm_api_options`, the
 /// `--config` file of `trtllm-serve` and `vllm serve`).
 const OPTION_FILE_FLAGS: &[&str] = &["--extra-llm-api-options", "--config"];
@@ -906,6 +963,7 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
                 }
             }
             for v in scope.expand(&value, 0) {
+                let v = file_contents(&v, path, resolve).unwrap_or(v);
                 add(&mut settings, name.clone(), SettingKind::Flag, v, at.clone());
             }
         }
@@ -913,6 +971,7 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
     if !found {
         return None;
     }
+    rendered_recipe_settings(text, path, resolve, &scope, &dead, &mut settings);
     for (name, from) in &scope.exports {
         let values = scope.vars.get(name).cloned().unwrap_or_default();
         for v in values.iter().flat_map(|v| scope.expand(v, 0)) {
@@ -1037,6 +1096,22 @@ mod tests {
         // A variable takes every value assigned on the live lines (assignments are not ordered).
         assert!(values(&dpa, "--moe-config").unwrap().contains(&r#"{"backend":"CUTLASS"}"#.to_owned()));
         assert_eq!(values(&dpa, "--attention-dp-config"), Some(vec![r#"{"enable_balance":true}"#.to_owned()]));
+    }
+
+    /// PM10: a flag's value read from a file of the tree (`"$(cat spec.json)"`) is the file's
+    /// text; a file the tree lacks leaves the expression, which stays unresolved.
+    #[test]
+    fn a_flag_value_read_from_a_file_is_the_files_text() {
+        let script =
+            "vllm serve $MODEL --speculative-config \"$(cat spec.json)\" --kv-transfer-config \"$(cat gone.json)\"\n";
+        let resolve = |from: &str, target: &str| {
+            (from == "b/l.sh" && target == "spec.json")
+                .then(|| ("b/spec.json".to_owned(), "{\"method\": \"mtp\"}\n".to_owned()))
+        };
+        let s = from_script(script, "b/l.sh", &resolve, &[]).unwrap();
+        let values = |n: &str| s.settings[n].values.iter().cloned().collect::<Vec<_>>();
+        assert_eq!(values("--speculative-config"), ["{\"method\": \"mtp\"}"]);
+        assert_eq!(values("--kv-transfer-config"), ["$(cat gone.json)"]);
     }
 
     #[test]
