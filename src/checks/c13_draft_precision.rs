@@ -274,12 +274,20 @@ pub fn draft_models(ev: &Evidence) -> BTreeSet<String> {
         .collect()
 }
 
-/// `file:line` → `(file, line)`.
-fn file_line(at: &str) -> (String, u32) {
-    match at.rsplit_once(':') {
+/// Where a launch setting is written, `(file, line)`: its `file:line`; an export recorded by its
+/// file alone is at the first code line of that file that names it.
+fn file_line(ev: &Evidence, setting: &LaunchSetting) -> (String, u32) {
+    let (file, line) = match setting.at.rsplit_once(':') {
         Some((file, line)) => (file.to_owned(), line.parse().unwrap_or(0)),
-        None => (at.to_owned(), 0),
+        None => (setting.at.clone(), 0),
+    };
+    if line > 0 {
+        return (file, line);
     }
+    let named = ev.head.text(&file).and_then(|text| {
+        text.lines().position(|l| scan::code_part(l).contains(setting.name.as_str())).map(|i| i as u32 + 1)
+    });
+    (file, named.unwrap_or(0))
 }
 
 /// A setting and value compared across their spellings (`--flag`, `flag`, `flag_name`; quoting
@@ -339,7 +347,7 @@ pub fn check(cx: &Context) -> Outcome {
     let mut checkpoint_settings: Vec<(&ConfigReach, Effect, &LaunchSetting)> = Vec::new();
     for (reach, s) in spec_settings(&reaches) {
         let Some(effect) = precision::effect_of(&s.name) else { continue };
-        let (file, line) = file_line(&s.at);
+        let (file, line) = file_line(ev, s);
         // A file the scan above read names its own unresolved values.
         if !s.resolved && !files.contains(file.as_str()) {
             unresolved.push(
@@ -725,7 +733,7 @@ mod tests {
         let o = check(&Context::new(&e));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
         assert_eq!(o.message.args["findings"][0]["origin"], "launch", "{o:?}");
-        assert_eq!(o.message.args["findings"][0]["file"], SCRIPT);
+        assert_eq!(o.evidence, [format!("{SCRIPT}:1")], "the export's own line");
         let clean = image_bump("python -m sglang.launch_server --speculative-algorithm NEXTN\n");
         let o = check(&Context::new(&clean));
         assert_eq!(o.status, Status::Warn, "no conversion; provenance missing: {o:?}");
