@@ -27,7 +27,7 @@ use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::launch::shell::ScriptValues;
 use crate::domain::launch::LaunchSetting;
-use crate::domain::precision::{self, Effect, Shipped};
+use crate::domain::precision::{self, Effect, OnlineQuant, Shipped};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::inputs;
 use crate::repo::Layout;
@@ -42,6 +42,8 @@ struct Violation {
     line: u32,
     setting: String,
     value: String,
+    /// The draft layers an online quantization reaches (13.h); empty for other findings.
+    layers: Vec<u64>,
 }
 
 /// `(pattern, what)`: group 1 is the value when the setting has one.
@@ -93,7 +95,9 @@ fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mu
                 };
                 let line = index as u32 + 1;
                 match violation {
-                    Some(true) => found.push(Violation { file: path.to_owned(), line, setting, value }),
+                    Some(true) => {
+                        found.push(Violation { file: path.to_owned(), line, setting, value, layers: Vec::new() })
+                    }
                     Some(false) => {}
                     None => unresolved.push(
                         reason("draft_setting_unresolved")
@@ -344,6 +348,9 @@ pub fn check(cx: &Context) -> Outcome {
             Vec::new()
         }),
     };
+    let models = target_models(ev, &spec_configs);
+    let separate = separate_drafts(ev, &reaches);
+    let shipped_of = |model: &str| ev.upstream.model_configs.get(model).and_then(Fact::as_ok).map(Shipped::of);
     let mut checkpoint_settings: Vec<(&ConfigReach, Effect, &LaunchSetting)> = Vec::new();
     for (reach, s) in spec_settings(&reaches) {
         let Some(effect) = precision::effect_of(&s.name) else { continue };
@@ -360,8 +367,8 @@ pub fn check(cx: &Context) -> Outcome {
         if !s.resolved {
             continue;
         }
-        let mut found = |setting: &str, value: String| {
-            let v = Violation { file: file.clone(), line, setting: setting.to_owned(), value };
+        let mut found = |setting: &str, value: String, layers: Vec<u64>| {
+            let v = Violation { file: file.clone(), line, setting: setting.to_owned(), value, layers };
             if !violations.iter().any(|o| same_finding(o, &v)) {
                 violations.push(v);
             }
@@ -369,18 +376,44 @@ pub fn check(cx: &Context) -> Outcome {
         match effect {
             Effect::NamedFlag | Effect::DraftEnvFlag => {
                 if enabling(&s.value, &ScriptValues::of("")) == Some(true) {
-                    found(&s.name, s.value.clone());
+                    found(&s.name, s.value.clone(), Vec::new());
                 }
             }
-            Effect::DraftQuantization => found(&s.name, s.value.clone()),
+            Effect::DraftQuantization => found(&s.name, s.value.clone(), Vec::new()),
             // `auto` asks for the draft's own dtype.
-            Effect::DraftDtype if !Shipped::default().restates_dtype(&s.value) => found(&s.name, s.value.clone()),
+            Effect::DraftDtype if !Shipped::default().restates_dtype(&s.value) => {
+                found(&s.name, s.value.clone(), Vec::new())
+            }
             Effect::DraftDtype => {}
             Effect::SpeculativeConfig => {
                 for (field, value) in precision::speculative_config_fields(&s.value) {
-                    found(&s.name, format!("{field}: {value}"));
+                    found(&s.name, format!("{field}: {value}"), Vec::new());
                 }
             }
+            // 13.h: the scheme reaches every embedded draft layer no `exclude_layer` pattern covers;
+            // the layers come from the checkpoint's config.json, else the coverage is unknown.
+            Effect::OnlineQuantConfig if separate.is_empty() => {
+                let model = models.get(&reach.config.key).map_or("", String::as_str);
+                let layers =
+                    ev.upstream.model_configs.get(model).and_then(Fact::as_ok).and_then(precision::draft_layers);
+                match (OnlineQuant::parse(&s.value), layers) {
+                    (Some(config), _) if config.scheme.is_none() => {}
+                    (Some(config), Some(layers)) => {
+                        let uncovered = config.uncovered(&layers);
+                        if !uncovered.is_empty() {
+                            found(&s.name, config.scheme.clone().unwrap_or_default(), uncovered);
+                        }
+                    }
+                    _ => launch_missing.push(
+                        reason("draft_online_quant_unmapped")
+                            .arg("setting", s.name.as_str())
+                            .arg("at", s.at.as_str())
+                            .arg("model", model)
+                            .arg("problem", "online_quant"),
+                    ),
+                }
+            }
+            Effect::OnlineQuantConfig => {}
             Effect::CheckpointQuantization | Effect::CheckpointDtype => checkpoint_settings.push((reach, effect, s)),
         }
     }
@@ -396,10 +429,7 @@ pub fn check(cx: &Context) -> Outcome {
             );
         }
     }
-    let models = target_models(ev, &spec_configs);
-    let separate = separate_drafts(ev, &reaches);
     let checkpoints = draft_checkpoints(&separate, &spec_configs, &models);
-    let shipped_of = |model: &str| ev.upstream.model_configs.get(model).and_then(Fact::as_ok).map(Shipped::of);
     // A draft quantization or dtype that restates what every draft checkpoint ships at (its own
     // config.json, or the target's for an embedded head) keeps the draft as it ships; against an
     // unknown or other precision it converts it, in either direction (#3283).
@@ -442,6 +472,7 @@ pub fn check(cx: &Context) -> Outcome {
                         let kind = match precision::effect_of(&v.setting) {
                             Some(Effect::NamedFlag | Effect::DraftEnvFlag) => "env",
                             Some(Effect::DraftQuantization) if precision::unquantizes(&v.value) => "unquantized",
+                            Some(Effect::OnlineQuantConfig) => "online_quant",
                             _ => "override",
                         };
                         let origin = if ev.files.iter().any(|f| f.filename == v.file) {
@@ -451,7 +482,7 @@ pub fn check(cx: &Context) -> Outcome {
                         } else {
                             "launch"
                         };
-                        json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value, "kind": kind, "origin": origin})
+                        json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value, "kind": kind, "origin": origin, "layers": v.layers})
                     })
                     .collect::<Vec<_>>(),
             )
@@ -815,6 +846,34 @@ mod tests {
         {
             assert_eq!(run(restating).status, Status::Pass, "{restating}");
         }
+    }
+
+    /// 13.h: an online quantization reaches the embedded head unless its exclude_layer patterns
+    /// cover the checkpoint's draft layer (from its config.json); unknown layers are missing
+    /// evidence, never a pass.
+    #[test]
+    fn an_online_quantization_must_exclude_the_embedded_head() {
+        let run = |exclude: &str, config: Option<Value>| {
+            let flag = format!(
+                "--online_quant_config '{{\"global_quant_config\":\"ptpc_fp8\",\"exclude_layer\":[\"lm_head\",\"model.layers.[0-9].mlp.*expert*\"{exclude}]}}'"
+            );
+            let mut e = image_bump(&format!("python3 -m atom.entrypoints.openai_server --model $MODEL {flag}\n"));
+            if let Some(config) = config {
+                e.upstream.model_configs.insert("nvidia/DeepSeek-R1-FP4".into(), Fact::Ok(config));
+            }
+            check(&Context::new(&e))
+        };
+        let dsr1 = json!({"num_hidden_layers": 61, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16"});
+        let o = run("", Some(dsr1.clone()));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["kind"], "online_quant");
+        assert_eq!(o.message.args["findings"][0]["layers"], json!([61]));
+        let o = run(",\"model.layers.61.*\"", Some(dsr1));
+        assert_eq!(o.status, Status::Warn, "covered; provenance missing: {o:?}");
+        assert!(!json!(o.message.args).to_string().contains("online_quant"), "{o:?}");
+        let o = run(",\"model.layers.61.*\"", None);
+        assert_eq!(o.status, Status::Warn);
+        assert!(json!(o.message.args).to_string().contains("draft_online_quant_unmapped"), "{o:?}");
     }
 
     /// The collector fetches the config.json of every draft checkpoint Check 13 reads: the

@@ -86,6 +86,9 @@ pub enum Effect {
     /// A speculative config (vLLM `--speculative-config`) whose fields may set the draft's
     /// quantization or dtype.
     SpeculativeConfig,
+    /// ATOM's `--online_quant_config`: a quantization of the whole checkpoint whose
+    /// `exclude_layer` patterns must cover every draft layer (13.h).
+    OnlineQuantConfig,
     /// A quantization of the whole checkpoint: it reaches an embedded head unless excluded.
     CheckpointQuantization,
     /// A dtype of the whole checkpoint: it reaches an embedded head.
@@ -112,6 +115,7 @@ pub fn effect_of(name: &str) -> Option<Effect> {
         | "speculative-draft-kv-cache-dtype"
         | "speculative-draft-model-kv-cache-dtype" => Some(Effect::DraftDtype),
         "speculative-config" => Some(Effect::SpeculativeConfig),
+        "online-quant-config" => Some(Effect::OnlineQuantConfig),
         "quantization" => Some(Effect::CheckpointQuantization),
         "dtype" | "torch-dtype" => Some(Effect::CheckpointDtype),
         _ => None,
@@ -147,6 +151,72 @@ fn speculative_config(config: &str) -> Option<Value> {
 /// The separate draft checkpoint a speculative config names (`model`).
 pub fn speculative_config_model(config: &str) -> Option<String> {
     speculative_config(config)?.get("model").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// An ATOM online quantization config: the scheme applied to the whole checkpoint and the module
+/// patterns (fnmatch globs) it leaves out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnlineQuant {
+    /// `global_quant_config`; `None` when it quantizes nothing (absent, empty, `none`).
+    pub scheme: Option<String>,
+    pub exclude: Vec<String>,
+}
+
+/// Module names of one layer a pattern must match to leave the whole layer out: attention, a
+/// routed expert, the router gate, and the MTP block's own projections and head. A pattern that
+/// excludes only some of them (experts, a gate) leaves the rest quantized.
+const LAYER_MODULES: [&str; 6] = [
+    "self_attn.q_proj",
+    "mlp.experts.0.gate_proj",
+    "mlp.gate",
+    "mlp.shared_experts.down_proj",
+    "eh_proj",
+    "shared_head.head",
+];
+
+impl OnlineQuant {
+    /// The config's JSON (`global_quant_config`, `exclude_layer`); `None` when the text is not a
+    /// JSON object (a file name, say: what it holds is not in the evidence).
+    pub fn parse(text: &str) -> Option<OnlineQuant> {
+        let config = serde_json::from_str::<Value>(text.trim().trim_matches('\'')).ok().filter(Value::is_object)?;
+        let scheme = config
+            .get("global_quant_config")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty() && !DEFAULTS.contains(&normal(s).as_str()))
+            .map(str::to_owned);
+        let exclude = match config.get("exclude_layer") {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            Some(Value::String(one)) => vec![one.clone()],
+            _ => Vec::new(),
+        };
+        Some(OnlineQuant { scheme, exclude })
+    }
+
+    /// The draft layers some module of which no `exclude_layer` pattern matches (fnmatch, as
+    /// ATOM matches them): the scheme reaches them.
+    pub fn uncovered(&self, layers: &[u64]) -> Vec<u64> {
+        if self.scheme.is_none() {
+            return Vec::new();
+        }
+        let matchers: Vec<globset::GlobMatcher> =
+            self.exclude.iter().filter_map(|p| globset::Glob::new(p).ok()).map(|g| g.compile_matcher()).collect();
+        layers
+            .iter()
+            .copied()
+            .filter(|layer| {
+                LAYER_MODULES.iter().any(|m| !matchers.iter().any(|g| g.is_match(format!("model.layers.{layer}.{m}"))))
+            })
+            .collect()
+    }
+}
+
+/// The indices of a checkpoint's embedded draft (MTP/NextN) layers: they follow its
+/// `num_hidden_layers` target layers, `num_nextn_predict_layers` of them (DeepSeek, GLM).
+/// `None` when the config does not say.
+pub fn draft_layers(config: &Value) -> Option<Vec<u64>> {
+    let target = config.get("num_hidden_layers").and_then(Value::as_u64)?;
+    let draft = config.get("num_nextn_predict_layers").and_then(Value::as_u64).filter(|n| *n > 0 && *n <= 16)?;
+    Some((target..target + draft).collect())
 }
 
 /// Whether a draft-quantization value serves the draft unquantized (SGLang's `unquant`).
@@ -194,12 +264,36 @@ mod tests {
         assert_eq!(effect_of("speculative_draft_model_quantization"), Some(Effect::DraftQuantization));
         assert_eq!(effect_of("--speculative-draft-kv-cache-dtype"), Some(Effect::DraftDtype));
         assert_eq!(effect_of("--speculative-config"), Some(Effect::SpeculativeConfig));
+        assert_eq!(effect_of("--online_quant_config"), Some(Effect::OnlineQuantConfig));
         assert_eq!(effect_of("--quantization"), Some(Effect::CheckpointQuantization));
         assert_eq!(effect_of("--dtype"), Some(Effect::CheckpointDtype));
         assert_eq!(effect_of("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"), Some(Effect::NamedFlag));
         assert_eq!(effect_of("SGLANG_GLM_NEXTN_MOE_PTPC"), Some(Effect::DraftEnvFlag));
         assert_eq!(effect_of("--kv-cache-dtype"), None, "a KV dtype of target and draft alike is allowed");
         assert_eq!(effect_of("--tp"), None);
+    }
+
+    /// Upstream's example (InferenceX #3205, `glm5.2_fp4_mi355x_atom_mtp.sh` at e35574e, quoted in
+    /// the prompt's Check 13): `model.layers.78.*` is the MTP exclusion of a 78-layer checkpoint;
+    /// without it `ptpc_fp8` reaches the head, and excluding only its experts does not cover it.
+    #[test]
+    fn an_online_quant_config_must_exclude_every_draft_layer() {
+        let glm = json!({"num_hidden_layers": 78, "num_nextn_predict_layers": 1});
+        let layers = draft_layers(&glm).unwrap();
+        assert_eq!(layers, [78]);
+        let upstream = r#"'{"global_quant_config":"ptpc_fp8","exclude_layer":["lm_head","model.embed_tokens","*.mlp.gate","model.layers.[0-9].mlp.*expert*","model.layers.[1-6][0-9].mlp.*expert*","model.layers.7[0-7].mlp.*expert*","model.layers.78.*"]}'"#;
+        let config = OnlineQuant::parse(upstream).unwrap();
+        assert_eq!(config.scheme.as_deref(), Some("ptpc_fp8"));
+        assert!(config.uncovered(&layers).is_empty());
+        let removed = upstream.replace(r#","model.layers.78.*""#, "");
+        assert_eq!(OnlineQuant::parse(&removed).unwrap().uncovered(&layers), [78]);
+        let experts_only = upstream.replace("model.layers.78.*", "model.layers.78.mlp.*expert*");
+        assert_eq!(OnlineQuant::parse(&experts_only).unwrap().uncovered(&layers), [78]);
+        let broad = r#"{"global_quant_config":"ptpc_fp8","exclude_layer":["model.layers.7[0-9].*"]}"#;
+        assert!(OnlineQuant::parse(broad).unwrap().uncovered(&layers).is_empty());
+        assert!(OnlineQuant::parse(r#"{"global_quant_config":"none"}"#).unwrap().uncovered(&layers).is_empty());
+        assert_eq!(OnlineQuant::parse("/configs/ptpc.json"), None, "a file name is not the config");
+        assert_eq!(draft_layers(&json!({"num_hidden_layers": 78})), None, "no MTP layer count, no mapping");
     }
 
     #[test]
