@@ -88,3 +88,26 @@ fn an_image_bump_of_a_config_whose_recipe_enables_the_named_flag_fails() {
     assert_eq!(finding["origin"], "launch", "an unchanged file the config runs: {o:?}");
     assert!(finding["line"].as_u64().unwrap_or(0) > 0, "{o:?}");
 }
+
+/// 13.h on a real separate draft: `kimik3-fp4-mi355x-atom-agentic-mtp` serves the DSpark draft
+/// `Inferact/Kimi-K3-DSpark` (ATOM's `draft-model:`) under a global `ptpc_fp8` online quantization
+/// whose trailing patterns are the recipe's own exclusions of the draft's unprefixed modules.
+/// Those module names are not in the evidence: the check names the config as missing evidence
+/// (WARN) and never calls the draft's target layers quantized.
+#[test]
+fn an_online_quantization_beside_a_separate_draft_is_missing_evidence_not_a_violation() {
+    let Some(dir) = today_dir() else { return };
+    let mut e = image_bump_of_today(&dir);
+    e.files[0].patch = Some(
+        "@@ -1,1 +1,5 @@\n x\n+- config-keys:\n+  - kimik3-fp4-mi355x-atom-agentic-mtp\n+  description:\n+  - Bump the image\n"
+            .into(),
+    );
+    assert!(
+        c13_draft_precision::draft_models(&e).contains("Inferact/Kimi-K3-DSpark"),
+        "ATOM's draft-model is the draft"
+    );
+    let o = c13_draft_precision::check(&Context::new(&e));
+    assert_eq!(o.status, Status::Warn, "{o:?}");
+    let missing = o.message.args["missing"].to_string();
+    assert!(missing.contains("draft_online_quant_unmapped") && missing.contains("Inferact/Kimi-K3-DSpark"), "{o:?}");
+}

@@ -219,11 +219,14 @@ fn spec_settings(reaches: &[ConfigReach]) -> impl Iterator<Item = (&ConfigReach,
 }
 
 /// The separate draft checkpoint a launch setting names: SGLang's `--speculative-draft-model-path`,
-/// TRT-LLM's `speculative_model(_dir)`, the `model` of a speculative config.
+/// TRT-LLM's `speculative_model(_dir)`, ATOM's `--draft-model` (a recipe's `draft-model:`, TD8),
+/// the `model` of a speculative config.
 fn launch_draft(setting: &LaunchSetting) -> Option<String> {
     let name = setting.name.trim_start_matches('-').replace('_', "-").to_ascii_lowercase();
     let id = match name.as_str() {
-        "speculative-draft-model-path" | "speculative-model" | "speculative-model-dir" => Some(setting.value.clone()),
+        "speculative-draft-model-path" | "speculative-model" | "speculative-model-dir" | "draft-model" => {
+            Some(setting.value.clone())
+        }
         "speculative-config" => precision::speculative_config_model(&setting.value),
         _ => None,
     }?;
@@ -391,11 +394,16 @@ pub fn check(cx: &Context) -> Outcome {
                 }
             }
             // 13.h: the scheme reaches every embedded draft layer no `exclude_layer` pattern covers;
-            // the layers come from the checkpoint's config.json, else the coverage is unknown.
-            Effect::OnlineQuantConfig if separate.is_empty() => {
-                let model = models.get(&reach.config.key).map_or("", String::as_str);
-                let layers =
-                    ev.upstream.model_configs.get(model).and_then(Fact::as_ok).and_then(precision::draft_layers);
+            // the layers come from the checkpoint's config.json, else the coverage is unknown. A
+            // separate draft's module names are not in the evidence: its coverage is unknown too.
+            Effect::OnlineQuantConfig => {
+                let model = match separate.is_empty() {
+                    true => models.get(&reach.config.key).cloned().unwrap_or_default(),
+                    false => separate.iter().cloned().collect::<Vec<_>>().join(", "),
+                };
+                let layers = (ev.upstream.model_configs.get(&model).and_then(Fact::as_ok))
+                    .and_then(precision::draft_layers)
+                    .filter(|_| separate.is_empty());
                 match (OnlineQuant::parse(&s.value), layers) {
                     (Some(config), _) if config.scheme.is_none() => {}
                     (Some(config), Some(layers)) => {
@@ -413,7 +421,6 @@ pub fn check(cx: &Context) -> Outcome {
                     ),
                 }
             }
-            Effect::OnlineQuantConfig => {}
             Effect::CheckpointQuantization | Effect::CheckpointDtype => checkpoint_settings.push((reach, effect, s)),
         }
     }
