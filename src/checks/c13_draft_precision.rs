@@ -555,6 +555,11 @@ pub fn check(cx: &Context) -> Outcome {
     if !(records_draft && detail.contains("default")) {
         missing.push(reason("draft_default_provenance"));
     }
+    // Upstream's evidence list ends with "the effective serving precision" (#3283's
+    // "checkpoint/native/effective precision evidence"; prompt Check 13).
+    if !detail.contains("effective") {
+        missing.push(reason("draft_effective_not_recorded"));
+    }
     if missing.is_empty() {
         Outcome::pass("as_shipped").arg("configs", names).arg("shipped", shipped_all)
     } else {
@@ -660,7 +665,8 @@ mod tests {
     fn comments_and_disabled_values_do_not_fail_but_provenance_warns() {
         let o = check(&Context::new(&spec_pr("# SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 was removed\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0\npython -m sglang.launch_server --speculative-algorithm NEXTN\n")));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "unverified"));
-        assert_eq!(o.message.args["missing"].as_array().unwrap().len(), 2, "{o:?}");
+        // The draft's metadata, its default handling and its effective precision: no finding.
+        assert_eq!(o.message.args["missing"].as_array().unwrap().len(), 3, "{o:?}");
     }
 
     #[test]
@@ -682,6 +688,21 @@ mod tests {
         e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling; effective modelopt.\n".into();
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?} detail={:?}", Context::new(&e).detail());
+    }
+
+    /// The record names the stored precision and the default handling, but not the effective
+    /// serving precision upstream also asks for: missing evidence.
+    #[test]
+    fn a_record_without_the_effective_precision_warns() {
+        let mut e = spec_pr("python -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        e.upstream.model_configs.insert(
+            "nvidia/DeepSeek-R1-FP4".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}})),
+        );
+        e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling.\n".into();
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Warn, "{o:?}");
+        assert_eq!(o.message.args["missing"][0]["$reason"], "draft_effective_not_recorded", "{o:?}");
     }
 
     #[test]
@@ -711,7 +732,7 @@ mod tests {
         let script =
             "python -m sglang.launch_server --speculative-algorithm EAGLE --speculative-draft-model-path org/Draft-A\n";
         let target = Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}}));
-        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-A ships bfloat16, loaded with default handling.\n";
+        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-A ships bfloat16, loaded with default handling; effective bfloat16.\n";
         let mut e = spec_pr(script);
         e.upstream.model_configs.insert("nvidia/DeepSeek-R1-FP4".into(), target);
         e.signoff.body = detail.into();
