@@ -1,12 +1,17 @@
 //! Check 13 — Draft precision (spec 30 Check 13): every draft model or head is served as it
-//! ships. A proven lowering in the effective recipe FAILs: `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE` or
-//! `SGLANG_GLM_NEXTN_MOE_PTPC` enabled, a draft quantization, a draft dtype/KV-dtype override,
-//! or quantization/dtype fields inside `--speculative-config`. The effective recipe is every
-//! changed speculative-decoding script or recipe at the head (whole file: unchanged lines are
-//! inherited settings) plus the head files it names (sourced libraries, base recipes).
-//! Comments never count. Without a violation the check PASSes only when provenance is
-//! established (docs/decisions.md V2); otherwise it WARNs, listing what was verified and what
-//! is missing. N/A when no speculative-decoding benchmark is affected.
+//! ships, and no setting converts its precision in either direction (InferenceX #3283, "Prohibit
+//! all precision conversions"; decision RV5). A proven conversion in the effective recipe FAILs:
+//! `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE` or `SGLANG_GLM_NEXTN_MOE_PTPC` enabled, a draft quantization
+//! (an unquantized load of a quantized draft too), a draft dtype/KV-dtype override, or
+//! quantization/dtype fields inside `--speculative-config`, unless the value restates what the
+//! draft ships at ([`precision::Shipped`]). The effective recipe is every changed
+//! speculative-decoding script or recipe at the head (whole file: unchanged lines are inherited
+//! settings), the head files it names (sourced libraries, base recipes), and the launch of every
+//! affected speculative-decoding config as the launch model reads it (an image-only bump changes
+//! no file, its unchanged launch still runs). Comments never count. Without a violation the check
+//! PASSes only when provenance is established (docs/decisions.md V2); otherwise it WARNs, listing
+//! what was verified and what is missing, a whole-checkpoint quantization or dtype that may reach
+//! an embedded head among them. N/A when no speculative-decoding benchmark is affected.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -15,11 +20,14 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::affected::affected_configs;
+use super::affected::{affected_configs, AffectedConfig};
+use super::reach::{affected_reach, ConfigReach, Why};
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::launch::shell::ScriptValues;
+use crate::domain::launch::LaunchSetting;
+use crate::domain::precision::{self, Effect, OnlineQuant, Shipped};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::inputs;
 use crate::repo::Layout;
@@ -34,6 +42,8 @@ struct Violation {
     line: u32,
     setting: String,
     value: String,
+    /// The draft layers an online quantization reaches (13.h); empty for other findings.
+    layers: Vec<u64>,
 }
 
 /// `(pattern, what)`: group 1 is the value when the setting has one.
@@ -85,7 +95,9 @@ fn scan_file(path: &str, text: &str, found: &mut Vec<Violation>, unresolved: &mu
                 };
                 let line = index as u32 + 1;
                 match violation {
-                    Some(true) => found.push(Violation { file: path.to_owned(), line, setting, value }),
+                    Some(true) => {
+                        found.push(Violation { file: path.to_owned(), line, setting, value, layers: Vec::new() })
+                    }
                     Some(false) => {}
                     None => unresolved.push(
                         reason("draft_setting_unresolved")
@@ -195,17 +207,102 @@ fn drafts_in(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Separate draft checkpoints named by the effective recipe of the PR (the collector fetches
-/// their `config.json`; Check 13 reads it).
-pub fn draft_models(ev: &Evidence) -> BTreeSet<String> {
-    effective_files(ev).into_iter().filter_map(|p| ev.head.text(p)).flat_map(drafts_in).collect()
+/// The settings of the affected speculative-decoding configs' launches (13.k): their scripts, the
+/// files those source and their recipes (base and launcher `--set`s applied), as the launch model
+/// reads them, unchanged files included (an image-only bump changes none). Settings of a
+/// launch variant without speculative decoding (`…/none`) are not the draft's.
+fn spec_settings(reaches: &[ConfigReach]) -> impl Iterator<Item = (&ConfigReach, &LaunchSetting)> {
+    reaches
+        .iter()
+        .filter(|r| r.config.speculative())
+        .flat_map(|r| r.launch.settings.iter().filter(|s| !s.variant.ends_with("/none")).map(move |s| (r, s)))
 }
 
-/// The draft's shipped precision from its HF `config.json`: the quantization method, else dtype.
-fn shipped_precision(config: &Value) -> Option<String> {
-    let method = config.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str);
-    let dtype = config.get("torch_dtype").or_else(|| config.get("dtype")).and_then(Value::as_str);
-    method.or(dtype).map(str::to_owned)
+/// The separate draft checkpoint a launch setting names: SGLang's `--speculative-draft-model-path`,
+/// TRT-LLM's `speculative_model(_dir)`, ATOM's `--draft-model` (a recipe's `draft-model:`, TD8),
+/// the `model` of a speculative config.
+fn launch_draft(setting: &LaunchSetting) -> Option<String> {
+    let name = setting.name.trim_start_matches('-').replace('_', "-").to_ascii_lowercase();
+    let id = match name.as_str() {
+        "speculative-draft-model-path" | "speculative-model" | "speculative-model-dir" | "draft-model" => {
+            Some(setting.value.clone())
+        }
+        "speculative-config" => precision::speculative_config_model(&setting.value),
+        _ => None,
+    }?;
+    (setting.resolved && id.contains('/') && !id.starts_with('/')).then_some(id)
+}
+
+/// The separate draft checkpoints the effective recipe serves: named by a changed file or a file
+/// it names, or by the launch of an affected speculative-decoding config.
+fn separate_drafts(ev: &Evidence, reaches: &[ConfigReach]) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> =
+        effective_files(ev).into_iter().filter_map(|p| ev.head.text(p)).flat_map(drafts_in).collect();
+    out.extend(spec_settings(reaches).filter_map(|(_, s)| launch_draft(s)));
+    out
+}
+
+/// The checkpoint (model repo) of each speculative-decoding config, by key, from the head's
+/// master configs.
+fn target_models(ev: &Evidence, spec_configs: &[&AffectedConfig]) -> BTreeMap<String, String> {
+    inputs::load_master(&ev.head, &Layout::default())
+        .map(|m| {
+            spec_configs.iter().filter_map(|c| m.get(&c.key).map(|mc| (c.key.clone(), mc.model.clone()))).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The checkpoints whose stored precision counts, `(owner, repo)`: the separate drafts the recipe
+/// serves, else each config's target checkpoint (its embedded draft head, 13.b).
+fn draft_checkpoints(
+    separate: &BTreeSet<String>,
+    spec_configs: &[&AffectedConfig],
+    models: &BTreeMap<String, String>,
+) -> BTreeSet<(String, String)> {
+    if separate.is_empty() {
+        spec_configs.iter().map(|c| (c.key.clone(), models.get(&c.key).cloned().unwrap_or_default())).collect()
+    } else {
+        separate.iter().map(|d| (d.clone(), d.clone())).collect()
+    }
+}
+
+/// The draft checkpoints whose `config.json` Check 13 reads (the collector fetches them): the
+/// separate drafts of the effective recipe, else the target checkpoints that embed the heads.
+pub fn draft_models(ev: &Evidence) -> BTreeSet<String> {
+    let cx = Context::new(ev);
+    let affected = affected_configs(&cx).unwrap_or_default();
+    let spec_configs: Vec<&AffectedConfig> = affected.iter().filter(|c| c.speculative()).collect();
+    let reaches = if spec_configs.is_empty() { Vec::new() } else { affected_reach(&cx).unwrap_or_default() };
+    let separate = separate_drafts(ev, &reaches);
+    draft_checkpoints(&separate, &spec_configs, &target_models(ev, &spec_configs))
+        .into_iter()
+        .map(|(_, model)| model)
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// Where a launch setting is written, `(file, line)`: its `file:line`; an export recorded by its
+/// file alone is at the first code line of that file that names it.
+fn file_line(ev: &Evidence, setting: &LaunchSetting) -> (String, u32) {
+    let (file, line) = match setting.at.rsplit_once(':') {
+        Some((file, line)) => (file.to_owned(), line.parse().unwrap_or(0)),
+        None => (setting.at.clone(), 0),
+    };
+    if line > 0 {
+        return (file, line);
+    }
+    let named = ev.head.text(&file).and_then(|text| {
+        text.lines().position(|l| scan::code_part(l).contains(setting.name.as_str())).map(|i| i as u32 + 1)
+    });
+    (file, named.unwrap_or(0))
+}
+
+/// A setting and value compared across their spellings (`--flag`, `flag`, `flag_name`; quoting
+/// and separators of an embedded field).
+fn same_finding(a: &Violation, b: &Violation) -> bool {
+    let setting = |s: &str| s.trim_start_matches('-').replace('_', "-").to_ascii_lowercase();
+    let value = |s: &str| s.chars().filter(|c| !matches!(c, '"' | '\'' | ' ' | ':' | '=')).collect::<String>();
+    a.file == b.file && setting(&a.setting) == setting(&b.setting) && value(&a.value) == value(&b.value)
 }
 
 pub fn check(cx: &Context) -> Outcome {
@@ -222,7 +319,7 @@ pub fn check(cx: &Context) -> Outcome {
                 .arg("missing", vec![reason("affected_unknown").arg("error", error)])
         }
     };
-    let spec_configs: Vec<_> = affected.iter().filter(|c| c.spec_decoding.iter().any(|s| s != "none")).collect();
+    let spec_configs: Vec<&AffectedConfig> = affected.iter().filter(|c| c.speculative()).collect();
     let files = effective_files(ev);
     if spec_configs.is_empty() && files.is_empty() {
         return Outcome::na("no_spec_decode");
@@ -245,22 +342,115 @@ pub fn check(cx: &Context) -> Outcome {
             scan_file(path, text, &mut violations, &mut unresolved);
         }
     }
-    // A draft quantization that names the precision every separate draft already ships at (its
-    // own config.json) keeps the draft as it ships; against an unknown or other precision it
-    // lowers it.
-    let separate_shipped: Vec<(String, Option<String>)> = draft_models(ev)
-        .into_iter()
-        .map(|d| {
-            let shipped = ev.upstream.model_configs.get(&d).and_then(Fact::as_ok).and_then(shipped_precision);
-            (d, shipped)
-        })
-        .collect();
+    // 13.k: the launch of every affected speculative-decoding config, image-only bumps included.
+    let mut launch_missing: Vec<Reason> = Vec::new();
+    let reaches: Vec<ConfigReach> = match spec_configs.is_empty() {
+        true => Vec::new(),
+        false => affected_reach(cx).unwrap_or_else(|error| {
+            launch_missing.push(error);
+            Vec::new()
+        }),
+    };
+    let models = target_models(ev, &spec_configs);
+    let separate = separate_drafts(ev, &reaches);
+    let shipped_of = |model: &str| ev.upstream.model_configs.get(model).and_then(Fact::as_ok).map(Shipped::of);
+    let mut checkpoint_settings: Vec<(&ConfigReach, Effect, &LaunchSetting)> = Vec::new();
+    for (reach, s) in spec_settings(&reaches) {
+        let Some(effect) = precision::effect_of(&s.name) else { continue };
+        let (file, line) = file_line(ev, s);
+        // A file the scan above read names its own unresolved values.
+        if !s.resolved && !files.contains(file.as_str()) {
+            unresolved.push(
+                reason("draft_setting_unresolved")
+                    .arg("setting", format!("{}={}", s.name, s.value))
+                    .arg("file", file.as_str())
+                    .arg("line", line),
+            );
+        }
+        if !s.resolved {
+            continue;
+        }
+        let mut found = |setting: &str, value: String, layers: Vec<u64>| {
+            let v = Violation { file: file.clone(), line, setting: setting.to_owned(), value, layers };
+            if !violations.iter().any(|o| same_finding(o, &v)) {
+                violations.push(v);
+            }
+        };
+        match effect {
+            Effect::NamedFlag | Effect::DraftEnvFlag => {
+                if enabling(&s.value, &ScriptValues::of("")) == Some(true) {
+                    found(&s.name, s.value.clone(), Vec::new());
+                }
+            }
+            Effect::DraftQuantization => found(&s.name, s.value.clone(), Vec::new()),
+            // `auto` asks for the draft's own dtype.
+            Effect::DraftDtype if !Shipped::default().restates_dtype(&s.value) => {
+                found(&s.name, s.value.clone(), Vec::new())
+            }
+            Effect::DraftDtype => {}
+            Effect::SpeculativeConfig => {
+                for (field, value) in precision::speculative_config_fields(&s.value) {
+                    found(&s.name, format!("{field}: {value}"), Vec::new());
+                }
+            }
+            // 13.h: the scheme reaches every embedded draft layer no `exclude_layer` pattern covers;
+            // the layers come from the checkpoint's config.json, else the coverage is unknown. A
+            // separate draft's module names are not in the evidence: its coverage is unknown too.
+            Effect::OnlineQuantConfig => {
+                let model = match separate.is_empty() {
+                    true => models.get(&reach.config.key).cloned().unwrap_or_default(),
+                    false => separate.iter().cloned().collect::<Vec<_>>().join(", "),
+                };
+                let layers = (ev.upstream.model_configs.get(&model).and_then(Fact::as_ok))
+                    .and_then(precision::draft_layers)
+                    .filter(|_| separate.is_empty());
+                match (OnlineQuant::parse(&s.value), layers) {
+                    (Some(config), _) if config.scheme.is_none() => {}
+                    (Some(config), Some(layers)) => {
+                        let uncovered = config.uncovered(&layers);
+                        if !uncovered.is_empty() {
+                            found(&s.name, config.scheme.clone().unwrap_or_default(), uncovered);
+                        }
+                    }
+                    _ => launch_missing.push(
+                        reason("draft_online_quant_unmapped")
+                            .arg("setting", s.name.as_str())
+                            .arg("at", s.at.as_str())
+                            .arg("model", model)
+                            .arg("problem", "online_quant"),
+                    ),
+                }
+            }
+            Effect::CheckpointQuantization | Effect::CheckpointDtype => checkpoint_settings.push((reach, effect, s)),
+        }
+    }
+    // A file of the launch path the evidence cannot show (a missing or external recipe, a path
+    // beyond the bounds) may set the draft's precision: its settings are missing evidence.
+    for reach in reaches.iter().filter(|r| r.config.speculative()) {
+        for u in reach.path.unavailable.iter().filter(|u| u.why != Why::NoLauncher) {
+            launch_missing.push(
+                reason("launch_unresolved")
+                    .arg("what", u.reference.as_str())
+                    .arg("why", u.why.as_str())
+                    .arg("at", u.via.as_str()),
+            );
+        }
+    }
+    let checkpoints = draft_checkpoints(&separate, &spec_configs, &models);
+    // A draft quantization or dtype that restates what every draft checkpoint ships at (its own
+    // config.json, or the target's for an embedded head) keeps the draft as it ships; against an
+    // unknown or other precision it converts it, in either direction (#3283).
+    let drafts_shipped: Vec<(String, Option<Shipped>)> =
+        checkpoints.iter().map(|(_, model)| (model.clone(), shipped_of(model))).collect();
     let mut kept_as_shipped = Vec::new();
     violations.retain(|v| {
-        let quantizes_draft = v.setting.replace('_', "-").ends_with("draft-model-quantization");
-        let as_shipped = quantizes_draft
-            && !separate_shipped.is_empty()
-            && separate_shipped.iter().all(|(_, s)| s.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(&v.value)));
+        let restates = |s: &Shipped| match precision::effect_of(&v.setting) {
+            Some(Effect::DraftQuantization) => s.restates_quantization(&v.value),
+            Some(Effect::DraftDtype) => s.restates_dtype(&v.value),
+            _ => false,
+        };
+        let as_shipped =
+            !drafts_shipped.is_empty() && drafts_shipped.iter().all(|(_, s)| s.as_ref().is_some_and(restates));
         if as_shipped {
             kept_as_shipped.push(
                 reason("draft_quantized_as_shipped")
@@ -273,9 +463,9 @@ pub fn check(cx: &Context) -> Outcome {
     });
     if !violations.is_empty() {
         // What each separate draft ships at, by its own config.json (13.b), beside the findings.
-        let shipped: Vec<Value> = separate_shipped
+        let shipped: Vec<Value> = separate
             .iter()
-            .filter_map(|(draft, s)| s.as_ref().map(|s| json!({"draft": draft, "precision": s})))
+            .filter_map(|d| shipped_of(d).and_then(|s| s.label().map(|l| json!({"draft": d, "precision": l}))))
             .collect();
         let mut outcome = Outcome::fail("lowered")
             .arg(
@@ -283,12 +473,23 @@ pub fn check(cx: &Context) -> Outcome {
                 violations
                     .iter()
                     .map(|v| {
-                        // What the finding is (an env flag or a draft override) and whether the
-                        // PR's own files set it or a file they source does (13.a, 13.d, 13.e).
-                        let kind = if v.setting.starts_with("SGLANG_") { "env" } else { "override" };
-                        let changed = ev.files.iter().any(|f| f.filename == v.file);
-                        let origin = if changed { "changed" } else { "inherited" };
-                        json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value, "kind": kind, "origin": origin})
+                        // What the finding is (an env flag, an unquantized load of the draft, a
+                        // draft override) and where it comes from: the PR's own files, a file they
+                        // name (13.e), or only the launch of an affected config (13.k).
+                        let kind = match precision::effect_of(&v.setting) {
+                            Some(Effect::NamedFlag | Effect::DraftEnvFlag) => "env",
+                            Some(Effect::DraftQuantization) if precision::unquantizes(&v.value) => "unquantized",
+                            Some(Effect::OnlineQuantConfig) => "online_quant",
+                            _ => "override",
+                        };
+                        let origin = if ev.files.iter().any(|f| f.filename == v.file) {
+                            "changed"
+                        } else if files.contains(v.file.as_str()) {
+                            "inherited"
+                        } else {
+                            "launch"
+                        };
+                        json!({"file": v.file, "line": v.line, "setting": v.setting, "value": v.value, "kind": kind, "origin": origin, "layers": v.layers})
                     })
                     .collect::<Vec<_>>(),
             )
@@ -298,30 +499,45 @@ pub fn check(cx: &Context) -> Outcome {
         }
         return outcome;
     }
-    let mut verified = vec![reason("draft_no_override").arg("files", files.len())];
+    let mut read: BTreeSet<&str> = files.iter().copied().collect();
+    for reach in reaches.iter().filter(|r| r.config.speculative()) {
+        read.extend(reach.path.files.iter().map(|f| f.path.as_str()));
+    }
+    let mut verified = vec![reason("draft_no_override").arg("files", read.len())];
     verified.extend(kept_as_shipped);
     let mut missing: Vec<Reason> = unresolved;
-    if files.is_empty() {
+    missing.extend(launch_missing);
+    if read.is_empty() || reaches.iter().any(|r| r.config.speculative() && !r.launch.resolves()) {
         missing.push(reason("draft_launch_script_missing"));
     }
-    let models: BTreeMap<String, String> = inputs::load_master(&ev.head, &Layout::default())
-        .map(|m| {
-            spec_configs.iter().filter_map(|c| m.get(&c.key).map(|mc| (c.key.clone(), mc.model.clone()))).collect()
-        })
-        .unwrap_or_default();
+    // 13.m: a quantization or dtype of the whole checkpoint reaches the head it embeds unless the
+    // engine excludes it; unless it restates what the checkpoint ships, that needs showing.
+    if separate.is_empty() {
+        for (reach, effect, s) in checkpoint_settings {
+            let model = models.get(&reach.config.key).map_or("", String::as_str);
+            let shipped = shipped_of(model).unwrap_or_default();
+            let kept = match effect {
+                Effect::CheckpointQuantization => shipped.restates_quantization(&s.value),
+                _ => shipped.restates_dtype(&s.value),
+            };
+            if !kept {
+                missing.push(
+                    reason("draft_checkpoint_conversion")
+                        .arg("setting", s.name.as_str())
+                        .arg("value", s.value.as_str())
+                        .arg("at", s.at.as_str())
+                        .arg("model", model)
+                        .arg("shipped", shipped.label().unwrap_or_default())
+                        .arg("problem", "checkpoint_conversion"),
+                );
+            }
+        }
+    }
     let detail = cx.detail().to_ascii_lowercase();
     let mut shipped_all = Vec::new();
-    // The checkpoints whose stored precision counts: the separate drafts the recipe serves, else
-    // each config's target checkpoint (its embedded draft head).
-    let separate = draft_models(ev);
-    let checkpoints: BTreeSet<(String, String)> = if separate.is_empty() {
-        spec_configs.iter().map(|c| (c.key.clone(), models.get(&c.key).cloned().unwrap_or_default())).collect()
-    } else {
-        separate.into_iter().map(|d| (d.clone(), d)).collect()
-    };
     for (owner, model) in &checkpoints {
-        let model = model.clone();
-        match ev.upstream.model_configs.get(&model).map(|f| f.as_ok().map(shipped_precision)) {
+        match ev.upstream.model_configs.get(model).map(|f| f.as_ok().map(|c| Shipped::of(c).label().map(str::to_owned)))
+        {
             Some(Some(Some(shipped))) => {
                 verified.push(reason("draft_ships").arg("model", model.as_str()).arg("precision", shipped.as_str()));
                 if !detail.contains(&shipped.to_ascii_lowercase()) {
@@ -331,13 +547,18 @@ pub fn check(cx: &Context) -> Outcome {
             }
             Some(Some(None)) => missing.push(reason("draft_config_without_precision").arg("model", model.as_str())),
             _ => missing.push(
-                reason("draft_metadata_missing").arg("model", if model.is_empty() { owner.as_str() } else { &model }),
+                reason("draft_metadata_missing").arg("model", if model.is_empty() { owner.as_str() } else { model }),
             ),
         }
     }
     let records_draft = DRAFT_WORDS.iter().any(|w| detail.contains(w));
     if !(records_draft && detail.contains("default")) {
         missing.push(reason("draft_default_provenance"));
+    }
+    // Upstream's evidence list ends with "the effective serving precision" (#3283's
+    // "checkpoint/native/effective precision evidence"; prompt Check 13).
+    if !detail.contains("effective") {
+        missing.push(reason("draft_effective_not_recorded"));
     }
     if missing.is_empty() {
         Outcome::pass("as_shipped").arg("configs", names).arg("shipped", shipped_all)
@@ -444,7 +665,8 @@ mod tests {
     fn comments_and_disabled_values_do_not_fail_but_provenance_warns() {
         let o = check(&Context::new(&spec_pr("# SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 was removed\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0\npython -m sglang.launch_server --speculative-algorithm NEXTN\n")));
         assert_eq!((o.status, o.message.key.as_str()), (Status::Warn, "unverified"));
-        assert_eq!(o.message.args["missing"].as_array().unwrap().len(), 2, "{o:?}");
+        // The draft's metadata, its default handling and its effective precision: no finding.
+        assert_eq!(o.message.args["missing"].as_array().unwrap().len(), 3, "{o:?}");
     }
 
     #[test]
@@ -466,6 +688,21 @@ mod tests {
         e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling; effective modelopt.\n".into();
         let o = check(&Context::new(&e));
         assert_eq!(o.status, Status::Pass, "{o:?} detail={:?}", Context::new(&e).detail());
+    }
+
+    /// The record names the stored precision and the default handling, but not the effective
+    /// serving precision upstream also asks for: missing evidence.
+    #[test]
+    fn a_record_without_the_effective_precision_warns() {
+        let mut e = spec_pr("python -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        e.upstream.model_configs.insert(
+            "nvidia/DeepSeek-R1-FP4".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}})),
+        );
+        e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling.\n".into();
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Warn, "{o:?}");
+        assert_eq!(o.message.args["missing"][0]["$reason"], "draft_effective_not_recorded", "{o:?}");
     }
 
     #[test]
@@ -495,7 +732,7 @@ mod tests {
         let script =
             "python -m sglang.launch_server --speculative-algorithm EAGLE --speculative-draft-model-path org/Draft-A\n";
         let target = Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}}));
-        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-A ships bfloat16, loaded with default handling.\n";
+        let detail = "LGTM\n\n## Additional detail section\n\nDraft: org/Draft-A ships bfloat16, loaded with default handling; effective bfloat16.\n";
         let mut e = spec_pr(script);
         e.upstream.model_configs.insert("nvidia/DeepSeek-R1-FP4".into(), target);
         e.signoff.body = detail.into();
@@ -531,6 +768,150 @@ mod tests {
         assert_eq!(o.status, Status::Pass, "{o:?}");
         e.upstream.model_configs.remove("org/Draft-Q");
         assert_eq!(check(&Context::new(&e)).status, Status::Fail, "an unknown draft precision is never the flag's");
+    }
+
+    /// An image-only bump of a speculative-decoding config (13.k): no script changes, yet the
+    /// unchanged launcher the config runs is its effective recipe, judged like a changed one.
+    fn image_bump(script: &str) -> Evidence {
+        let mut e = with_change(
+            evidence(),
+            "configs/nvidia-master.yaml",
+            "@@ -2,1 +2,1 @@\n-  image: lmsysorg/sglang:v0.5.8\n+  image: lmsysorg/sglang:v0.5.9\n",
+        );
+        e.head.insert("configs/nvidia-master.yaml", MASTER);
+        e.head.insert("configs/amd-master.yaml", "{}\n");
+        e.head.insert(SCRIPT, script);
+        e
+    }
+
+    #[test]
+    fn an_image_only_bump_is_judged_on_the_configs_unchanged_launch() {
+        let e = image_bump(
+            "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\npython -m sglang.launch_server --speculative-algorithm NEXTN\n",
+        );
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["origin"], "launch", "{o:?}");
+        assert_eq!(o.evidence, [format!("{SCRIPT}:1")], "the export's own line");
+        let clean = image_bump("python -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        let o = check(&Context::new(&clean));
+        assert_eq!(o.status, Status::Warn, "no conversion; provenance missing: {o:?}");
+        assert_eq!(o.message.args["verified"][0]["files"], 1, "{o:?}");
+    }
+
+    /// A recipe value reached through the launch model counts: vLLM's speculative config with a
+    /// quantization field, the recipe's base inherited by the variant the config runs.
+    #[test]
+    fn a_speculative_config_of_the_launch_with_a_precision_field_fails() {
+        let e = image_bump(
+            "vllm serve $MODEL --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 3, \"quantization\": \"fp8\"}'\n",
+        );
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["value"], "quantization: fp8");
+        let e = image_bump(
+            "vllm serve $MODEL --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'\n",
+        );
+        assert_eq!(check(&Context::new(&e)).status, Status::Warn);
+    }
+
+    /// Every conversion counts, not only a lowering (#3283): an unquantized load of a draft that
+    /// ships FP8 fails; of a draft that ships BF16 it restates the default.
+    #[test]
+    fn an_unquantized_load_of_a_quantized_draft_fails() {
+        let script = "python3 -m sglang.launch_server --speculative-algorithm EAGLE3 --speculative-draft-model-path org/Draft-Q --speculative-draft-model-quantization unquant\n";
+        let mut e = spec_pr(script);
+        e.upstream.model_configs.insert(
+            "org/Draft-Q".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8"}})),
+        );
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["kind"], "unquantized");
+        e.upstream.model_configs.insert("org/Draft-Q".into(), Fact::Ok(json!({"torch_dtype": "bfloat16"})));
+        let o = check(&Context::new(&e));
+        assert_eq!(o.status, Status::Warn, "restated, provenance missing: {o:?}");
+        assert_eq!(o.message.args["verified"][1]["$reason"], "draft_quantized_as_shipped", "{o:?}");
+    }
+
+    /// An embedded head ships at its target checkpoint's precision: a draft quantization that
+    /// restates it keeps the head as it ships.
+    #[test]
+    fn a_draft_quantization_of_an_embedded_head_is_judged_against_its_target() {
+        let mut e = spec_pr("python -m sglang.launch_server --speculative-algorithm NEXTN --speculative-draft-model-quantization modelopt_fp4\n");
+        assert_eq!(check(&Context::new(&e)).status, Status::Fail, "an unknown precision is never restated");
+        e.upstream.model_configs.insert(
+            "nvidia/DeepSeek-R1-FP4".into(),
+            Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}})),
+        );
+        e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling; effective modelopt.\n".into();
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
+    }
+
+    /// 13.m: a quantization or dtype of the whole checkpoint reaches the head it embeds; unless it
+    /// restates what the checkpoint ships, the WARN names it.
+    #[test]
+    fn a_checkpoint_conversion_of_an_embedded_head_warns() {
+        let run = |flags: &str| {
+            let mut e = image_bump(&format!("python -m sglang.launch_server --speculative-algorithm NEXTN {flags}\n"));
+            e.upstream.model_configs.insert(
+                "nvidia/DeepSeek-R1-FP4".into(),
+                Fact::Ok(json!({"torch_dtype": "bfloat16", "quantization_config": {"quant_method": "modelopt"}})),
+            );
+            e.signoff.body = "LGTM\n\n## Additional detail section\n\nDraft: embedded MTP head of nvidia/DeepSeek-R1-FP4, stored modelopt; the image loads it with default handling; effective modelopt.\n".into();
+            check(&Context::new(&e))
+        };
+        let o = run("--quantization fp8");
+        assert_eq!(o.status, Status::Warn, "{o:?}");
+        let conversion = &o.message.args["missing"][0];
+        assert_eq!(
+            (conversion["problem"].as_str(), conversion["value"].as_str()),
+            (Some("checkpoint_conversion"), Some("fp8"))
+        );
+        assert_eq!(run("--dtype float16").status, Status::Warn);
+        for restating in
+            ["--quantization modelopt_fp4", "--dtype auto", "--dtype bfloat16", "--kv-cache-dtype fp8_e4m3"]
+        {
+            assert_eq!(run(restating).status, Status::Pass, "{restating}");
+        }
+    }
+
+    /// 13.h: an online quantization reaches the embedded head unless its exclude_layer patterns
+    /// cover the checkpoint's draft layer (from its config.json); unknown layers are missing
+    /// evidence, never a pass.
+    #[test]
+    fn an_online_quantization_must_exclude_the_embedded_head() {
+        let run = |exclude: &str, config: Option<Value>| {
+            let flag = format!(
+                "--online_quant_config '{{\"global_quant_config\":\"ptpc_fp8\",\"exclude_layer\":[\"lm_head\",\"model.layers.[0-9].mlp.*expert*\"{exclude}]}}'"
+            );
+            let mut e = image_bump(&format!("python3 -m atom.entrypoints.openai_server --model $MODEL {flag}\n"));
+            if let Some(config) = config {
+                e.upstream.model_configs.insert("nvidia/DeepSeek-R1-FP4".into(), Fact::Ok(config));
+            }
+            check(&Context::new(&e))
+        };
+        let dsr1 = json!({"num_hidden_layers": 61, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16"});
+        let o = run("", Some(dsr1.clone()));
+        assert_eq!((o.status, o.message.key.as_str()), (Status::Fail, "lowered"), "{o:?}");
+        assert_eq!(o.message.args["findings"][0]["kind"], "online_quant");
+        assert_eq!(o.message.args["findings"][0]["layers"], json!([61]));
+        let o = run(",\"model.layers.61.*\"", Some(dsr1));
+        assert_eq!(o.status, Status::Warn, "covered; provenance missing: {o:?}");
+        assert!(!json!(o.message.args).to_string().contains("online_quant"), "{o:?}");
+        let o = run(",\"model.layers.61.*\"", None);
+        assert_eq!(o.status, Status::Warn);
+        assert!(json!(o.message.args).to_string().contains("draft_online_quant_unmapped"), "{o:?}");
+    }
+
+    /// The collector fetches the config.json of every draft checkpoint Check 13 reads: the
+    /// separate drafts of the launch, else the target checkpoint that embeds the head.
+    #[test]
+    fn the_draft_checkpoints_include_embedded_heads_targets_and_launch_drafts() {
+        let embedded = image_bump("python -m sglang.launch_server --speculative-algorithm NEXTN\n");
+        assert_eq!(draft_models(&embedded), BTreeSet::from(["nvidia/DeepSeek-R1-FP4".to_owned()]));
+        let separate = image_bump("python -m sglang.launch_server --speculative-algorithm EAGLE3 --speculative-draft-model-path org/Draft-L\n");
+        assert_eq!(draft_models(&separate), BTreeSet::from(["org/Draft-L".to_owned()]));
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod golden_al;
 pub mod launch;
 pub mod master_config;
 pub mod models_md;
+pub mod precision;
 pub mod runners;
 pub mod srt;
 pub mod srt_recipe;
