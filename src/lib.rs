@@ -6,6 +6,7 @@
 pub mod checks;
 pub mod diag;
 pub mod domain;
+pub mod escape;
 pub mod evidence;
 pub mod github;
 pub mod intake;

@@ -577,7 +577,7 @@ mod tests {
         assert!(english(&o.message.args["undecided"]).contains("perf-changelog.yaml"), "{o:?}");
         for lang in [crate::checks::catalog::Lang::En, crate::checks::catalog::Lang::Zh] {
             let result = crate::checks::CheckResult { id: 1, outcome: o.clone() };
-            let row = crate::report::verdict::message_text(&result, lang).expect("renders");
+            let row = crate::checks::text::message_text(&result, lang).expect("renders");
             assert!(row.contains("perf-changelog.yaml"), "{row}");
         }
     }

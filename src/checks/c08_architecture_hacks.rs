@@ -488,7 +488,7 @@ mod tests {
     /// The row and its header sentence render in both languages (no fallback sentence).
     fn assert_renders(o: &Outcome) {
         use crate::checks::catalog::Lang;
-        use crate::report::verdict::{headline_text, message_text};
+        use crate::checks::text::{headline_text, message_text};
         let result = crate::checks::CheckResult { id: 8, outcome: o.clone() };
         for lang in [Lang::En, Lang::Zh] {
             let row = message_text(&result, lang).unwrap_or_else(|e| panic!("{lang:?}: {e}: {o:?}"));

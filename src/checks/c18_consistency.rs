@@ -1055,7 +1055,7 @@ pub(crate) mod tests {
         assert!(en.contains("(g) the curve of `dsr1-fp4-b200-sglang` in run 3 cannot be read (`3/bmk_"), "{en}");
         assert!(zh.contains("运行 3 中 `dsr1-fp4-b200-sglang` 的曲线无法读取"), "{zh}");
         let result = crate::checks::CheckResult { id: 18, outcome: o.clone() };
-        let headline = crate::report::verdict::headline_text(&result, crate::checks::catalog::Lang::En);
+        let headline = crate::checks::text::headline_text(&result, crate::checks::catalog::Lang::En);
         assert!(headline.starts_with("The curve of an affected config cannot be read"), "{headline}");
         // The head run's unreadable aggregate is named too.
         let mut e = with_curves(80.0, 1500.0);

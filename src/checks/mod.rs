@@ -35,6 +35,7 @@ pub mod reach;
 pub mod scan;
 #[cfg(test)]
 pub(crate) mod tests_support;
+pub mod text;
 
 use std::collections::BTreeMap;
 
@@ -143,7 +144,7 @@ impl From<&str> for Reason {
 /// fact): its English text of the catalog.
 impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::report::verdict::reason_text(&self.0, Lang::En))
+        f.write_str(&text::reason_text(&self.0, Lang::En))
     }
 }
 
@@ -289,9 +290,7 @@ type RenderFn<'r> = &'r dyn Fn(&CheckResult, Lang) -> Result<String, String>;
 pub fn verify(evidence: &Evidence) -> Verdict {
     // Bounds what the checks' YAML parses of PR-sourced files may cost (issue 14, item 4).
     let _yaml_budget = crate::yaml::Budget::PER_VERIFICATION.enter();
-    let render = |result: &CheckResult, lang: Lang| {
-        crate::report::verdict::message_text(result, lang).map_err(|e| e.to_string())
-    };
+    let render = |result: &CheckResult, lang: Lang| text::message_text(result, lang).map_err(|e| e.to_string());
     decide(evidence, &CHECKS, &render)
 }
 
@@ -366,10 +365,12 @@ fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome:
 
 #[cfg(test)]
 mod tests {
+    use super::text::message_text;
     use super::*;
     use crate::checks::tests_support::{evidence, with_change};
     use crate::evidence::Fact;
-    use crate::report::verdict::{message_text, render_json, render_markdown, ReportOptions};
+    // The verdict must render end to end: these tests drive the report over `decide`.
+    use crate::report::verdict::{render_json, render_markdown, ReportOptions};
 
     fn real_render(result: &CheckResult, lang: Lang) -> Result<String, String> {
         message_text(result, lang).map_err(|e| e.to_string())

@@ -100,7 +100,7 @@ pub fn assert_renders(id: u8, outcome: &super::Outcome) -> [String; 2] {
     use super::catalog::Lang;
     let result = super::CheckResult { id, outcome: outcome.clone() };
     [Lang::En, Lang::Zh].map(|lang| {
-        crate::report::verdict::message_text(&result, lang)
+        crate::checks::text::message_text(&result, lang)
             .unwrap_or_else(|e| panic!("check {id} {lang:?}: {e}: {outcome:?}"))
     })
 }
@@ -144,7 +144,7 @@ pub fn assert_every_kind_renders(id: u8, key: &str, examples: &[super::Outcome])
 /// string as it is.
 pub fn english(value: &serde_json::Value) -> String {
     match value {
-        serde_json::Value::Object(fields) => crate::report::verdict::reason_text(fields, super::Lang::En),
+        serde_json::Value::Object(fields) => crate::checks::text::reason_text(fields, super::Lang::En),
         serde_json::Value::String(text) => text.clone(),
         other => other.to_string(),
     }

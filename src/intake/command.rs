@@ -8,7 +8,7 @@ use std::ops::Range;
 use chrono::{DateTime, Utc};
 use pulldown_cmark::{Event, Options, Parser, Tag};
 
-use crate::report::escape::code;
+use crate::escape::code;
 
 /// Which spelling was used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

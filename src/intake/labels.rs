@@ -204,7 +204,7 @@ pub fn decide<S: AsRef<str>>(labels: &[S], facts: &PrFacts) -> LabelDecision {
                 reasons.push(reason("retired-label", false, en.to_string(), zh.to_string()));
             }
         } else if let Some(known) = near_miss(label) {
-            let shown = crate::report::escape::code(label);
+            let shown = crate::escape::code(label);
             reasons.push(reason(
                 "label-name-mismatch",
                 false,

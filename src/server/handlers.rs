@@ -567,8 +567,8 @@ pub fn validate_pinned_run(
     if !(run.path.is_empty() || run.path == expected_path || run.path.starts_with(&format!("{expected_path}@"))) {
         reasons.push(reject(
             "run-wrong-workflow",
-            format!("Run {id} is from {}, expected `{expected_path}`.", crate::report::escape::code(&run.path)),
-            format!("运行 {id} 来自 {}，应为 `{expected_path}`。", crate::report::escape::code(&run.path)),
+            format!("Run {id} is from {}, expected `{expected_path}`.", crate::escape::code(&run.path)),
+            format!("运行 {id} 来自 {}，应为 `{expected_path}`。", crate::escape::code(&run.path)),
         ));
     }
     if run.event != "pull_request" {
@@ -643,7 +643,7 @@ async fn issue_comment<G: GitHub>(
     };
     let shown = command.to_string();
     if !command::association_may_command(&e.comment.author_association) {
-        let assoc = crate::report::escape::inline(&e.comment.author_association);
+        let assoc = crate::escape::inline(&e.comment.author_association);
         let reasons = [reject(
             "unauthorized",
             format!("Only repository owners, organization members and collaborators may authorize reuse; the author is {assoc}."),
