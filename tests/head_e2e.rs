@@ -749,3 +749,118 @@ async fn a_main_merge_that_changes_a_sourced_file_needs_a_fresh_signoff() {
         "{body}"
     );
 }
+
+/// A `synchronize` to `sha` whose payload names the PR's real base, as GitHub's does.
+fn synchronize_on(original: &Evidence, sha: &str) -> Value {
+    let mut event = synchronize(original.pull_request.number, sha);
+    event["pull_request"]["base"]["sha"] = json!(original.pull_request.base_sha);
+    event["pull_request"]["labels"] =
+        json!(original.pull_request.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>());
+    event
+}
+
+/// A new commit `sha` of the PR with `tree` and `parents` (the first is the PR's head).
+fn commit_on(fake: &FakeGitHub, pr: u64, sha: &str, tree: &MemTree, parents: &[&str]) {
+    serve_commit(fake, sha, tree);
+    fake.world().parents.insert((REPO.into(), sha.into()), parents.iter().map(|p| (*p).to_owned()).collect());
+    push(fake, pr, sha);
+}
+
+/// The GitHub and upstream requests `deliver` caused, and the GitHub ones, in order.
+async fn cost(
+    fake: &FakeGitHub,
+    upstream: &FakeUpstream,
+    deliver: impl std::future::Future<Output = ()>,
+) -> (usize, usize, Vec<String>) {
+    let (github, anonymous) = (fake.world().log.len(), upstream.state().log.len());
+    deliver.await;
+    let log = fake.world().log[github..].to_vec();
+    (log.len(), upstream.state().log.len() - anonymous, log)
+}
+
+/// Pairs of texts: (state, description) of a status, (conclusion, title) of a check run.
+type Pairs = Vec<(String, String)>;
+
+/// The statuses of `context` and the preflight check runs on `sha`.
+fn posted_on(fake: &FakeGitHub, sha: &str, context: &str) -> (Pairs, Pairs) {
+    let w = fake.world();
+    let statuses = w
+        .statuses
+        .iter()
+        .filter(|(_, s, body)| s == sha && body["context"] == context)
+        .map(|(_, _, b)| (b["state"].as_str().unwrap().into(), b["description"].as_str().unwrap().into()))
+        .collect();
+    let runs = w
+        .check_runs
+        .iter()
+        .filter(|(_, c)| c["name"] == "sweepgate/preflight" && c["head_sha"] == sha)
+        .map(|(_, c)| (c["conclusion"].as_str().unwrap_or("").into(), c["output"]["title"].as_str().unwrap().into()))
+        .collect();
+    (statuses, runs)
+}
+
+/// Issue 35 case 9: `opened`, then an empty commit pushed. The empty push holds the judged
+/// head's files on one line of history, so it gets that head's statuses and preflight report
+/// from the record: at most 3 GitHub requests and no upstream request (HT12). A push that
+/// changes a file is handled in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_push_costs_at_most_three_github_requests_and_no_upstream_request() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    serve_commit(&fake, &head, &original.head);
+    serve_commit(&fake, &original.pull_request.base_sha, &original.base);
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut opened = synchronize_on(&original, &head);
+    opened["action"] = json!("opened");
+    let (github, anonymous, _) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-1", &opened).await;
+        server.wait_handled(1).await
+    })
+    .await;
+    eprintln!("opened: {github} GitHub requests, {anonymous} upstream requests");
+    let labels = "sweepgate/sweep-labels";
+    let (on_head, runs_on_head) = posted_on(&fake, &head, labels);
+    assert_eq!((on_head.len(), runs_on_head.len()), (1, 1), "{on_head:?} {runs_on_head:?}");
+
+    let empty = "e".repeat(40);
+    commit_on(&fake, pr, &empty, &original.head, &[&head]);
+    let push = synchronize_on(&original, &empty);
+    let (github, anonymous, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-2", &push).await;
+        server.wait_handled(2).await
+    })
+    .await;
+    eprintln!("empty push: {github} GitHub requests, {anonymous} upstream requests: {log:#?}");
+    assert!(github <= 3, "the empty push costs at most 3 GitHub requests: {log:#?}");
+    assert_eq!(anonymous, 0, "and no upstream request");
+    let (on_empty, runs_on_empty) = posted_on(&fake, &empty, labels);
+    assert_eq!(on_empty, on_head, "the label status is the judged head's");
+    assert_eq!(runs_on_empty.len(), 1, "{runs_on_empty:?}");
+    assert_eq!(runs_on_empty[0].0, runs_on_head[0].0, "the same preflight conclusion");
+    let short = &head[..7];
+    assert!(runs_on_empty[0].1.ends_with(&format!("same files as {short} / 文件与 {short} 相同")), "{runs_on_empty:?}");
+    let series = "{event=\"pull_request\",action=\"synchronize\"}";
+    assert_eq!(server.metric(&format!("sweepgate_event_github_requests_sum{series}")).await, github as u64);
+    assert_eq!(server.metric(&format!("sweepgate_event_upstream_requests_sum{series}")).await, 0);
+
+    server.deliver("pull_request", "p-3", &push).await;
+    server.wait_handled(3).await;
+    assert_eq!(posted_on(&fake, &empty, labels).1.len(), 1, "a redelivery keeps one preflight check run");
+
+    // One byte changed: handled in full (the label policy reads the PR again).
+    let changed = "f".repeat(40);
+    let mut tree = original.head.clone();
+    tree.insert("README.md", "one more line\n");
+    commit_on(&fake, pr, &changed, &tree, &[&empty]);
+    let (github, _, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-4", &synchronize_on(&original, &changed)).await;
+        server.wait_handled(4).await
+    })
+    .await;
+    assert!(github > 3 && log.iter().any(|l| l.starts_with(&format!("GET /repos/{REPO}/tarball/"))), "{log:#?}");
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}

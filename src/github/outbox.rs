@@ -277,6 +277,10 @@ impl GitHub for OutboxGitHub {
         Err(GitHubError::DryRun("listing a git tree"))
     }
 
+    async fn compare_commits(&self, _: &RepoRef, _: &str, _: &str) -> Result<Comparison, GitHubError> {
+        Err(GitHubError::DryRun("comparing commits"))
+    }
+
     async fn list_workflow_runs_at(&self, _: &RepoRef, _: &str, _: &str) -> Result<Vec<WorkflowRun>, GitHubError> {
         Err(GitHubError::DryRun("listing workflow runs"))
     }

@@ -8,6 +8,7 @@ mod merge_group;
 pub mod offload;
 pub(crate) mod preflight;
 mod signoff;
+mod unchanged;
 
 use serde_json::json;
 
@@ -28,6 +29,7 @@ use crate::server::sweeps::SweepRequest;
 use crate::sweep::cancel::cancel_pull_request;
 use crate::sweep::slurm::SlurmCli;
 pub use signoff::{eligibility_of, verify_signoff, SignoffTarget, Trigger, VerifyConfig};
+pub use unchanged::JudgedHeads;
 
 /// Settings of the handlers (the same in both deployments).
 #[derive(Debug, Clone)]
@@ -162,6 +164,10 @@ async fn pull_request<G: GitHub>(
     // A retarget changes the change under review like a push does (issue 35 case 5).
     let retargeted = e.action == "edited" && e.previous_base.as_deref().is_some_and(|b| b != e.pull.base.ref_name);
     let new_change = e.action == "synchronize" || retargeted;
+    // A push that changes no file is answered from what its last judged head got (HT12).
+    if e.action == "synchronize" && unchanged::answer_unchanged(gh, cfg, e, out).await? {
+        return Ok(());
+    }
     if new_change {
         // The jobs measure the previous change; the new one needs its own sweep.
         let why = if retargeted { "the PR was retargeted" } else { "a new commit was pushed" };
@@ -219,6 +225,7 @@ async fn pull_request<G: GitHub>(
     if !sweep && !new_change {
         cancel_jobs(cfg, &e.repo, number, "the PR no longer qualifies for a sweep", out).await;
     }
+    cfg.verify.judged.judged(&e.repo, number, &live.head.sha, unchanged::JudgedChange::of(&live));
     Ok(())
 }
 
@@ -504,6 +511,12 @@ async fn label_policy<G: GitHub>(
         target_url: cfg.verify.details.as_ref().map(|d| d.url(&e.repo, number)),
     };
     let posted = post_status(gh, &e.repo, &head_sha, &status).await?;
+    let skip_sweep = decision.reasons.iter().any(|r| r.code == "skip-sweep");
+    let labels = unchanged::PostedLabels {
+        status: unchanged::PostedStatus { state: status.state, description: status.description.clone() },
+        skip_sweep,
+    };
+    cfg.verify.judged.posted(&e.repo, number, &head_sha, unchanged::Posted::Labels(labels));
     cfg.verify.details.iter().for_each(|d| d.record_label(&e.repo, number, &head_sha, &decision));
     let unchanged = if posted { "" } else { " (unchanged)" };
     out.note(format!("status {} {:?}: {}{unchanged}", short(&head_sha), status.state, status.description));

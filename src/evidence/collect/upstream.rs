@@ -381,6 +381,7 @@ impl UpstreamClient {
         headers: &[(reqwest::header::HeaderName, String)],
     ) -> Result<(StatusCode, HeaderMap, Vec<u8>), Failure> {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        crate::github::EventRequests::count_upstream();
         let mut request = self.http.request(method, url);
         for (name, value) in headers {
             request = request.header(name, value);

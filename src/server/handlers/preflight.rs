@@ -18,6 +18,7 @@ use crate::report::render_bilingual;
 use crate::report::verdict::message_text;
 
 use super::offload::{run_checks, Overrun};
+use super::unchanged::{Posted, PostedPreflight};
 use super::{HandlerError, Outcome};
 
 /// The check run's name.
@@ -25,7 +26,7 @@ pub const PREFLIGHT_CHECK: &str = "sweepgate/preflight";
 /// The `pull_request` actions that run preflight: a new head, or a new PR body.
 pub const PREFLIGHT_ACTIONS: [&str; 4] = ["opened", "reopened", "synchronize", "edited"];
 /// Its `external_id`: the bot edits only the preflight check run it made.
-const EXTERNAL_ID: &str = "sweepgate-preflight";
+pub(super) const EXTERNAL_ID: &str = "sweepgate-preflight";
 /// Most bytes of the PR body judged (a sign-off body is bounded the same way).
 const MAX_BODY_BYTES: usize = 64 * 1024;
 /// GitHub refuses a check-run summary above 65535 characters.
@@ -173,6 +174,8 @@ pub(super) async fn preflight<G: GitHub>(
     };
     let summary = bounded(summary);
     out.preflight = Some(summary.clone());
+    let posted = PostedPreflight { conclusion: conclusion.to_owned(), title: title.clone(), summary: summary.clone() };
+    cfg.verify.judged.posted(repo, pull.number, &head, Posted::Preflight(posted));
     let input = CheckRunInput {
         name: PREFLIGHT_CHECK.into(),
         head_sha: head.clone(),

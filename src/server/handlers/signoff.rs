@@ -34,6 +34,7 @@ use crate::report::marker::Marker;
 use crate::report::render_bilingual;
 use crate::report::verdict::{render_markdown, ReportOptions};
 
+use super::unchanged::{Posted, PostedStatus};
 use super::{post_status, upsert, HandlerError, Outcome, Target};
 use crate::github::sticky::find_own;
 use crate::server::state::{now_ms, StateDb, StateError, WatchWait, WatchedPr, MAX_WATCHES};
@@ -59,6 +60,8 @@ pub struct VerifyConfig {
     pub preflight: bool,
     /// How long the checks of one verification or preflight may run (`--verify-deadline-secs`).
     pub deadline: std::time::Duration,
+    /// What each PR's last judged head got, for pushes that change no file (HT12).
+    pub judged: std::sync::Arc<super::JudgedHeads>,
 }
 
 /// The reconcile's backoff per PR for polling linked recipe PRs (issue 25 item 4): after a poll
@@ -152,6 +155,7 @@ impl Default for VerifyConfig {
             watch: Default::default(),
             preflight: true,
             deadline: super::offload::DEFAULT_DEADLINE,
+            judged: Default::default(),
         }
     }
 }
@@ -213,6 +217,8 @@ async fn set_status<G: GitHub>(
     } else {
         out.note(format!("status {context} {state:?} on {sha} unchanged"));
     }
+    let posted = PostedStatus { state, description: status.description };
+    cfg.judged.posted(repo, pr, sha, Posted::Signoff(posted));
     Ok(())
 }
 
@@ -866,7 +872,8 @@ pub(super) async fn follow_head<G: GitHub>(
             let trigger = Trigger::CarryForward { author: &author, posted_at, signed };
             let target = SignoffTarget { repo, pr: pull.number, key, trigger };
             let today = chrono::Utc::now().date_naive();
-            return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out).await;
+            // Boxed: a verification nested in an event handler would deepen the worker's stack.
+            return Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await;
         }
         out.note(format!("sign-off {key} no longer exists: it cannot carry forward"));
     }
@@ -961,7 +968,8 @@ async fn watch_recipes<G: GitHub>(
     out.note(format!("recipe PRs {merged:?} merged: re-verifying sign-off {key}"));
     let trigger = Trigger::RecipeMerged { author: &author, posted_at, signed: record.as_ref(), merged: &merged };
     let target = SignoffTarget { repo, pr: pull.number, key, trigger };
-    verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await
+    let today = chrono::Utc::now().date_naive();
+    Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await
 }
 
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
@@ -1028,7 +1036,8 @@ pub(super) async fn repair<G: GitHub>(
         out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
         let trigger = Trigger::Event { author, posted_at: Some(*at) };
         let target = SignoffTarget { repo, pr: pull.number, key: *key, trigger };
-        return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await;
+        let today = chrono::Utc::now().date_naive();
+        return Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await;
     }
     Ok(())
 }
