@@ -864,3 +864,30 @@ async fn an_empty_push_costs_at_most_three_github_requests_and_no_upstream_reque
     assert!(github > 3 && log.iter().any(|l| l.starts_with(&format!("GET /repos/{REPO}/tarball/"))), "{log:#?}");
     assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
 }
+/// Issue 35 case 9: a push that only merges main, on a PR whose sign-off carries forward: the
+/// carry-forward's verification and preflight share one collection of the new head (two
+/// tarballs, not four), and the PR's file list is read once (it was read four times: the
+/// handler, the carry-forward's comparison, and each collection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_main_merge_collects_the_new_head_once() {
+    let (original, fake, upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let merged = "c".repeat(40);
+    let mut tree = original.head.clone();
+    tree.insert("README.md", "main moved on\n");
+    let main = "a".repeat(40);
+    commit_on(&fake, pr, &merged, &tree, &[&head, &main]);
+    let (github, anonymous, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-1", &synchronize_on(&original, &merged)).await;
+        server.wait_handled(2).await
+    })
+    .await;
+    let count = |prefix: &str| log.iter().filter(|l| l.starts_with(prefix)).count();
+    let (tarballs, file_lists) =
+        (count(&format!("GET /repos/{REPO}/tarball/")), count(&format!("GET /repos/{REPO}/pulls/{pr}/files")));
+    eprintln!("main merge: {github} GitHub requests, {anonymous} upstream requests, {tarballs} tarballs, {file_lists} file lists");
+    assert_eq!(statuses_on(&fake, &merged).last().unwrap().0, "success", "carried forward");
+    assert_eq!(posted_on(&fake, &merged, "sweepgate/sweep-labels").1.len(), 1, "preflight ran on the new head");
+    assert_eq!(tarballs, 2, "one collection: base and head: {log:#?}");
+    assert_eq!(file_lists, 1, "{log:#?}");
+}

@@ -95,6 +95,42 @@ pub struct Outcome {
     pub verdict: Option<&'static str>,
     /// The preflight report written to the check run (the Action adds it to the job summary).
     pub preflight: Option<String>,
+    /// What the event read already, for its later steps.
+    pub reads: EventReads,
+}
+
+/// What one event read or collected already (issue 35 case 9): a later step of the same event
+/// reuses it for the same PR, head and base instead of reading it again (a main merge's
+/// carry-forward and preflight share one collection).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct EventReads {
+    /// The PR's files, listed at (PR, head, base).
+    files: Option<(ChangeKey, Vec<PullFile>)>,
+    /// The Evidence a verification collected (it names its PR, head and base).
+    evidence: Option<std::sync::Arc<crate::evidence::Evidence>>,
+}
+
+/// (PR, head, base).
+type ChangeKey = (u64, String, String);
+
+fn change_key(pull: &PullRequest) -> ChangeKey {
+    (pull.number, pull.head.sha.clone(), pull.base.sha.clone())
+}
+
+impl EventReads {
+    fn files_of(&self, pull: &PullRequest) -> Option<Vec<PullFile>> {
+        self.files.as_ref().filter(|(key, _)| *key == change_key(pull)).map(|(_, files)| files.clone())
+    }
+
+    fn evidence_of(&self, pull: &PullRequest) -> Option<std::sync::Arc<crate::evidence::Evidence>> {
+        self.evidence
+            .as_ref()
+            .filter(|ev| {
+                let at = &ev.pull_request;
+                (at.number, &at.head_sha, &at.base_sha) == (pull.number, &pull.head.sha, &pull.base.sha)
+            })
+            .cloned()
+    }
 }
 
 impl Outcome {
@@ -191,6 +227,9 @@ async fn pull_request<G: GitHub>(
         return Ok(());
     }
     let files = available(gh.list_pull_files(&e.repo, number).await)?;
+    if let Some(files) = &files {
+        out.reads.files = Some((change_key(&live), files.clone()));
+    }
     let label_names = live.label_names();
     let mentions_sweep = label_names.iter().any(|l| is_sweep_label(l));
     if let Some(files) = &files {

@@ -181,6 +181,8 @@ pub struct Known {
     /// The sign-off itself, when there is no resource to read (preflight judges the PR body as
     /// the additional detail section: `server::handlers::preflight`).
     pub signoff: Option<Signoff>,
+    /// The PR's files, listed by the caller at the same head and base.
+    pub files: Option<Vec<crate::github::types::PullFile>>,
 }
 
 /// The commit the PR's target branch points at now, where policy is read (ARCHITECTURE
@@ -285,6 +287,7 @@ async fn collect_from<G: GitHub>(
         permissions: known_permissions,
         policy: known_policy,
         signoff: known_signoff,
+        files: known_files,
     } = known;
     let (pull, listed_comments, signoff) = tokio::join!(
         async {
@@ -323,7 +326,12 @@ async fn collect_from<G: GitHub>(
         None => resolve_policy(gh, repo, &pull).await,
     };
 
-    let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr));
+    let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), async {
+        match known_files {
+            Some(files) => Ok(files),
+            None => gh.list_pull_files(repo, pr).await,
+        }
+    });
     let mut files: Vec<ChangedFile> = match files {
         Ok(files) => files
             .into_iter()
@@ -558,6 +566,36 @@ async fn collect_from<G: GitHub>(
         }
     };
     Ok(evidence)
+}
+
+/// The Evidence `evidence` would have been for another sign-off of the same PR, head and base
+/// (preflight reads the PR body as one after a carry-forward collected the head, issue 35 case
+/// 9): the GitHub facts as collected, the new signer's permission and team memberships, and the
+/// upstream facts of its links (the published runs kept). No tarball, run or artifact is read
+/// again.
+pub async fn for_signoff<G: GitHub>(
+    gh: &G,
+    upstream: &UpstreamClient,
+    repo: &RepoRef,
+    evidence: &Evidence,
+    signoff: Signoff,
+    limits: &CollectLimits,
+) -> Evidence {
+    let mut evidence = evidence.clone();
+    evidence.signoff = signoff;
+    let author = evidence.signoff.author.clone();
+    if let std::collections::btree_map::Entry::Vacant(unread) = evidence.permissions.entry(author) {
+        let fact = match gh.collaborator_permission_detail(repo, unread.key()).await {
+            Ok(p) => Fact::Ok(Permission { permission: p.permission, role_name: p.role_name }),
+            Err(err) => unavailable("collaborator permission", err),
+        };
+        unread.insert(fact);
+    }
+    evidence.team_members = read_teams(gh, &evidence).await;
+    let published = std::mem::take(&mut evidence.upstream.published_runs);
+    evidence.upstream = read_upstream(upstream, &evidence, limits).await;
+    evidence.upstream.published_runs = published;
+    evidence
 }
 
 /// The master configs whose blob differs between the qualifying commit `sweep` and the head, as

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::checks::preflight::Preflight;
 use crate::checks::{verify, Catalog, Lang};
-use crate::evidence::collect::{collect, CollectRequest, Known, UpstreamClient};
+use crate::evidence::collect::{collect, for_signoff, CollectRequest, Known, UpstreamClient};
 use crate::evidence::{Signoff, SignoffKind};
 use crate::github::types::{CheckRunInput, CheckRunOutput, PullRequest};
 use crate::github::{GitHub, GitHubError, RepoRef};
@@ -129,10 +129,23 @@ pub(super) async fn preflight<G: GitHub>(
         out.note(format!("preflight on {head} is done already"));
         return Ok(());
     }
-    let (request, known) = head_request(repo, pull);
     let upstream = UpstreamClient::new(cfg.verify.upstream.clone())
         .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?;
-    let (conclusion, title, summary) = match collect(gh, &upstream, &request, &cfg.verify.limits, known).await {
+    let limits = &cfg.verify.limits;
+    // A verification of this event collected the same PR, head and base: its Evidence is
+    // judged with the PR body as the sign-off, not collected again.
+    let collected = match out.reads.evidence_of(pull) {
+        Some(shared) => {
+            out.note(format!("preflight on {head}: the evidence this event collected is reused"));
+            Ok(for_signoff(gh, &upstream, repo, &shared, author_signoff(repo, pull), limits).await)
+        }
+        None => {
+            let (request, mut known) = head_request(repo, pull);
+            known.files = out.reads.files_of(pull);
+            collect(gh, &upstream, &request, limits, known).await
+        }
+    };
+    let (conclusion, title, summary) = match collected {
         Ok(evidence) => {
             let checked = run_checks(cfg.verify.deadline, std::sync::Arc::new(evidence), |ev| {
                 let verdict = verify(ev);

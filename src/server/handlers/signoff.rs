@@ -568,6 +568,7 @@ pub async fn verify_signoff<G: GitHub>(
     let upstream = UpstreamClient::new(cfg.upstream.clone())
         .map_err(|e| HandlerError::GitHub(crate::github::GitHubError::Setup(e.to_string())))?;
     let known = Known {
+        files: out.reads.files_of(&pull),
         pull: Some(pull),
         comments: listed_comments,
         permissions: known_permissions,
@@ -575,7 +576,11 @@ pub async fn verify_signoff<G: GitHub>(
         signoff: None,
     };
     let evidence = match collect(gh, &upstream, &request, &cfg.limits, known).await {
-        Ok(evidence) => std::sync::Arc::new(evidence),
+        Ok(evidence) => {
+            let evidence = std::sync::Arc::new(evidence);
+            out.reads.evidence = Some(evidence.clone());
+            evidence
+        }
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
             set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, true, out).await?;
@@ -839,7 +844,11 @@ pub(super) async fn follow_head<G: GitHub>(
     }
     let (_, recorded) = decompose(&comment.body);
     let signed_head = recorded.as_ref().map_or(verified_at, |r| r.signed.as_str()).to_owned();
-    let files = match gh.list_pull_files(repo, pull.number).await {
+    let listed = match out.reads.files_of(pull) {
+        Some(files) => Ok(files),
+        None => gh.list_pull_files(repo, pull.number).await,
+    };
+    let files = match listed {
         Ok(files) => files,
         Err(GitHubError::DryRun(_)) => return Ok(()),
         Err(err) => return Err(err.into()),
