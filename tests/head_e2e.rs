@@ -891,3 +891,38 @@ async fn a_main_merge_collects_the_new_head_once() {
     assert_eq!(tarballs, 2, "one collection: base and head: {log:#?}");
     assert_eq!(file_lists, 1, "{log:#?}");
 }
+
+/// Issue 35 case 8: the author controls the links in the PR body and how often preflight runs;
+/// one PR's preflights read upstream at most 24 times an hour (HT14), so they cannot spend the
+/// anonymous budget every verification shares. Past it the links are named as not read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_prs_preflights_read_upstream_within_their_hourly_budget() {
+    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    let links = |from: u64| -> String {
+        (from..from + 16).map(|n| format!("Cookbook: https://github.com/sgl-project/sglang/pull/{n}\n")).collect()
+    };
+    fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(links(90_000));
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut opened = synchronize(pr, &head);
+    opened["action"] = json!("opened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(1).await;
+    let first = upstream.state().log.len();
+    assert!((16..=24).contains(&first), "one request per link: {first}");
+    for (i, from) in [(2, 91_000), (3, 92_000)] {
+        fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(links(from));
+        let changes = json!({"body": {"from": links(from - 1000)}});
+        server.deliver("pull_request", &format!("p-{i}"), &edited(pr, &head, changes)).await;
+        server.wait_handled(i).await;
+    }
+    assert_eq!(upstream.state().log.len(), 24, "{:#?}", upstream.state().log);
+    let w = fake.world();
+    let run = w.check_runs.iter().rev().find(|(_, c)| c["name"] == "sweepgate/preflight").unwrap();
+    let summary = run.1["output"]["summary"].as_str().unwrap();
+    assert!(summary.contains("may read upstream 24 times an hour"), "{summary}");
+}

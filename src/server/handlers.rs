@@ -28,6 +28,7 @@ use crate::report::{render_bilingual, RenderError};
 use crate::server::sweeps::SweepRequest;
 use crate::sweep::cancel::cancel_pull_request;
 use crate::sweep::slurm::SlurmCli;
+pub use preflight::PreflightBudgets;
 pub use signoff::{eligibility_of, verify_signoff, SignoffTarget, Trigger, VerifyConfig};
 pub use unchanged::JudgedHeads;
 

@@ -62,6 +62,8 @@ pub struct VerifyConfig {
     pub deadline: std::time::Duration,
     /// What each PR's last judged head got, for pushes that change no file (HT12).
     pub judged: std::sync::Arc<super::JudgedHeads>,
+    /// Each PR's preflight upstream budget (HT14).
+    pub preflight_budgets: std::sync::Arc<super::PreflightBudgets>,
 }
 
 /// The reconcile's backoff per PR for polling linked recipe PRs (issue 25 item 4): after a poll
@@ -156,6 +158,7 @@ impl Default for VerifyConfig {
             preflight: true,
             deadline: super::offload::DEFAULT_DEADLINE,
             judged: Default::default(),
+            preflight_budgets: Default::default(),
         }
     }
 }
