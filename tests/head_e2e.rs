@@ -926,3 +926,43 @@ async fn one_prs_preflights_read_upstream_within_their_hourly_budget() {
     let summary = run.1["output"]["summary"].as_str().unwrap();
     assert!(summary.contains("may read upstream 24 times an hour"), "{summary}");
 }
+
+/// Issue 35 case 5: a second PR opened on an approved head showed the first PR's `success`. A
+/// commit status shows on every PR at its commit, so the head's status is `success` only while
+/// every open PR at it has an approved sign-off of its own (HT15): the second PR turns it to
+/// `failure` naming it, the first PR's re-verification keeps that, and closing the second PR
+/// gives the first its own decision back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_pr_on_an_approved_head_gets_its_own_decision() {
+    let (original, fake, _upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let second = pr + 1;
+    fake.add_pull(REPO, second, &head, &[], &[("configs/nvidia-master.yaml", 1)]);
+    let mut opened = synchronize(second, &head);
+    opened["action"] = json!("opened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(2).await;
+    let named = format!("#{second} shares this commit without its own approved sign-off / #{second} 共用此提交");
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert_eq!(state, "failure", "{description}");
+    assert!(description.starts_with(&named), "{description}");
+
+    reverify(&original, &fake, &server, "s-2", 3).await;
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert!(
+        state == "failure" && description.starts_with(&named),
+        "the first PR's approval covers only it: {description}"
+    );
+    assert!(verdict(&fake, pr).1.contains("**APPROVED**"), "its own verdict stands");
+
+    fake.world().pulls.get_mut(&(REPO.into(), second)).unwrap()["state"] = json!("closed");
+    let mut closed = synchronize(second, &head);
+    closed["action"] = json!("closed");
+    closed["pull_request"]["state"] = json!("closed");
+    server.deliver("pull_request", "p-2", &closed).await;
+    server.wait_handled(4).await;
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert_eq!(state, "success", "{description}");
+    assert!(description.starts_with("sign-off issuecomment-") && description.contains("APPROVED at"), "{description}");
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}

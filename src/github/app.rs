@@ -43,6 +43,7 @@ pub const PERMISSIONS: [Permission; 9] = [
         calls: &[
             "get_pull",
             "list_open_pulls",
+            "list_commit_pulls",
             "list_pull_commits",
             "list_pull_files",
             "get_signoff_resource",

@@ -180,6 +180,13 @@ pub trait GitHub: Send + Sync {
         sha: &str,
         status: &StatusInput,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    /// The pull requests whose history holds commit `sha` (open and closed, at most 100): the
+    /// PRs a status on it is shown on.
+    fn list_commit_pulls(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+    ) -> impl Future<Output = Result<Vec<PullRequest>, GitHubError>> + Send;
     /// Every status of a commit, newest first.
     fn list_commit_statuses(
         &self,

@@ -498,6 +498,10 @@ impl GitHub for OctoGitHub {
         self.call(Method::POST, &format!("/repos/{repo}/statuses/{sha}"), Some(&body), true).await.map(drop)
     }
 
+    async fn list_commit_pulls(&self, repo: &RepoRef, sha: &str) -> Result<Vec<PullRequest>, GitHubError> {
+        self.paginate_up_to(&format!("/repos/{repo}/commits/{}/pulls", query_escape(sha)), None, 100).await
+    }
+
     async fn list_commit_statuses(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CommitStatus>, GitHubError> {
         self.paginate(&format!("/repos/{repo}/commits/{}/statuses", query_escape(sha)), None).await
     }

@@ -190,6 +190,8 @@ async fn pull_request<G: GitHub>(
     if e.action == "closed" {
         out.note(format!("#{} was closed: no label decision or status for a closed PR", e.pull.number));
         cancel_jobs(cfg, &e.repo, e.pull.number, "the PR was closed", out).await;
+        // A head it shared with an approved PR gets that PR's own decision back (HT15).
+        signoff::release_shared_head(gh, cfg, &e.repo, &e.pull, out).await?;
         return Ok(());
     }
     // Every parsed action but `closed` (handled above) runs the label policy, and so does reconcile.
@@ -227,6 +229,8 @@ async fn pull_request<G: GitHub>(
         preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;
         return Ok(());
     }
+    // A head this PR now has may carry another PR's success (HT15).
+    let claims_head = new_change || WELCOME_ACTIONS.contains(&e.action.as_str());
     let files = available(gh.list_pull_files(&e.repo, number).await)?;
     if let Some(files) = &files {
         out.reads.files = Some((change_key(&live), files.clone()));
@@ -236,10 +240,13 @@ async fn pull_request<G: GitHub>(
     if let Some(files) = &files {
         if !touches_benchmark_files(files) && !mentions_sweep {
             out.note(format!("#{number} does not touch benchmark files: no label decision"));
-            if new_change {
+            if new_change || claims_head {
                 // A sign-off verified at an earlier head or base still follows the new change.
                 let comments = gh.list_issue_comments(&e.repo, number).await?;
-                signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
+                if new_change {
+                    signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
+                }
+                signoff::claim_shared_head(gh, cfg, &e.repo, &live, &comments, out).await?;
             }
             return Ok(());
         }
@@ -256,6 +263,9 @@ async fn pull_request<G: GitHub>(
     if new_change {
         // Every new head or base gets the sign-off status at once (ARCHITECTURE decision 3).
         signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
+    }
+    if claims_head {
+        signoff::claim_shared_head(gh, cfg, &e.repo, &live, &comments, out).await?;
     }
     // Authors see their would-be failures before a sign-off (issue 25 item 3).
     preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;

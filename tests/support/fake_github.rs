@@ -220,6 +220,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
             .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
             .route("/repos/{o}/{r}/commits/{sha}/statuses", get(list_statuses))
+            .route("/repos/{o}/{r}/commits/{sha}/pulls", get(list_commit_pulls))
             .route("/repos/{o}/{r}/commits/{sha}/check-runs", get(list_check_runs))
             .route("/repos/{o}/{r}/check-runs", post(create_check_run))
             .route("/repos/{o}/{r}/check-runs/{id}", patch(update_check_run))
@@ -697,6 +698,27 @@ async fn list_pulls(
         w.pulls.iter().filter(|((r, _), p)| *r == repo && p["state"] == "open").map(|(_, p)| p).collect();
     open.sort_by_key(|p| std::cmp::Reverse(p["updated_at"].as_str().unwrap_or_default().to_string()));
     Json(paginate(open.into_iter().cloned().collect(), &q)).into_response()
+}
+
+/// The PRs whose head or recorded commits hold `sha`, by number.
+async fn list_commit_pulls(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let w = lock(&world);
+    let mut found: Vec<(&u64, &Value)> = w
+        .pulls
+        .iter()
+        .filter(|((name, n), pull)| {
+            let in_commits = w.commits.get(&(repo.clone(), *n)).is_some_and(|cs| cs.iter().any(|c| c["sha"] == sha));
+            *name == repo && (pull["head"]["sha"] == sha.as_str() || in_commits)
+        })
+        .map(|((_, n), pull)| (n, pull))
+        .collect();
+    found.sort_by_key(|(n, _)| **n);
+    Json(paginate(found.into_iter().map(|(_, p)| p.clone()).collect(), &q)).into_response()
 }
 
 /// Statuses of one commit, newest first (as GitHub lists them).
