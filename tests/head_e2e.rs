@@ -966,3 +966,29 @@ async fn a_second_pr_on_an_approved_head_gets_its_own_decision() {
     assert!(description.starts_with("sign-off issuecomment-") && description.contains("APPROVED at"), "{description}");
     assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
 }
+
+/// HT12 with a sign-off: an empty push of an approved PR gets the label status, the sign-off's
+/// `success` (after the open PRs at the new head are listed, HT15) and the preflight report, for
+/// 5 GitHub requests and no collection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_push_of_an_approved_pr_keeps_its_success_without_a_collection() {
+    let (original, fake, upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    // The PR's own push first: the judged record is written by a push, label or retarget event.
+    let mut opened = synchronize_on(&original, &head);
+    opened["action"] = json!("reopened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(2).await;
+    let empty = "e".repeat(40);
+    commit_on(&fake, pr, &empty, &original.head, &[&head]);
+    let (github, anonymous, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-2", &synchronize_on(&original, &empty)).await;
+        server.wait_handled(3).await
+    })
+    .await;
+    eprintln!("empty push of an approved PR: {github} GitHub requests, {anonymous} upstream requests: {log:#?}");
+    assert!(github <= 5 && anonymous == 0, "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains("/tarball/")), "no collection: {log:#?}");
+    assert_eq!(statuses_on(&fake, &empty), [statuses_on(&fake, &head).last().unwrap().clone()]);
+    assert_eq!(statuses_on(&fake, &empty)[0].0, "success");
+}

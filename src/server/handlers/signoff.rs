@@ -910,7 +910,7 @@ const MAX_SHARERS: usize = 5;
 
 /// The sign-off status of a head that open PR `sharer` shares without an approved sign-off of
 /// its own, in English and 中文 (within GitHub's 140 characters).
-fn shared_head_description(sharer: u64) -> String {
+pub(super) fn shared_head_description(sharer: u64) -> String {
     format!(
         "#{sharer} shares this commit without its own approved sign-off / #{sharer} 共用此提交，但没有自己通过的签核"
     )
@@ -929,7 +929,7 @@ fn approved_at(comments: &[Comment], bot_login: &str, sha: &str) -> Option<Signo
 /// APPROVED at `sha` (issue 35 case 5, HT15): a commit status shows on every PR at its
 /// commit, so `success` there needs every one of them signed off. More sharers than
 /// [`MAX_SHARERS`] are not known to be approved.
-async fn uncovered_sharer<G: GitHub>(
+pub(super) async fn uncovered_sharer<G: GitHub>(
     gh: &G,
     bot_login: &str,
     repo: &RepoRef,

@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use super::preflight::{EXTERNAL_ID, PREFLIGHT_CHECK};
+use super::signoff::{shared_head_description, uncovered_sharer};
 use super::{BotConfig, HandlerError, Outcome};
 use crate::github::types::{CheckRunInput, CheckRunOutput, Comparison, PullRequest, StatusInput, StatusState};
 use crate::github::{GitHub, GitHubError, RepoRef};
@@ -225,8 +226,17 @@ pub(super) async fn answer_unchanged<G: GitHub>(
     out.note(format!("status {} {:?} on {head}: same files as {short}", cfg.status_context, labels.status.state));
     out.decision = Some(if labels.status.state == StatusState::Success { "sweep" } else { "no-sweep" });
     if let (Some(context), Some(signoff)) = (&cfg.verify.status_context, &judged.signoff) {
-        gh.create_status(&e.repo, head, &status(context, signoff)).await?;
-        out.note(format!("status {context} {:?} on {head}: same files as {short}", signoff.state));
+        // Another open PR at the new head needs its own approved sign-off (HT15).
+        let sharer = match signoff.state {
+            StatusState::Success => uncovered_sharer(gh, &cfg.bot_login, &e.repo, pull.number, head).await?,
+            _ => None,
+        };
+        let posted = match sharer {
+            Some(sharer) => PostedStatus { state: StatusState::Failure, description: shared_head_description(sharer) },
+            None => signoff.clone(),
+        };
+        gh.create_status(&e.repo, head, &status(context, &posted)).await?;
+        out.note(format!("status {context} {:?} on {head}: same files as {short}", posted.state));
     }
     if let Some(preflight) = preflight {
         let input = CheckRunInput {
