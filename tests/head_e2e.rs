@@ -992,3 +992,30 @@ async fn an_empty_push_of_an_approved_pr_keeps_its_success_without_a_collection(
     assert_eq!(statuses_on(&fake, &empty), [statuses_on(&fake, &head).last().unwrap().clone()]);
     assert_eq!(statuses_on(&fake, &empty)[0].0, "success");
 }
+
+/// Issue 35 "what to build": policy comes from the default branch, or from a configured set of
+/// protected target branches (HT16). With `--policy-branch release-2026-11`, a PR that targets
+/// it is judged with the policy at that branch's tip and the verdict adds no note; a PR that
+/// targets an unlisted branch is still judged at the default branch (the test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pr_targeting_a_configured_policy_branch_is_judged_with_its_policy() {
+    let (original, fake, _upstream, server) = approved(&["--policy-branch", "release-2026-11"]).await;
+    let (pr, base) = (original.pull_request.number, original.pull_request.base_sha.clone());
+    let release = "9".repeat(40);
+    {
+        let mut w = fake.world();
+        w.pulls.get_mut(&(REPO.into(), pr)).unwrap()["base"]["ref"] = json!("release-2026-11");
+        w.branches.insert((REPO.into(), "main".into()), base.clone());
+        w.branches.insert((REPO.into(), "release-2026-11".into()), release.clone());
+        let tarball = w.tarballs[&(REPO.to_owned(), base.clone())].clone();
+        w.tarballs.insert((REPO.into(), release.clone()), tarball);
+    }
+    let logged = fake.world().log.len();
+    reverify(&original, &fake, &server, "s-2", 2).await;
+    let log = fake.world().log[logged..].to_vec();
+    assert!(log.iter().any(|l| l == &format!("GET /repos/{REPO}/branches/release-2026-11")), "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains("/branches/main")), "{log:#?}");
+    let (_, body) = verdict(&fake, pr);
+    assert!(body.lines().next().unwrap().ends_with(&format!(" policy={release} -->")), "{body}");
+    assert!(!body.contains("not the default branch") && !body.contains("不是默认分支"), "{body}");
+}

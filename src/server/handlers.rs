@@ -316,7 +316,8 @@ async fn start_sweep(
     let Some(service) = cfg.sweeps.clone() else { return };
     let (repo, installation, pr) = (e.repo.clone(), e.installation_id, pull.number);
     // Policy (the CI priority file) is read where the verifier reads it; unknown: at the base.
-    let policy_branch = crate::evidence::collect::policy_branch(pull).unwrap_or_default().to_owned();
+    let policy_branches = &cfg.verify.limits.policy_branches;
+    let policy_branch = crate::evidence::collect::policy_branch(pull, policy_branches).unwrap_or_default().to_owned();
     let (base, head) = (pull.base.sha.clone(), pull.head.sha.clone());
     let labels: Vec<String> = pull.label_names().into_iter().map(str::to_owned).collect();
     let rerun_finished = e.action == "labeled";

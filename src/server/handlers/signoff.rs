@@ -498,7 +498,7 @@ pub async fn verify_signoff<G: GitHub>(
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
     // Policy at the default branch's tip, resolved once: eligibility and the checks read it.
-    let policy = resolve_policy(gh, repo, &pull).await;
+    let policy = resolve_policy(gh, repo, &pull, &cfg.limits.policy_branches).await;
     // A sign-off delivered now is checked against the head it saw; a carried one by its fingerprint.
     let delivered = matches!(trigger, Trigger::Event { .. });
     let (carried, merged) = match trigger {
@@ -1167,7 +1167,7 @@ pub(super) async fn repair<G: GitHub>(
     candidates.sort_by_key(|(at, key, _)| std::cmp::Reverse((*at, *key)));
     let policy = match candidates.is_empty() {
         true => return Ok(()),
-        false => resolve_policy(gh, repo, pull).await,
+        false => resolve_policy(gh, repo, pull, &cfg.verify.limits.policy_branches).await,
     };
     for (at, key, author) in &candidates {
         if !eligibility_of(gh, repo, pull, &policy, &author.login).await?.0.is_eligible() {
