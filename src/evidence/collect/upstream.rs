@@ -87,6 +87,46 @@ pub struct UpstreamConfig {
     pub transfer: TransferLimits,
     /// Answers kept for every client made from this configuration (its clones share it).
     pub cache: Arc<UpstreamCache>,
+    /// The pace of anonymous reads of api.github.com for every client of this configuration.
+    pub anonymous: Arc<AnonymousPace>,
+}
+
+/// Anonymous reads of api.github.com one process sends in an hour (HT14). GitHub allows 60 an
+/// hour per address to unauthenticated callers ("Rate limits for the REST API"); reads stop
+/// well under it, so that no burst of PRs spends what every verification's Check 3 needs, and
+/// the rest of the hour's answers come from the cache or name the bound.
+pub const ANONYMOUS_GITHUB_PER_HOUR: u64 = 40;
+
+/// The hourly count of [`ANONYMOUS_GITHUB_PER_HOUR`].
+#[derive(Debug)]
+pub struct AnonymousPace {
+    per_hour: u64,
+    window: std::sync::Mutex<Option<(std::time::Instant, u64)>>,
+}
+
+impl Default for AnonymousPace {
+    fn default() -> Self {
+        AnonymousPace::new(ANONYMOUS_GITHUB_PER_HOUR)
+    }
+}
+
+impl AnonymousPace {
+    pub fn new(per_hour: u64) -> AnonymousPace {
+        AnonymousPace { per_hour, window: std::sync::Mutex::new(None) }
+    }
+
+    /// Takes one read of this hour; false when the hour's reads are spent.
+    fn take(&self) -> bool {
+        let mut window = self.window.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = std::time::Instant::now();
+        let (start, used) = match *window {
+            Some((start, used)) if now.duration_since(start) < Duration::from_secs(3600) => (start, used),
+            _ => (now, 0),
+        };
+        let took = used < self.per_hour;
+        *window = Some((start, used + u64::from(took)));
+        took
+    }
 }
 
 /// Upstream answers kept by URL (issue 35 case 8, decision HT14), shared by every client of one
@@ -196,6 +236,7 @@ impl Default for UpstreamConfig {
                 max_list_bytes: MAX_JSON_BYTES as u64,
             },
             cache: Arc::default(),
+            anonymous: Arc::default(),
         }
     }
 }
@@ -510,6 +551,16 @@ impl UpstreamClient {
         url: &str,
         headers: &[(reqwest::header::HeaderName, String)],
     ) -> Result<(StatusCode, HeaderMap, Vec<u8>), Failure> {
+        if self.config.github_token.is_none()
+            && url.starts_with("https://api.github.com/")
+            && !self.config.anonymous.take()
+        {
+            return Err(Failure::Final(format!(
+                "{url}: not read: anonymous reads of api.github.com stop at {} an hour (GitHub allows 60); \
+                 set SWEEPGATE_UPSTREAM_TOKEN",
+                self.config.anonymous.per_hour
+            )));
+        }
         if let Some(budget) = &self.budget {
             let took = budget.left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
             if took.is_err() {
@@ -988,6 +1039,20 @@ mod tests {
         let open = UpstreamClient::new(config).unwrap().pull("o/open", 2).await;
         assert!(matches!(&open, Fact::Ok(p) if p.state == "open"), "{open:?}");
         assert_eq!(served.load(Ordering::Relaxed), 6, "the open PR twice (200, then 304), its files once");
+    }
+
+    /// Without an upstream token, reads of api.github.com stop at the process's hourly pace
+    /// before any connection, naming the bound and the fix (HT14).
+    #[tokio::test]
+    async fn anonymous_github_reads_stop_at_their_hourly_pace() {
+        let spent = UpstreamConfig { anonymous: Arc::new(AnonymousPace::new(0)), ..UpstreamConfig::default() };
+        let client = UpstreamClient::new(spent).unwrap();
+        let Fact::Unavailable(reason) = client.pull("sgl-project/sglang", 1).await else { panic!("not read") };
+        assert!(reason.contains("anonymous reads of api.github.com stop at 0 an hour"), "{reason}");
+        assert!(reason.contains("SWEEPGATE_UPSTREAM_TOKEN"), "{reason}");
+        assert_eq!(client.requests(), 0, "nothing was sent");
+        let pace = AnonymousPace::new(2);
+        assert_eq!([pace.take(), pace.take(), pace.take()], [true, true, false]);
     }
 
     /// Issue 24 item 5: the upstream PR's file list trusted `per_page` and was cut short after
