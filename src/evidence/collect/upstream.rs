@@ -115,15 +115,15 @@ impl AnonymousPace {
         AnonymousPace { per_hour, window: std::sync::Mutex::new(None) }
     }
 
-    /// Takes one read of this hour; false when the hour's reads are spent.
-    fn take(&self) -> bool {
+    /// Takes one read of this hour while fewer than `cap` were taken; false otherwise.
+    fn take(&self, cap: u64) -> bool {
         let mut window = self.window.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = std::time::Instant::now();
         let (start, used) = match *window {
             Some((start, used)) if now.duration_since(start) < Duration::from_secs(3600) => (start, used),
             _ => (now, 0),
         };
-        let took = used < self.per_hour;
+        let took = used < cap.min(self.per_hour);
         *window = Some((start, used + u64::from(took)));
         took
     }
@@ -551,14 +551,14 @@ impl UpstreamClient {
         url: &str,
         headers: &[(reqwest::header::HeaderName, String)],
     ) -> Result<(StatusCode, HeaderMap, Vec<u8>), Failure> {
-        if self.config.github_token.is_none()
-            && url.starts_with("https://api.github.com/")
-            && !self.config.anonymous.take()
-        {
+        // A budgeted client (preflight) may take half the hour's anonymous reads: the rest is
+        // left for the verifications.
+        let pace = &self.config.anonymous;
+        let cap = if self.budget.is_some() { pace.per_hour / 2 } else { pace.per_hour };
+        if self.config.github_token.is_none() && url.starts_with("https://api.github.com/") && !pace.take(cap) {
             return Err(Failure::Final(format!(
-                "{url}: not read: anonymous reads of api.github.com stop at {} an hour (GitHub allows 60); \
-                 set SWEEPGATE_UPSTREAM_TOKEN",
-                self.config.anonymous.per_hour
+                "{url}: not read: anonymous reads of api.github.com stop at {cap} an hour (GitHub allows 60); \
+                 set SWEEPGATE_UPSTREAM_TOKEN"
             )));
         }
         if let Some(budget) = &self.budget {
@@ -1051,8 +1051,9 @@ mod tests {
         assert!(reason.contains("anonymous reads of api.github.com stop at 0 an hour"), "{reason}");
         assert!(reason.contains("SWEEPGATE_UPSTREAM_TOKEN"), "{reason}");
         assert_eq!(client.requests(), 0, "nothing was sent");
-        let pace = AnonymousPace::new(2);
-        assert_eq!([pace.take(), pace.take(), pace.take()], [true, true, false]);
+        let pace = AnonymousPace::new(4);
+        assert_eq!([pace.take(2), pace.take(2), pace.take(2)], [true, true, false], "preflight's half");
+        assert_eq!([pace.take(4), pace.take(4), pace.take(4)], [true, true, false], "the verifications' rest");
     }
 
     /// Issue 24 item 5: the upstream PR's file list trusted `per_page` and was cut short after
