@@ -1019,3 +1019,34 @@ async fn a_pr_targeting_a_configured_policy_branch_is_judged_with_its_policy() {
     assert!(body.lines().next().unwrap().ends_with(&format!(" policy={release} -->")), "{body}");
     assert!(!body.contains("not the default branch") && !body.contains("不是默认分支"), "{body}");
 }
+
+/// HT12's limit: a sign-off status other than `success` is followed in full on an empty push,
+/// so a REJECTED verdict that waits for a linked recipe PR moves to the new head, where the
+/// reconcile watches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_push_of_a_rejected_pr_moves_its_verdict_to_the_new_head() {
+    let open_recipe = |u: &FakeUpstream| {
+        let mut s = u.state();
+        let (pull, _) = s.pulls.get_mut(&("sgl-project/sglang".to_owned(), 47394)).unwrap();
+        pull["state"] = json!("open");
+        pull["merged_at"] = Value::Null;
+    };
+    let (original, fake, _upstream, server) = signed_off(&[], open_recipe).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "failure");
+    let mut reopened = synchronize_on(&original, &head);
+    reopened["action"] = json!("reopened");
+    server.deliver("pull_request", "p-1", &reopened).await;
+    server.wait_handled(2).await;
+    let empty = "e".repeat(40);
+    commit_on(&fake, pr, &empty, &original.head, &[&head]);
+    server.deliver("pull_request", "p-2", &synchronize_on(&original, &empty)).await;
+    server.wait_handled(3).await;
+    let (_, body) = verdict(&fake, pr);
+    let marker = body.lines().next().unwrap();
+    assert!(
+        marker.contains(&format!(" sha={empty} ")) && marker.contains(" watch=sgl-project/sglang:47394 "),
+        "{marker}"
+    );
+    assert_eq!(statuses_on(&fake, &empty).last().unwrap().0, "failure");
+}

@@ -6,7 +6,7 @@
 //! files, on one line of history from it (so the merge base and the PR's diff are the same), is
 //! answered from that record: one comparison, then the same statuses and preflight report on
 //! the new head. Anything else (another base, a label change, a merge, a file changed, a fork,
-//! a verification still pending, no record) is handled in full.
+//! a sign-off status other than `success`, no record) is handled in full.
 
 use std::sync::{Arc, OnceLock};
 
@@ -186,8 +186,10 @@ pub(super) async fn answer_unchanged<G: GitHub>(
         (None, true) => return Ok(false),
         (found, _) => found.as_ref().filter(|_| cfg.verify.preflight),
     };
-    // A verification still running (or interrupted) at the judged head decides nothing yet.
-    if judged.signoff.as_ref().is_some_and(|s| s.state == StatusState::Pending) {
+    // A verification still running (or interrupted) at the judged head decides nothing yet; a
+    // failing sign-off is followed in full, so that its verdict moves to the new head (the
+    // reconcile watches a verdict's linked recipe PRs only at the PR's head).
+    if judged.signoff.as_ref().is_some_and(|s| s.state != StatusState::Success) {
         return Ok(false);
     }
     let head = pull.head.sha.as_str();
