@@ -279,6 +279,33 @@ mod tests {
     }
 
     #[test]
+    fn a_record_holds_one_head_and_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let repo = RepoRef::parse("o/r").unwrap();
+        let status = |state| PostedStatus { state, description: "d".into() };
+        let heads = JudgedHeads::default();
+        heads.posted(&repo, 7, "h1", Posted::Signoff(status(StatusState::Success)));
+        assert_eq!(heads.get(&repo, 7), None, "without a state file nothing is kept");
+        heads.attach(std::sync::Arc::new(StateDb::open(&path).unwrap()));
+        let labels = PostedLabels { status: status(StatusState::Success), skip_sweep: false };
+        heads.posted(&repo, 7, "h1", Posted::Labels(labels.clone()));
+        let change = JudgedChange { base_sha: "b".into(), base_ref: "main".into(), labels: vec![], draft: false };
+        heads.judged(&repo, 7, "h1", change.clone());
+        let restarted = JudgedHeads::default();
+        restarted.attach(std::sync::Arc::new(StateDb::open(&path).unwrap()));
+        let kept = restarted.get(&repo, 7).unwrap();
+        assert_eq!((kept.head.as_str(), kept.labels, kept.change), ("h1", Some(labels), Some(change)));
+        restarted.posted(&repo, 7, "h2", Posted::Signoff(status(StatusState::Failure)));
+        let moved = restarted.get(&repo, 7).unwrap();
+        assert_eq!(
+            (moved.head.as_str(), moved.labels, moved.change, moved.signoff),
+            ("h2", None, None, Some(status(StatusState::Failure))),
+            "a status on another head starts that head's record"
+        );
+    }
+
+    #[test]
     fn only_single_parent_commits_that_change_no_file_keep_the_files() {
         let empty = Comparison {
             status: "ahead".into(),
