@@ -749,3 +749,304 @@ async fn a_main_merge_that_changes_a_sourced_file_needs_a_fresh_signoff() {
         "{body}"
     );
 }
+
+/// A `synchronize` to `sha` whose payload names the PR's real base, as GitHub's does.
+fn synchronize_on(original: &Evidence, sha: &str) -> Value {
+    let mut event = synchronize(original.pull_request.number, sha);
+    event["pull_request"]["base"]["sha"] = json!(original.pull_request.base_sha);
+    event["pull_request"]["labels"] =
+        json!(original.pull_request.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>());
+    event
+}
+
+/// A new commit `sha` of the PR with `tree` and `parents` (the first is the PR's head).
+fn commit_on(fake: &FakeGitHub, pr: u64, sha: &str, tree: &MemTree, parents: &[&str]) {
+    serve_commit(fake, sha, tree);
+    fake.world().parents.insert((REPO.into(), sha.into()), parents.iter().map(|p| (*p).to_owned()).collect());
+    push(fake, pr, sha);
+}
+
+/// The GitHub and upstream requests `deliver` caused, and the GitHub ones, in order.
+async fn cost(
+    fake: &FakeGitHub,
+    upstream: &FakeUpstream,
+    deliver: impl std::future::Future<Output = ()>,
+) -> (usize, usize, Vec<String>) {
+    let (github, anonymous) = (fake.world().log.len(), upstream.state().log.len());
+    deliver.await;
+    let log = fake.world().log[github..].to_vec();
+    (log.len(), upstream.state().log.len() - anonymous, log)
+}
+
+/// Pairs of texts: (state, description) of a status, (conclusion, title) of a check run.
+type Pairs = Vec<(String, String)>;
+
+/// The statuses of `context` and the preflight check runs on `sha`.
+fn posted_on(fake: &FakeGitHub, sha: &str, context: &str) -> (Pairs, Pairs) {
+    let w = fake.world();
+    let statuses = w
+        .statuses
+        .iter()
+        .filter(|(_, s, body)| s == sha && body["context"] == context)
+        .map(|(_, _, b)| (b["state"].as_str().unwrap().into(), b["description"].as_str().unwrap().into()))
+        .collect();
+    let runs = w
+        .check_runs
+        .iter()
+        .filter(|(_, c)| c["name"] == "sweepgate/preflight" && c["head_sha"] == sha)
+        .map(|(_, c)| (c["conclusion"].as_str().unwrap_or("").into(), c["output"]["title"].as_str().unwrap().into()))
+        .collect();
+    (statuses, runs)
+}
+
+/// Issue 35 case 9: `opened`, then an empty commit pushed. The empty push holds the judged
+/// head's files on one line of history, so it gets that head's statuses and preflight report
+/// from the record: at most 3 GitHub requests and no upstream request (HT12). A push that
+/// changes a file is handled in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_push_costs_at_most_three_github_requests_and_no_upstream_request() {
+    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    serve_commit(&fake, &head, &original.head);
+    serve_commit(&fake, &original.pull_request.base_sha, &original.base);
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut opened = synchronize_on(&original, &head);
+    opened["action"] = json!("opened");
+    let (github, anonymous, _) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-1", &opened).await;
+        server.wait_handled(1).await
+    })
+    .await;
+    eprintln!("opened: {github} GitHub requests, {anonymous} upstream requests");
+    let labels = "sweepgate/sweep-labels";
+    let (on_head, runs_on_head) = posted_on(&fake, &head, labels);
+    assert_eq!((on_head.len(), runs_on_head.len()), (1, 1), "{on_head:?} {runs_on_head:?}");
+
+    let empty = "e".repeat(40);
+    commit_on(&fake, pr, &empty, &original.head, &[&head]);
+    let push = synchronize_on(&original, &empty);
+    let (github, anonymous, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-2", &push).await;
+        server.wait_handled(2).await
+    })
+    .await;
+    eprintln!("empty push: {github} GitHub requests, {anonymous} upstream requests: {log:#?}");
+    assert!(github <= 3, "the empty push costs at most 3 GitHub requests: {log:#?}");
+    assert_eq!(anonymous, 0, "and no upstream request");
+    let (on_empty, runs_on_empty) = posted_on(&fake, &empty, labels);
+    assert_eq!(on_empty, on_head, "the label status is the judged head's");
+    assert_eq!(runs_on_empty.len(), 1, "{runs_on_empty:?}");
+    assert_eq!(runs_on_empty[0].0, runs_on_head[0].0, "the same preflight conclusion");
+    let short = &head[..7];
+    assert!(runs_on_empty[0].1.ends_with(&format!("same files as {short} / 文件与 {short} 相同")), "{runs_on_empty:?}");
+    let series = "{event=\"pull_request\",action=\"synchronize\"}";
+    assert_eq!(server.metric(&format!("sweepgate_event_github_requests_sum{series}")).await, github as u64);
+    assert_eq!(server.metric(&format!("sweepgate_event_upstream_requests_sum{series}")).await, 0);
+
+    server.deliver("pull_request", "p-3", &push).await;
+    server.wait_handled(3).await;
+    assert_eq!(posted_on(&fake, &empty, labels).1.len(), 1, "a redelivery keeps one preflight check run");
+
+    // One byte changed: handled in full (the label policy reads the PR again).
+    let changed = "f".repeat(40);
+    let mut tree = original.head.clone();
+    tree.insert("README.md", "one more line\n");
+    commit_on(&fake, pr, &changed, &tree, &[&empty]);
+    let (github, _, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-4", &synchronize_on(&original, &changed)).await;
+        server.wait_handled(4).await
+    })
+    .await;
+    assert!(github > 3 && log.iter().any(|l| l.starts_with(&format!("GET /repos/{REPO}/tarball/"))), "{log:#?}");
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+/// Issue 35 case 9: a push that only merges main, on a PR whose sign-off carries forward: the
+/// carry-forward's verification and preflight share one collection of the new head (two
+/// tarballs, not four), and the PR's file list is read once (it was read four times: the
+/// handler, the carry-forward's comparison, and each collection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_main_merge_collects_the_new_head_once() {
+    let (original, fake, upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let merged = "c".repeat(40);
+    let mut tree = original.head.clone();
+    tree.insert("README.md", "main moved on\n");
+    let main = "a".repeat(40);
+    commit_on(&fake, pr, &merged, &tree, &[&head, &main]);
+    let (github, anonymous, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-1", &synchronize_on(&original, &merged)).await;
+        server.wait_handled(2).await
+    })
+    .await;
+    let count = |prefix: &str| log.iter().filter(|l| l.starts_with(prefix)).count();
+    let (tarballs, file_lists) =
+        (count(&format!("GET /repos/{REPO}/tarball/")), count(&format!("GET /repos/{REPO}/pulls/{pr}/files")));
+    eprintln!("main merge: {github} GitHub requests, {anonymous} upstream requests, {tarballs} tarballs, {file_lists} file lists");
+    assert_eq!(statuses_on(&fake, &merged).last().unwrap().0, "success", "carried forward");
+    assert_eq!(posted_on(&fake, &merged, "sweepgate/sweep-labels").1.len(), 1, "preflight ran on the new head");
+    assert_eq!(tarballs, 2, "one collection: base and head: {log:#?}");
+    assert_eq!(file_lists, 1, "{log:#?}");
+}
+
+/// Issue 35 case 8: the author controls the links in the PR body and how often preflight runs;
+/// one PR's preflights read upstream at most 24 times an hour (HT14), so they cannot spend the
+/// anonymous budget every verification shares. Past it the links are named as not read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_prs_preflights_read_upstream_within_their_hourly_budget() {
+    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    serve(&fake, &original);
+    let links = |from: u64| -> String {
+        (from..from + 16).map(|n| format!("Cookbook: https://github.com/sgl-project/sglang/pull/{n}\n")).collect()
+    };
+    fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(links(90_000));
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut opened = synchronize(pr, &head);
+    opened["action"] = json!("opened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(1).await;
+    let first = upstream.state().log.len();
+    assert!((16..=24).contains(&first), "one request per link: {first}");
+    for (i, from) in [(2, 91_000), (3, 92_000)] {
+        fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(links(from));
+        let changes = json!({"body": {"from": links(from - 1000)}});
+        server.deliver("pull_request", &format!("p-{i}"), &edited(pr, &head, changes)).await;
+        server.wait_handled(i).await;
+    }
+    assert_eq!(upstream.state().log.len(), 24, "{:#?}", upstream.state().log);
+    let w = fake.world();
+    let run = w.check_runs.iter().rev().find(|(_, c)| c["name"] == "sweepgate/preflight").unwrap();
+    let summary = run.1["output"]["summary"].as_str().unwrap();
+    assert!(summary.contains("may read upstream 24 times an hour"), "{summary}");
+}
+
+/// Issue 35 case 5: a second PR opened on an approved head showed the first PR's `success`. A
+/// commit status shows on every PR at its commit, so the head's status is `success` only while
+/// every open PR at it has an approved sign-off of its own (HT15): the second PR turns it to
+/// `failure` naming it, the first PR's re-verification keeps that, and closing the second PR
+/// gives the first its own decision back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_pr_on_an_approved_head_gets_its_own_decision() {
+    let (original, fake, _upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let second = pr + 1;
+    fake.add_pull(REPO, second, &head, &[], &[("configs/nvidia-master.yaml", 1)]);
+    let mut opened = synchronize(second, &head);
+    opened["action"] = json!("opened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(2).await;
+    let named = format!("#{second} shares this commit without its own approved sign-off / #{second} 共用此提交");
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert_eq!(state, "failure", "{description}");
+    assert!(description.starts_with(&named), "{description}");
+
+    reverify(&original, &fake, &server, "s-2", 3).await;
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert!(
+        state == "failure" && description.starts_with(&named),
+        "the first PR's approval covers only it: {description}"
+    );
+    assert!(verdict(&fake, pr).1.contains("**APPROVED**"), "its own verdict stands");
+
+    fake.world().pulls.get_mut(&(REPO.into(), second)).unwrap()["state"] = json!("closed");
+    let mut closed = synchronize(second, &head);
+    closed["action"] = json!("closed");
+    closed["pull_request"]["state"] = json!("closed");
+    server.deliver("pull_request", "p-2", &closed).await;
+    server.wait_handled(4).await;
+    let (state, description) = statuses_on(&fake, &head).last().unwrap().clone();
+    assert_eq!(state, "success", "{description}");
+    assert!(description.starts_with("sign-off issuecomment-") && description.contains("APPROVED at"), "{description}");
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+
+/// HT12 with a sign-off: an empty push of an approved PR gets the label status, the sign-off's
+/// `success` (after the open PRs at the new head are listed, HT15) and the preflight report, for
+/// 5 GitHub requests and no collection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_push_of_an_approved_pr_keeps_its_success_without_a_collection() {
+    let (original, fake, upstream, server) = approved(&[]).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    // The PR's own push first: the judged record is written by a push, label or retarget event.
+    let mut opened = synchronize_on(&original, &head);
+    opened["action"] = json!("reopened");
+    server.deliver("pull_request", "p-1", &opened).await;
+    server.wait_handled(2).await;
+    let empty = "e".repeat(40);
+    commit_on(&fake, pr, &empty, &original.head, &[&head]);
+    let (github, anonymous, log) = cost(&fake, &upstream, async {
+        server.deliver("pull_request", "p-2", &synchronize_on(&original, &empty)).await;
+        server.wait_handled(3).await
+    })
+    .await;
+    eprintln!("empty push of an approved PR: {github} GitHub requests, {anonymous} upstream requests: {log:#?}");
+    assert!(github <= 5 && anonymous == 0, "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains("/tarball/")), "no collection: {log:#?}");
+    assert_eq!(statuses_on(&fake, &empty), [statuses_on(&fake, &head).last().unwrap().clone()]);
+    assert_eq!(statuses_on(&fake, &empty)[0].0, "success");
+}
+
+/// Issue 35 "what to build": policy comes from the default branch, or from a configured set of
+/// protected target branches (HT16). With `--policy-branch release-2026-11`, a PR that targets
+/// it is judged with the policy at that branch's tip and the verdict adds no note; a PR that
+/// targets an unlisted branch is still judged at the default branch (the test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pr_targeting_a_configured_policy_branch_is_judged_with_its_policy() {
+    let (original, fake, _upstream, server) = approved(&["--policy-branch", "release-2026-11"]).await;
+    let (pr, base) = (original.pull_request.number, original.pull_request.base_sha.clone());
+    let release = "9".repeat(40);
+    {
+        let mut w = fake.world();
+        w.pulls.get_mut(&(REPO.into(), pr)).unwrap()["base"]["ref"] = json!("release-2026-11");
+        w.branches.insert((REPO.into(), "main".into()), base.clone());
+        w.branches.insert((REPO.into(), "release-2026-11".into()), release.clone());
+        let tarball = w.tarballs[&(REPO.to_owned(), base.clone())].clone();
+        w.tarballs.insert((REPO.into(), release.clone()), tarball);
+    }
+    let logged = fake.world().log.len();
+    reverify(&original, &fake, &server, "s-2", 2).await;
+    let log = fake.world().log[logged..].to_vec();
+    assert!(log.iter().any(|l| l == &format!("GET /repos/{REPO}/branches/release-2026-11")), "{log:#?}");
+    assert!(!log.iter().any(|l| l.contains("/branches/main")), "{log:#?}");
+    let (_, body) = verdict(&fake, pr);
+    assert!(body.lines().next().unwrap().ends_with(&format!(" policy={release} -->")), "{body}");
+    assert!(!body.contains("not the default branch") && !body.contains("不是默认分支"), "{body}");
+}
+
+/// HT12's limit: a sign-off status other than `success` is followed in full on an empty push,
+/// so a REJECTED verdict that waits for a linked recipe PR moves to the new head, where the
+/// reconcile watches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_push_of_a_rejected_pr_moves_its_verdict_to_the_new_head() {
+    let open_recipe = |u: &FakeUpstream| {
+        let mut s = u.state();
+        let (pull, _) = s.pulls.get_mut(&("sgl-project/sglang".to_owned(), 47394)).unwrap();
+        pull["state"] = json!("open");
+        pull["merged_at"] = Value::Null;
+    };
+    let (original, fake, _upstream, server) = signed_off(&[], open_recipe).await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    assert_eq!(statuses_on(&fake, &head).last().unwrap().0, "failure");
+    let mut reopened = synchronize_on(&original, &head);
+    reopened["action"] = json!("reopened");
+    server.deliver("pull_request", "p-1", &reopened).await;
+    server.wait_handled(2).await;
+    let empty = "e".repeat(40);
+    commit_on(&fake, pr, &empty, &original.head, &[&head]);
+    server.deliver("pull_request", "p-2", &synchronize_on(&original, &empty)).await;
+    server.wait_handled(3).await;
+    let (_, body) = verdict(&fake, pr);
+    let marker = body.lines().next().unwrap();
+    assert!(
+        marker.contains(&format!(" sha={empty} ")) && marker.contains(" watch=sgl-project/sglang:47394 "),
+        "{marker}"
+    );
+    assert_eq!(statuses_on(&fake, &empty).last().unwrap().0, "failure");
+}

@@ -137,6 +137,12 @@ pub struct VerifierArgs {
     #[arg(long, env = "SWEEPGATE_PREFLIGHT", default_value_t = true, action = clap::ArgAction::Set,
           num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub preflight: bool,
+    /// A protected target branch that holds its own policy (repeatable, e.g. `--policy-branch
+    /// release`): a PR that targets it is judged with the CODEOWNERS and policy files at its
+    /// tip. A PR that targets any other branch is judged with the default branch's policy.
+    /// Name only branches that authors cannot push to.
+    #[arg(long = "policy-branch", env = "SWEEPGATE_POLICY_BRANCHES", value_delimiter = ',')]
+    pub policy_branches: Vec<String>,
     #[command(flatten)]
     pub upstream: UpstreamArgs,
 }
@@ -148,6 +154,7 @@ impl VerifierArgs {
             reviewers: self.reviewers.clone(),
             upstream: self.upstream.config()?,
             preflight: self.preflight,
+            limits: CollectLimits { policy_branches: self.policy_branches.clone(), ..CollectLimits::default() },
             ..VerifyConfig::default()
         })
     }

@@ -304,6 +304,7 @@ pub(super) fn layered(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<
     l.set("advisory", &mut v.advisory, file.advisory);
     l.set("preflight", &mut v.preflight, file.preflight);
     l.set("reviewers", &mut v.reviewers, file.reviewers);
+    l.set("policy_branches", &mut v.policy_branches, file.policy_branches);
     l.set("upstream_github_api", &mut v.upstream.upstream_github_api, file.upstream_github_api);
     l.set("huggingface_url", &mut v.upstream.huggingface_url, file.huggingface_url);
     l.set("registries", &mut v.upstream.registries, file.registries.map(|r| r.into_iter().collect()));

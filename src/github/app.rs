@@ -43,6 +43,7 @@ pub const PERMISSIONS: [Permission; 9] = [
         calls: &[
             "get_pull",
             "list_open_pulls",
+            "list_commit_pulls",
             "list_pull_commits",
             "list_pull_files",
             "get_signoff_resource",
@@ -74,7 +75,14 @@ pub const PERMISSIONS: [Permission; 9] = [
     Permission {
         name: "contents",
         level: "read",
-        calls: &["download_tarball", "get_tree", "get_file_text", "get_branch_sha", "list_branch_activity"],
+        calls: &[
+            "download_tarball",
+            "get_tree",
+            "compare_commits",
+            "get_file_text",
+            "get_branch_sha",
+            "list_branch_activity",
+        ],
         events: &[],
     },
     // An organization permission: team CODEOWNERS (Check 0); without it the membership is an

@@ -91,6 +91,36 @@ impl ApiMetrics {
     }
 }
 
+/// The requests one event sent, counted where each is sent (GitHub API calls and downloads,
+/// upstream reads), so `/metrics` can say what an event costs whatever else runs meanwhile.
+#[derive(Debug, Default)]
+pub struct EventRequests {
+    pub github: AtomicU64,
+    pub upstream: AtomicU64,
+}
+
+tokio::task_local! {
+    static EVENT_REQUESTS: std::sync::Arc<EventRequests>;
+}
+
+impl EventRequests {
+    /// Runs `work` counting its requests into `counts` (the futures it joins included; a
+    /// spawned task is not counted).
+    pub async fn scope<F: Future>(counts: std::sync::Arc<EventRequests>, work: F) -> F::Output {
+        EVENT_REQUESTS.scope(counts, work).await
+    }
+
+    /// One GitHub request sent by the current event, if any is being counted.
+    pub fn count_github() {
+        let _ = EVENT_REQUESTS.try_with(|c| ApiMetrics::bump(&c.github));
+    }
+
+    /// One upstream request sent by the current event, if any is being counted.
+    pub fn count_upstream() {
+        let _ = EVENT_REQUESTS.try_with(|c| ApiMetrics::bump(&c.upstream));
+    }
+}
+
 /// Every GitHub call the bot makes. Lists return all pages (bounded).
 pub trait GitHub: Send + Sync {
     fn list_issue_comments(
@@ -150,6 +180,13 @@ pub trait GitHub: Send + Sync {
         sha: &str,
         status: &StatusInput,
     ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+    /// The pull requests whose history holds commit `sha` (open and closed, at most 100): the
+    /// PRs a status on it is shown on.
+    fn list_commit_pulls(
+        &self,
+        repo: &RepoRef,
+        sha: &str,
+    ) -> impl Future<Output = Result<Vec<PullRequest>, GitHubError>> + Send;
     /// Every status of a commit, newest first.
     fn list_commit_statuses(
         &self,
@@ -234,6 +271,14 @@ pub trait GitHub: Send + Sync {
     ) -> impl Future<Output = Result<Vec<BranchActivity>, GitHubError>> + Send;
     /// Every path of the commit's tree with its git object SHA (one request, `recursive=1`).
     fn get_tree(&self, repo: &RepoRef, sha: &str) -> impl Future<Output = Result<GitTreeListing, GitHubError>> + Send;
+    /// `head` compared with `base`: the commits from `base` to `head` and the files whose
+    /// content differs (one request; at most 100 commits listed, `total_commits` says how many).
+    fn compare_commits(
+        &self,
+        repo: &RepoRef,
+        base: &str,
+        head: &str,
+    ) -> impl Future<Output = Result<Comparison, GitHubError>> + Send;
     /// Runs of one workflow file at one commit (`head_sha` filter), newest first.
     fn list_workflow_runs_at(
         &self,

@@ -148,6 +148,7 @@ impl OctoGitHub {
         let mut attempt = 0;
         loop {
             ApiMetrics::bump(&self.metrics.calls);
+            super::EventRequests::count_github();
             let outcome = self.send_once(&method, path, body).await;
             let wait = match &outcome {
                 Ok((status, _, text)) if status.is_success() => return Ok(text.clone()),
@@ -266,6 +267,7 @@ impl OctoGitHub {
         let mut attempt = 0;
         loop {
             ApiMetrics::bump(&self.metrics.calls);
+            super::EventRequests::count_github();
             match self.download_once(path, max_bytes).await {
                 Err(DownloadFailure::Retryable(message)) if attempt < self.retry.max_retries => {
                     attempt += 1;
@@ -496,6 +498,10 @@ impl GitHub for OctoGitHub {
         self.call(Method::POST, &format!("/repos/{repo}/statuses/{sha}"), Some(&body), true).await.map(drop)
     }
 
+    async fn list_commit_pulls(&self, repo: &RepoRef, sha: &str) -> Result<Vec<PullRequest>, GitHubError> {
+        self.paginate_up_to(&format!("/repos/{repo}/commits/{}/pulls", query_escape(sha)), None, 100).await
+    }
+
     async fn list_commit_statuses(&self, repo: &RepoRef, sha: &str) -> Result<Vec<CommitStatus>, GitHubError> {
         self.paginate(&format!("/repos/{repo}/commits/{}/statuses", query_escape(sha)), None).await
     }
@@ -629,6 +635,10 @@ impl GitHub for OctoGitHub {
 
     async fn get_tree(&self, repo: &RepoRef, sha: &str) -> Result<GitTreeListing, GitHubError> {
         self.get(&format!("/repos/{repo}/git/trees/{}?recursive=1", query_escape(sha))).await
+    }
+
+    async fn compare_commits(&self, repo: &RepoRef, base: &str, head: &str) -> Result<Comparison, GitHubError> {
+        self.get(&format!("/repos/{repo}/compare/{}...{}?per_page=100", query_escape(base), query_escape(head))).await
     }
 
     async fn list_workflow_runs_at(

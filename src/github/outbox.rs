@@ -211,6 +211,10 @@ impl GitHub for OutboxGitHub {
         self.record("create_status", repo, sha, serde_json::to_value(status).unwrap_or_default())
     }
 
+    async fn list_commit_pulls(&self, _: &RepoRef, _: &str) -> Result<Vec<PullRequest>, GitHubError> {
+        Err(GitHubError::DryRun("listing a commit's pull requests"))
+    }
+
     async fn list_commit_statuses(&self, _: &RepoRef, _: &str) -> Result<Vec<CommitStatus>, GitHubError> {
         Err(GitHubError::DryRun("reading commit statuses"))
     }
@@ -275,6 +279,10 @@ impl GitHub for OutboxGitHub {
 
     async fn get_tree(&self, _: &RepoRef, _: &str) -> Result<GitTreeListing, GitHubError> {
         Err(GitHubError::DryRun("listing a git tree"))
+    }
+
+    async fn compare_commits(&self, _: &RepoRef, _: &str, _: &str) -> Result<Comparison, GitHubError> {
+        Err(GitHubError::DryRun("comparing commits"))
     }
 
     async fn list_workflow_runs_at(&self, _: &RepoRef, _: &str, _: &str) -> Result<Vec<WorkflowRun>, GitHubError> {

@@ -314,6 +314,42 @@ pub struct GitTreeListing {
     pub truncated: bool,
 }
 
+/// `head` compared with `base` (`GET /repos/{repo}/compare/{base}...{head}`): where `head`
+/// stands from `base`, the commits between them (oldest first) and the files that differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// `identical`, `ahead`, `behind` or `diverged`.
+    pub status: String,
+    #[serde(default)]
+    pub behind_by: u64,
+    #[serde(default)]
+    pub total_commits: u64,
+    #[serde(default)]
+    pub commits: Vec<ComparedCommit>,
+    #[serde(default)]
+    pub files: Vec<ComparedFile>,
+}
+
+/// A commit of a [`Comparison`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComparedCommit {
+    pub sha: String,
+    pub commit: CommitDetail,
+    #[serde(default)]
+    pub parents: Vec<ParentRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentRef {
+    pub sha: String,
+}
+
+/// A file that differs between the two commits of a [`Comparison`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComparedFile {
+    pub filename: String,
+}
+
 /// A job of an Actions run (`GET /actions/runs/{id}/jobs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunJob {

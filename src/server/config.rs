@@ -49,6 +49,8 @@ pub struct ServeFile {
     /// Preflight for authors (`--preflight`, on by default; `preflight = false` turns it off).
     pub preflight: Option<bool>,
     pub reviewers: Option<Vec<String>>,
+    /// Protected target branches that hold their own policy (`--policy-branch`).
+    pub policy_branches: Option<Vec<String>>,
     pub upstream_github_api: Option<String>,
     /// A file holding the token for upstream GitHub reads (the token is never written inline).
     pub upstream_token_file: Option<PathBuf>,

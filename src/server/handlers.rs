@@ -8,6 +8,7 @@ mod merge_group;
 pub mod offload;
 pub(crate) mod preflight;
 mod signoff;
+mod unchanged;
 
 use serde_json::json;
 
@@ -27,7 +28,9 @@ use crate::report::{render_bilingual, RenderError};
 use crate::server::sweeps::SweepRequest;
 use crate::sweep::cancel::cancel_pull_request;
 use crate::sweep::slurm::SlurmCli;
+pub use preflight::PreflightBudgets;
 pub use signoff::{eligibility_of, verify_signoff, SignoffTarget, Trigger, VerifyConfig};
+pub use unchanged::JudgedHeads;
 
 /// Settings of the handlers (the same in both deployments).
 #[derive(Debug, Clone)]
@@ -93,6 +96,42 @@ pub struct Outcome {
     pub verdict: Option<&'static str>,
     /// The preflight report written to the check run (the Action adds it to the job summary).
     pub preflight: Option<String>,
+    /// What the event read already, for its later steps.
+    pub reads: EventReads,
+}
+
+/// What one event read or collected already (issue 35 case 9): a later step of the same event
+/// reuses it for the same PR, head and base instead of reading it again (a main merge's
+/// carry-forward and preflight share one collection).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct EventReads {
+    /// The PR's files, listed at (PR, head, base).
+    files: Option<(ChangeKey, Vec<PullFile>)>,
+    /// The Evidence a verification collected (it names its PR, head and base).
+    evidence: Option<std::sync::Arc<crate::evidence::Evidence>>,
+}
+
+/// (PR, head, base).
+type ChangeKey = (u64, String, String);
+
+fn change_key(pull: &PullRequest) -> ChangeKey {
+    (pull.number, pull.head.sha.clone(), pull.base.sha.clone())
+}
+
+impl EventReads {
+    fn files_of(&self, pull: &PullRequest) -> Option<Vec<PullFile>> {
+        self.files.as_ref().filter(|(key, _)| *key == change_key(pull)).map(|(_, files)| files.clone())
+    }
+
+    fn evidence_of(&self, pull: &PullRequest) -> Option<std::sync::Arc<crate::evidence::Evidence>> {
+        self.evidence
+            .as_ref()
+            .filter(|ev| {
+                let at = &ev.pull_request;
+                (at.number, &at.head_sha, &at.base_sha) == (pull.number, &pull.head.sha, &pull.base.sha)
+            })
+            .cloned()
+    }
 }
 
 impl Outcome {
@@ -151,6 +190,8 @@ async fn pull_request<G: GitHub>(
     if e.action == "closed" {
         out.note(format!("#{} was closed: no label decision or status for a closed PR", e.pull.number));
         cancel_jobs(cfg, &e.repo, e.pull.number, "the PR was closed", out).await;
+        // A head it shared with an approved PR gets that PR's own decision back (HT15).
+        signoff::release_shared_head(gh, cfg, &e.repo, &e.pull, out).await?;
         return Ok(());
     }
     // Every parsed action but `closed` (handled above) runs the label policy, and so does reconcile.
@@ -162,6 +203,10 @@ async fn pull_request<G: GitHub>(
     // A retarget changes the change under review like a push does (issue 35 case 5).
     let retargeted = e.action == "edited" && e.previous_base.as_deref().is_some_and(|b| b != e.pull.base.ref_name);
     let new_change = e.action == "synchronize" || retargeted;
+    // A push that changes no file is answered from what its last judged head got (HT12).
+    if e.action == "synchronize" && unchanged::answer_unchanged(gh, cfg, e, out).await? {
+        return Ok(());
+    }
     if new_change {
         // The jobs measure the previous change; the new one needs its own sweep.
         let why = if retargeted { "the PR was retargeted" } else { "a new commit was pushed" };
@@ -184,16 +229,24 @@ async fn pull_request<G: GitHub>(
         preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;
         return Ok(());
     }
+    // A head this PR now has may carry another PR's success (HT15).
+    let claims_head = new_change || WELCOME_ACTIONS.contains(&e.action.as_str());
     let files = available(gh.list_pull_files(&e.repo, number).await)?;
+    if let Some(files) = &files {
+        out.reads.files = Some((change_key(&live), files.clone()));
+    }
     let label_names = live.label_names();
     let mentions_sweep = label_names.iter().any(|l| is_sweep_label(l));
     if let Some(files) = &files {
         if !touches_benchmark_files(files) && !mentions_sweep {
             out.note(format!("#{number} does not touch benchmark files: no label decision"));
-            if new_change {
+            if new_change || claims_head {
                 // A sign-off verified at an earlier head or base still follows the new change.
                 let comments = gh.list_issue_comments(&e.repo, number).await?;
-                signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
+                if new_change {
+                    signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
+                }
+                signoff::claim_shared_head(gh, cfg, &e.repo, &live, &comments, out).await?;
             }
             return Ok(());
         }
@@ -211,6 +264,9 @@ async fn pull_request<G: GitHub>(
         // Every new head or base gets the sign-off status at once (ARCHITECTURE decision 3).
         signoff::follow_head(gh, cfg, &e.repo, &live, &comments, retargeted, out).await?;
     }
+    if claims_head {
+        signoff::claim_shared_head(gh, cfg, &e.repo, &live, &comments, out).await?;
+    }
     // Authors see their would-be failures before a sign-off (issue 25 item 3).
     preflight::preflight(gh, cfg, &e.repo, &live, &e.action, out).await?;
     if sweep {
@@ -219,6 +275,7 @@ async fn pull_request<G: GitHub>(
     if !sweep && !new_change {
         cancel_jobs(cfg, &e.repo, number, "the PR no longer qualifies for a sweep", out).await;
     }
+    cfg.verify.judged.judged(&e.repo, number, &live.head.sha, unchanged::JudgedChange::of(&live));
     Ok(())
 }
 
@@ -259,7 +316,8 @@ async fn start_sweep(
     let Some(service) = cfg.sweeps.clone() else { return };
     let (repo, installation, pr) = (e.repo.clone(), e.installation_id, pull.number);
     // Policy (the CI priority file) is read where the verifier reads it; unknown: at the base.
-    let policy_branch = crate::evidence::collect::policy_branch(pull).unwrap_or_default().to_owned();
+    let policy_branches = &cfg.verify.limits.policy_branches;
+    let policy_branch = crate::evidence::collect::policy_branch(pull, policy_branches).unwrap_or_default().to_owned();
     let (base, head) = (pull.base.sha.clone(), pull.head.sha.clone());
     let labels: Vec<String> = pull.label_names().into_iter().map(str::to_owned).collect();
     let rerun_finished = e.action == "labeled";
@@ -504,6 +562,12 @@ async fn label_policy<G: GitHub>(
         target_url: cfg.verify.details.as_ref().map(|d| d.url(&e.repo, number)),
     };
     let posted = post_status(gh, &e.repo, &head_sha, &status).await?;
+    let skip_sweep = decision.reasons.iter().any(|r| r.code == "skip-sweep");
+    let labels = unchanged::PostedLabels {
+        status: unchanged::PostedStatus { state: status.state, description: status.description.clone() },
+        skip_sweep,
+    };
+    cfg.verify.judged.posted(&e.repo, number, &head_sha, unchanged::Posted::Labels(labels));
     cfg.verify.details.iter().for_each(|d| d.record_label(&e.repo, number, &head_sha, &decision));
     let unchanged = if posted { "" } else { " (unchanged)" };
     out.note(format!("status {} {:?}: {}{unchanged}", short(&head_sha), status.state, status.description));

@@ -12,6 +12,9 @@ use crate::github::ApiMetrics;
 
 /// Upper bounds (seconds) of the handler latency histogram.
 const BUCKETS: [f64; 10] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
+/// Upper bounds of the requests-per-event histograms (an empty push aims at 3 GitHub requests,
+/// a full collection takes about 40).
+const REQUEST_BUCKETS: [u64; 7] = [0, 3, 10, 30, 100, 300, 1000];
 
 #[derive(Default)]
 pub struct Metrics {
@@ -25,7 +28,59 @@ pub struct Metrics {
     state_errors: AtomicU64,
     /// One lock for all reconcile totals, so a scrape sees whole passes.
     reconcile: Mutex<ReconcileTotals>,
+    /// Requests per event, by event kind: (event, action) → totals.
+    requests: Mutex<BTreeMap<(&'static str, &'static str), RequestTotals>>,
     pub api: Arc<ApiMetrics>,
+}
+
+/// The GitHub and upstream requests of the events of one kind.
+#[derive(Default)]
+struct RequestTotals {
+    events: u64,
+    github: Histogram,
+    upstream: Histogram,
+}
+
+#[derive(Default)]
+struct Histogram {
+    buckets: [u64; REQUEST_BUCKETS.len()],
+    sum: u64,
+}
+
+impl Histogram {
+    fn observe(&mut self, value: u64) {
+        self.sum += value;
+        for (bound, bucket) in REQUEST_BUCKETS.iter().zip(&mut self.buckets) {
+            if value <= *bound {
+                *bucket += 1;
+            }
+        }
+    }
+}
+
+/// Actions become label values only from this list (every action the intake reads, and the
+/// reconcile's own), so a sender cannot grow the series.
+const ACTIONS: [&str; 15] = [
+    "opened",
+    "reopened",
+    "ready_for_review",
+    "synchronize",
+    "edited",
+    "labeled",
+    "unlabeled",
+    "converted_to_draft",
+    "closed",
+    "created",
+    "submitted",
+    "checks_requested",
+    "sweepgate-reconcile",
+    "dispatch",
+    "",
+];
+
+/// An action as a label value: one of [`ACTIONS`], or `other`.
+pub fn action_label(action: &str) -> &'static str {
+    ACTIONS.iter().find(|a| **a == action).copied().unwrap_or("other")
 }
 
 /// The queue as a scrape sees it (read from the lanes at that moment).
@@ -101,6 +156,15 @@ impl Metrics {
         self.state_errors.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// One event of kind (`event`, `action`) sent `github` GitHub and `upstream` upstream requests.
+    pub fn event_requests(&self, event: &'static str, action: &'static str, github: u64, upstream: u64) {
+        let mut map = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+        let totals = map.entry((event, action)).or_default();
+        totals.events += 1;
+        totals.github.observe(github);
+        totals.upstream.observe(upstream);
+    }
+
     pub fn reconciled(&self, pass: &ReconcilePass) {
         let mut totals = self.reconcile.lock().unwrap_or_else(|p| p.into_inner());
         totals.passes += 1;
@@ -156,6 +220,23 @@ impl Metrics {
         ] {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", load(value));
         }
+        let requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+        for (name, whom) in [("github", "GitHub API"), ("upstream", "upstream")] {
+            let family = format!("sweepgate_event_{name}_requests");
+            let _ = writeln!(out, "# HELP {family} {whom} requests one event sent, by event and action.");
+            let _ = writeln!(out, "# TYPE {family} histogram");
+            for ((event, action), totals) in requests.iter() {
+                let histogram = if name == "github" { &totals.github } else { &totals.upstream };
+                let labels = format!("event=\"{event}\",action=\"{action}\"");
+                for (bound, n) in REQUEST_BUCKETS.iter().zip(&histogram.buckets) {
+                    let _ = writeln!(out, "{family}_bucket{{{labels},le=\"{bound}\"}} {n}");
+                }
+                let _ = writeln!(out, "{family}_bucket{{{labels},le=\"+Inf\"}} {}", totals.events);
+                let _ = writeln!(out, "{family}_sum{{{labels}}} {}", histogram.sum);
+                let _ = writeln!(out, "{family}_count{{{labels}}} {}", totals.events);
+            }
+        }
+        drop(requests);
         let r = self.reconcile.lock().unwrap_or_else(|p| p.into_inner());
         out.push_str("# HELP sweepgate_reconcile_passes_total Reconcile passes over open PRs.\n");
         let _ = writeln!(
@@ -208,5 +289,26 @@ mod tests {
         assert!(text.contains("sweepgate_queue_oldest_age_seconds 0.000\n"));
         assert!(text.contains("sweepgate_reconcile_passes_total 1"));
         assert!(text.contains("sweepgate_reconcile_prs_total{result=\"queued\"} 3"));
+    }
+
+    #[test]
+    fn requests_per_event_are_a_histogram_per_event_kind() {
+        let m = Metrics::new(Arc::default());
+        m.event_requests("pull_request", action_label("synchronize"), 3, 0);
+        m.event_requests("pull_request", action_label("synchronize"), 44, 48);
+        m.event_requests("pull_request", action_label("evil\"}"), 1, 0);
+        let text = m.render(&QueueGauges::default());
+        let sync = "event=\"pull_request\",action=\"synchronize\"";
+        for line in [
+            format!("sweepgate_event_github_requests_bucket{{{sync},le=\"3\"}} 1"),
+            format!("sweepgate_event_github_requests_bucket{{{sync},le=\"100\"}} 2"),
+            format!("sweepgate_event_github_requests_sum{{{sync}}} 47"),
+            format!("sweepgate_event_github_requests_count{{{sync}}} 2"),
+            format!("sweepgate_event_upstream_requests_bucket{{{sync},le=\"0\"}} 1"),
+            format!("sweepgate_event_upstream_requests_sum{{{sync}}} 48"),
+            "sweepgate_event_github_requests_count{event=\"pull_request\",action=\"other\"} 1".to_owned(),
+        ] {
+            assert!(text.contains(&format!("{line}\n")), "{line} in:\n{text}");
+        }
     }
 }

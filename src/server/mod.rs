@@ -197,6 +197,7 @@ impl Server {
 pub fn build<C: Clients>(config: ServerConfig, clients: Arc<C>, metrics: Arc<Metrics>) -> Result<Server, StateError> {
     let state = Arc::new(StateDb::open(&config.state_file)?);
     config.bot.verify.watch.attach(state.clone())?;
+    config.bot.verify.judged.attach(state.clone());
     let store = Arc::new(QueueStore::open(&config.state_file, config.dedupe_capacity, config.dedupe_ttl)?);
     store.checkpoint_in_background(Duration::from_secs(1))?;
     for delivery in store.fail_interrupted(config.poison_limit.max(1), now_ms())? {
@@ -369,6 +370,19 @@ impl Delivery<'_> {
         } else {
             tracing::info!(event, action, delivery, outcome, reason, "webhook delivery");
         }
+    }
+}
+
+/// The webhook event an [`Event`] came from, as a metric label.
+fn event_name(event: &Event) -> &'static str {
+    match event {
+        Event::PullRequest(_) => "pull_request",
+        Event::IssueComment(_) => "issue_comment",
+        Event::Review(_) => "pull_request_review",
+        Event::Dispatch(_) => "workflow_dispatch",
+        Event::MergeGroup(_) => "merge_group",
+        Event::Ping => "ping",
+        Event::Ignored { .. } => "other",
     }
 }
 
@@ -618,7 +632,14 @@ impl<C: Clients> Worker<C> {
                 return Attempt::Failed(format!("no GitHub client: {err}"));
             }
         };
-        match handlers::handle(gh.as_ref(), &self.bot, &job.event).await {
+        let counts = Arc::new(crate::github::EventRequests::default());
+        let handled =
+            crate::github::EventRequests::scope(counts.clone(), handlers::handle(gh.as_ref(), &self.bot, &job.event));
+        let handled = handled.await;
+        let (event, action) = (event_name(&job.event), metrics::action_label(action_of(&job.event)));
+        let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        self.metrics.event_requests(event, action, load(&counts.github), load(&counts.upstream));
+        match handled {
             Ok(outcome) => {
                 tracing::info!(delivery, attempt, actions = ?outcome.lines, "event handled");
                 Attempt::Done

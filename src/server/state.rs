@@ -50,7 +50,9 @@ impl StateDb {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, installation_id INTEGER);
              CREATE TABLE IF NOT EXISTS recipe_watch (repo TEXT NOT NULL, pr INTEGER NOT NULL,
-                 next_ms INTEGER NOT NULL, wait_ms INTEGER NOT NULL, PRIMARY KEY (repo, pr));",
+                 next_ms INTEGER NOT NULL, wait_ms INTEGER NOT NULL, PRIMARY KEY (repo, pr));
+             CREATE TABLE IF NOT EXISTS judged_heads (repo TEXT NOT NULL, pr INTEGER NOT NULL,
+                 record TEXT NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (repo, pr));",
         )
         .map_err(err)?;
         let repos = conn
@@ -155,6 +157,42 @@ impl StateDb {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .execute("DELETE FROM recipe_watch WHERE repo = ?1 AND pr = ?2", params![repo, pr as i64])
+        })
+        .map(drop)
+        .map_err(|e| self.err(e))
+    }
+}
+
+/// Most PRs whose last judged head is kept (a row holds at most one preflight summary, 64 KB).
+/// Past it the PR judged longest ago is forgotten: its next push is handled in full.
+pub const MAX_JUDGED: usize = 10_000;
+
+impl StateDb {
+    /// The record of what was posted on `repo`'s PR `pr`'s last judged head (JSON), if any.
+    pub fn judged(&self, repo: &str, pr: u64) -> Result<Option<String>, StateError> {
+        blocking(|| {
+            let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+            let mut stmt = conn.prepare("SELECT record FROM judged_heads WHERE repo = ?1 AND pr = ?2")?;
+            let mut rows = stmt.query(params![repo, pr as i64])?;
+            rows.next()?.map(|row| row.get::<_, String>(0)).transpose()
+        })
+        .map_err(|e| self.err(e))
+    }
+
+    /// Replaces the record of `repo`'s PR `pr`, keeping at most [`MAX_JUDGED`] rows.
+    pub fn put_judged(&self, repo: &str, pr: u64, record: &str) -> Result<(), StateError> {
+        blocking(|| {
+            let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+            conn.execute(
+                "INSERT INTO judged_heads (repo, pr, record, at_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (repo, pr) DO UPDATE SET record = excluded.record, at_ms = excluded.at_ms",
+                params![repo, pr as i64, record, now_ms()],
+            )?;
+            conn.execute(
+                "DELETE FROM judged_heads WHERE rowid IN (SELECT rowid FROM judged_heads ORDER BY at_ms
+                 LIMIT max(0, (SELECT count(*) FROM judged_heads) - ?1))",
+                [MAX_JUDGED as i64],
+            )
         })
         .map(drop)
         .map_err(|e| self.err(e))

@@ -127,6 +127,9 @@ pub struct World {
     pub jobs: HashMap<(String, u64), Vec<Value>>,
     /// job id → log text served by `GET …/actions/jobs/{id}/logs` (through a redirect).
     pub job_logs: HashMap<u64, Vec<u8>>,
+    /// (repo, commit) → its parents, newest history first, for `GET …/compare/{base}...{head}`
+    /// (which also needs both commits' `git_trees`).
+    pub parents: HashMap<(String, String), Vec<String>>,
     /// (repo, branch) → the commit it points at (`GET …/branches/{branch}`). A branch not set
     /// points at the base commit of the repository's lowest-numbered open PR that targets it
     /// (of a closed one when none is open).
@@ -217,6 +220,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/pulls/{n}/files", get(list_files))
             .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
             .route("/repos/{o}/{r}/commits/{sha}/statuses", get(list_statuses))
+            .route("/repos/{o}/{r}/commits/{sha}/pulls", get(list_commit_pulls))
             .route("/repos/{o}/{r}/commits/{sha}/check-runs", get(list_check_runs))
             .route("/repos/{o}/{r}/check-runs", post(create_check_run))
             .route("/repos/{o}/{r}/check-runs/{id}", patch(update_check_run))
@@ -225,6 +229,7 @@ impl FakeGitHub {
             .route("/repos/{o}/{r}/actions/workflows/{file}/runs", get(list_runs))
             .route("/repos/{o}/{r}/collaborators/{user}/permission", get(permission))
             .route("/repos/{o}/{r}/git/trees/{sha}", get(git_tree))
+            .route("/repos/{o}/{r}/compare/{basehead}", get(compare))
             .route("/repos/{o}/{r}/branches/{*branch}", get(get_branch))
             .route("/repos/{o}/{r}/activity", get(branch_activity))
             .route("/repos/{o}/{r}/actions/runs/{id}/jobs", get(list_jobs))
@@ -695,6 +700,27 @@ async fn list_pulls(
     Json(paginate(open.into_iter().cloned().collect(), &q)).into_response()
 }
 
+/// The PRs whose head or recorded commits hold `sha`, by number.
+async fn list_commit_pulls(
+    State(world): State<Shared>,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Query(q): Query<Page>,
+) -> Response {
+    let repo = format!("{o}/{r}");
+    let w = lock(&world);
+    let mut found: Vec<(&u64, &Value)> = w
+        .pulls
+        .iter()
+        .filter(|((name, n), pull)| {
+            let in_commits = w.commits.get(&(repo.clone(), *n)).is_some_and(|cs| cs.iter().any(|c| c["sha"] == sha));
+            *name == repo && (pull["head"]["sha"] == sha.as_str() || in_commits)
+        })
+        .map(|((_, n), pull)| (n, pull))
+        .collect();
+    found.sort_by_key(|(n, _)| **n);
+    Json(paginate(found.into_iter().map(|(_, p)| p.clone()).collect(), &q)).into_response()
+}
+
 /// Statuses of one commit, newest first (as GitHub lists them).
 async fn list_statuses(
     State(world): State<Shared>,
@@ -912,6 +938,64 @@ async fn git_tree(State(world): State<Shared>, Path((o, r, sha)): Path<(String, 
         }
         None => not_found(),
     }
+}
+
+/// `head` compared with `base` along recorded [`World::parents`]: `ahead` with the commits on
+/// the first-parent line from `head` back to `base` (each listed with all its parents), or
+/// `diverged` when `base` is not on it; the files whose blobs differ between the two trees.
+async fn compare(State(world): State<Shared>, Path((o, r, basehead)): Path<(String, String, String)>) -> Response {
+    let w = lock(&world);
+    let repo = format!("{o}/{r}");
+    let Some((base, head)) = basehead.split_once("...") else { return not_found() };
+    let tree = |sha: &str| w.git_trees.get(&(repo.clone(), sha.to_owned())).cloned();
+    let (Some(base_tree), Some(head_tree)) = (tree(base), tree(head)) else { return not_found() };
+    let mut line = Vec::new();
+    let mut at = head.to_owned();
+    while at != base && line.len() < 1000 {
+        let parents = w.parents.get(&(repo.clone(), at.clone())).cloned().unwrap_or_default();
+        line.push((at.clone(), parents.clone()));
+        match parents.first() {
+            Some(first) => at = first.clone(),
+            None => break,
+        }
+    }
+    let message = |sha: &str| {
+        w.commits
+            .values()
+            .flatten()
+            .find(|c| c["sha"] == sha)
+            .and_then(|c| c["commit"]["message"].as_str())
+            .unwrap_or("commit")
+            .to_owned()
+    };
+    let reached = at == base;
+    let commits: Vec<Value> = line
+        .iter()
+        .rev()
+        .map(|(sha, parents)| {
+            json!({"sha": sha, "commit": {"message": message(sha)},
+                                     "parents": parents.iter().map(|p| json!({"sha": p})).collect::<Vec<_>>()})
+        })
+        .collect();
+    let blobs = |t: &[(String, String)]| t.iter().cloned().collect::<std::collections::BTreeMap<_, _>>();
+    let (before, after) = (blobs(&base_tree), blobs(&head_tree));
+    let files: Vec<Value> = before
+        .keys()
+        .chain(after.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|p| before.get(*p) != after.get(*p))
+        .map(|p| json!({"filename": p}))
+        .collect();
+    let status = match (reached, commits.is_empty()) {
+        (true, true) => "identical",
+        (true, false) => "ahead",
+        (false, _) => "diverged",
+    };
+    let behind_by = u64::from(!reached);
+    Json(json!({"status": status, "ahead_by": commits.len(), "behind_by": behind_by,
+                "total_commits": commits.len(), "commits": commits, "files": files}))
+    .into_response()
 }
 
 async fn get_branch(State(world): State<Shared>, Path((o, r, branch)): Path<(String, String, String)>) -> Response {

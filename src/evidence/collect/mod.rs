@@ -78,6 +78,9 @@ pub struct CollectLimits {
     pub concurrency: usize,
     /// Which sweep sources count, and where sweepgate's own sweeps are stored.
     pub sweeps: sweepgate::SweepOptions,
+    /// Protected target branches that hold their own policy (`--policy-branch`); a PR that
+    /// targets any other branch is judged with the default branch's policy.
+    pub policy_branches: Vec<String>,
 }
 
 impl Default for CollectLimits {
@@ -95,6 +98,7 @@ impl Default for CollectLimits {
             max_job_logs: 16,
             concurrency: 6,
             sweeps: sweepgate::SweepOptions::default(),
+            policy_branches: Vec::new(),
         }
     }
 }
@@ -181,16 +185,20 @@ pub struct Known {
     /// The sign-off itself, when there is no resource to read (preflight judges the PR body as
     /// the additional detail section: `server::handlers::preflight`).
     pub signoff: Option<Signoff>,
+    /// The PR's files, listed by the caller at the same head and base.
+    pub files: Option<Vec<crate::github::types::PullFile>>,
 }
 
-/// The commit the PR's target branch points at now, where policy is read (ARCHITECTURE
-/// decision 6); a lookup that fails is a named unavailable fact, never the stale `base.sha`.
+/// The commit the PR's policy branch ([`policy_branch`]) points at now, where policy is read
+/// (ARCHITECTURE decision 6); a lookup that fails is a named unavailable fact, never the stale
+/// `base.sha`.
 pub async fn resolve_policy<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
     pull: &crate::github::types::PullRequest,
+    policy_branches: &[String],
 ) -> Fact<String> {
-    let branch = match policy_branch(pull) {
+    let branch = match policy_branch(pull, policy_branches) {
         Ok(branch) => branch,
         Err(why) => return Fact::Unavailable(why),
     };
@@ -204,12 +212,20 @@ pub async fn resolve_policy<G: GitHub>(
     }
 }
 
-/// The branch whose tip holds the PR's policy (issue 35 case 5): the repository's default
-/// branch. A PR that targets another branch (one its author may be able to push to, whose
-/// CODEOWNERS could name the author) is judged with the default branch's policy too, and the
-/// verdict says so. GitHub names the default branch in every PR object; without it the policy
-/// is an unavailable fact.
-pub fn policy_branch(pull: &crate::github::types::PullRequest) -> Result<&str, String> {
+/// The branch whose tip holds the PR's policy (issue 35 case 5): the PR's target branch when
+/// it is one of the configured `policy_branches` (protected branches that keep their own
+/// CODEOWNERS and policy files, decision HT16), otherwise the repository's default branch. A PR
+/// that targets another branch (one its author may be able to push to, whose CODEOWNERS could
+/// name the author) is judged with the default branch's policy, and the verdict says so. GitHub
+/// names the default branch in every PR object; without it the policy is an unavailable fact.
+pub fn policy_branch<'p>(
+    pull: &'p crate::github::types::PullRequest,
+    policy_branches: &[String],
+) -> Result<&'p str, String> {
+    let target = pull.base.ref_name.as_str();
+    if !target.is_empty() && policy_branches.iter().any(|b| b == target) {
+        return Ok(target);
+    }
     match pull.base.repo.as_ref().and_then(|r| r.default_branch.as_deref()).filter(|b| !b.is_empty()) {
         Some(branch) => Ok(branch),
         None => Err("the repository's default branch, where policy is read (GitHub did not name it)".to_owned()),
@@ -285,6 +301,7 @@ async fn collect_from<G: GitHub>(
         permissions: known_permissions,
         policy: known_policy,
         signoff: known_signoff,
+        files: known_files,
     } = known;
     let (pull, listed_comments, signoff) = tokio::join!(
         async {
@@ -320,10 +337,15 @@ async fn collect_from<G: GitHub>(
     let base_sha = pull.base.sha.clone();
     let policy_sha = match known_policy {
         Some(policy) => policy,
-        None => resolve_policy(gh, repo, &pull).await,
+        None => resolve_policy(gh, repo, &pull, &limits.policy_branches).await,
     };
 
-    let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), gh.list_pull_files(repo, pr));
+    let (commits, files) = tokio::join!(gh.list_pull_commits(repo, pr), async {
+        match known_files {
+            Some(files) => Ok(files),
+            None => gh.list_pull_files(repo, pr).await,
+        }
+    });
     let mut files: Vec<ChangedFile> = match files {
         Ok(files) => files
             .into_iter()
@@ -418,7 +440,10 @@ async fn collect_from<G: GitHub>(
             base_sha,
             base_ref: pull.base.ref_name.clone(),
             policy_sha: policy_sha.as_ok().cloned(),
-            policy_branch: policy_branch(&pull).ok().filter(|b| *b != pull.base.ref_name).map(str::to_owned),
+            policy_branch: policy_branch(&pull, &limits.policy_branches)
+                .ok()
+                .filter(|b| *b != pull.base.ref_name)
+                .map(str::to_owned),
             fork: pull.is_fork(),
             labels: pull.label_names().into_iter().map(str::to_string).collect(),
         },
@@ -558,6 +583,36 @@ async fn collect_from<G: GitHub>(
         }
     };
     Ok(evidence)
+}
+
+/// The Evidence `evidence` would have been for another sign-off of the same PR, head and base
+/// (preflight reads the PR body as one after a carry-forward collected the head, issue 35 case
+/// 9): the GitHub facts as collected, the new signer's permission and team memberships, and the
+/// upstream facts of its links (the published runs kept). No tarball, run or artifact is read
+/// again.
+pub async fn for_signoff<G: GitHub>(
+    gh: &G,
+    upstream: &UpstreamClient,
+    repo: &RepoRef,
+    evidence: &Evidence,
+    signoff: Signoff,
+    limits: &CollectLimits,
+) -> Evidence {
+    let mut evidence = evidence.clone();
+    evidence.signoff = signoff;
+    let author = evidence.signoff.author.clone();
+    if let std::collections::btree_map::Entry::Vacant(unread) = evidence.permissions.entry(author) {
+        let fact = match gh.collaborator_permission_detail(repo, unread.key()).await {
+            Ok(p) => Fact::Ok(Permission { permission: p.permission, role_name: p.role_name }),
+            Err(err) => unavailable("collaborator permission", err),
+        };
+        unread.insert(fact);
+    }
+    evidence.team_members = read_teams(gh, &evidence).await;
+    let published = std::mem::take(&mut evidence.upstream.published_runs);
+    evidence.upstream = read_upstream(upstream, &evidence, limits).await;
+    evidence.upstream.published_runs = published;
+    evidence
 }
 
 /// The master configs whose blob differs between the qualifying commit `sweep` and the head, as
@@ -1068,6 +1123,24 @@ fn hf_repo_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn policy_is_the_default_branchs_unless_the_target_is_a_configured_policy_branch() {
+        let pull = |target: &str, default: Option<&str>| -> crate::github::types::PullRequest {
+            serde_json::from_value(serde_json::json!({
+                "number": 1, "head": {"sha": "a".repeat(40)},
+                "base": {"sha": "b".repeat(40), "ref": target,
+                         "repo": {"full_name": "o/r", "default_branch": default}}
+            }))
+            .unwrap()
+        };
+        let configured = ["release".to_owned()];
+        assert_eq!(policy_branch(&pull("release", Some("main")), &configured), Ok("release"));
+        assert_eq!(policy_branch(&pull("vendor-staging", Some("main")), &configured), Ok("main"));
+        assert_eq!(policy_branch(&pull("release", Some("main")), &[]), Ok("main"), "not configured");
+        assert_eq!(policy_branch(&pull("release", None), &configured), Ok("release"));
+        assert!(policy_branch(&pull("vendor-staging", None), &configured).is_err(), "no default branch named");
+    }
 
     #[test]
     fn artifact_names_that_are_not_one_folder_are_unsafe() {

@@ -85,6 +85,124 @@ pub struct UpstreamConfig {
     /// The minimum-rate rule of every answer's body (`github::transfer`, as for GitHub's
     /// downloads): a body that trickles is cut off and not retried.
     pub transfer: TransferLimits,
+    /// Answers kept for every client made from this configuration (its clones share it).
+    pub cache: Arc<UpstreamCache>,
+    /// The pace of anonymous reads of api.github.com for every client of this configuration.
+    pub anonymous: Arc<AnonymousPace>,
+}
+
+/// Anonymous reads of api.github.com one process sends in an hour (HT14). GitHub allows 60 an
+/// hour per address to unauthenticated callers ("Rate limits for the REST API"); reads stop
+/// well under it, so that no burst of PRs spends what every verification's Check 3 needs, and
+/// the rest of the hour's answers come from the cache or name the bound.
+pub const ANONYMOUS_GITHUB_PER_HOUR: u64 = 40;
+
+/// The hourly count of [`ANONYMOUS_GITHUB_PER_HOUR`].
+#[derive(Debug)]
+pub struct AnonymousPace {
+    per_hour: u64,
+    window: std::sync::Mutex<Option<(std::time::Instant, u64)>>,
+}
+
+impl Default for AnonymousPace {
+    fn default() -> Self {
+        AnonymousPace::new(ANONYMOUS_GITHUB_PER_HOUR)
+    }
+}
+
+impl AnonymousPace {
+    pub fn new(per_hour: u64) -> AnonymousPace {
+        AnonymousPace { per_hour, window: std::sync::Mutex::new(None) }
+    }
+
+    /// Takes one read of this hour while fewer than `cap` were taken; false otherwise.
+    fn take(&self, cap: u64) -> bool {
+        let mut window = self.window.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = std::time::Instant::now();
+        let (start, used) = match *window {
+            Some((start, used)) if now.duration_since(start) < Duration::from_secs(3600) => (start, used),
+            _ => (now, 0),
+        };
+        let took = used < cap.min(self.per_hour);
+        *window = Some((start, used + u64::from(took)));
+        took
+    }
+}
+
+/// Upstream answers kept by URL (issue 35 case 8, decision HT14), shared by every client of one
+/// process: what a commit pins (a merged PR, its file list, a file at a commit) for a day, a
+/// published page or a model's `config.json` for [`SHORT_LIVED`], and the last answer of every
+/// other GitHub read with its `ETag`, asked again with `If-None-Match` (GitHub does not count a
+/// `304` against the rate limit). At most [`MAX_CACHED`] answers and [`MAX_CACHED_BYTES`]
+/// bytes; past either the oldest is dropped.
+#[derive(Default)]
+pub struct UpstreamCache {
+    answers: std::sync::Mutex<std::collections::HashMap<String, Cached>>,
+}
+
+impl std::fmt::Debug for UpstreamCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamCache").field("answers", &self.lock().len()).finish()
+    }
+}
+
+/// How long a page or a model configuration is kept.
+pub const SHORT_LIVED: Duration = Duration::from_secs(300);
+/// How long an answer a commit pins is kept.
+const PINNED: Duration = Duration::from_secs(24 * 3600);
+/// Most answers kept.
+const MAX_CACHED: usize = 4096;
+/// Most bytes of answers kept.
+const MAX_CACHED_BYTES: usize = 64 << 20;
+
+#[derive(Clone)]
+struct Cached {
+    stored: std::time::Instant,
+    /// `None`: not fresh on its own; used only when the server answers `304`.
+    fresh_for: Option<Duration>,
+    etag: Option<String>,
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+type Answer = (StatusCode, HeaderMap, Vec<u8>);
+/// How long an answer is kept, from its status and body (`None`: only for its `ETag`).
+type KeepFor = dyn Fn(StatusCode, &[u8]) -> Option<Duration> + Sync;
+
+impl UpstreamCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Cached>> {
+        self.answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn fresh(&self, key: &str) -> Option<Answer> {
+        let answers = self.lock();
+        let hit = answers.get(key)?;
+        let fresh = hit.fresh_for.is_some_and(|ttl| hit.stored.elapsed() < ttl);
+        fresh.then(|| (hit.status, hit.headers.clone(), hit.body.clone()))
+    }
+
+    fn etag(&self, key: &str) -> Option<String> {
+        self.lock().get(key).and_then(|c| c.etag.clone())
+    }
+
+    /// The kept answer, confirmed by a `304`.
+    fn revalidated(&self, key: &str) -> Option<Answer> {
+        let mut answers = self.lock();
+        let hit = answers.get_mut(key)?;
+        hit.stored = std::time::Instant::now();
+        Some((hit.status, hit.headers.clone(), hit.body.clone()))
+    }
+
+    fn store(&self, key: String, cached: Cached) {
+        let mut answers = self.lock();
+        answers.insert(key, cached);
+        let mut bytes: usize = answers.values().map(|c| c.body.len()).sum();
+        while answers.len() > MAX_CACHED || bytes > MAX_CACHED_BYTES {
+            let Some(oldest) = answers.iter().min_by_key(|(_, c)| c.stored).map(|(k, _)| k.clone()) else { break };
+            bytes -= answers.remove(&oldest).map_or(0, |c| c.body.len());
+        }
+    }
 }
 
 impl Default for UpstreamConfig {
@@ -117,6 +235,8 @@ impl Default for UpstreamConfig {
                 max_answer_bytes: MAX_JSON_BYTES as u64,
                 max_list_bytes: MAX_JSON_BYTES as u64,
             },
+            cache: Arc::default(),
+            anonymous: Arc::default(),
         }
     }
 }
@@ -126,6 +246,15 @@ pub struct UpstreamClient {
     policy: HostPolicy,
     http: reqwest::Client,
     requests: AtomicU64,
+    budget: Option<RequestBudget>,
+}
+
+/// Requests a client may still send, shared by the clients of one budget (a PR's preflight in
+/// one hour), and what to say once they are spent.
+#[derive(Debug, Clone)]
+pub struct RequestBudget {
+    pub left: Arc<AtomicU64>,
+    pub spent: String,
 }
 
 /// An image reference split into registry, repository and tag or digest.
@@ -343,7 +472,49 @@ impl UpstreamClient {
             }))
             .dns_resolver(Arc::new(CheckedResolver { allow_private: config.allow_private_addresses }))
             .build()?;
-        Ok(UpstreamClient { config, policy, http, requests: AtomicU64::new(0) })
+        Ok(UpstreamClient { config, policy, http, requests: AtomicU64::new(0), budget: None })
+    }
+
+    /// This client sends at most what `budget` has left; answers from the cache cost nothing.
+    pub fn with_budget(mut self, budget: RequestBudget) -> UpstreamClient {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// [`UpstreamClient::send`] through the cache: a fresh kept answer is used as is; otherwise
+    /// the request carries the kept `ETag` and a `304` uses the kept answer. A `200` or `404`
+    /// is kept for the time `keep` gives it (`None`: only for its `ETag`).
+    async fn send_cached(
+        &self,
+        url: &str,
+        headers: &[(reqwest::header::HeaderName, String)],
+        keep: impl Fn(StatusCode, &[u8]) -> Option<Duration>,
+    ) -> Result<Answer, String> {
+        let accept = headers.iter().find(|(name, _)| *name == ACCEPT).map_or("", |(_, v)| v.as_str());
+        let key = format!("{url} {accept}");
+        let cache = &self.config.cache;
+        if let Some(hit) = cache.fresh(&key) {
+            return Ok(hit);
+        }
+        let mut headers = headers.to_vec();
+        if let Some(etag) = cache.etag(&key) {
+            headers.push((reqwest::header::IF_NONE_MATCH, etag));
+        }
+        let (status, answer_headers, body) = self.send(Method::GET, url, &headers).await?;
+        if status == StatusCode::NOT_MODIFIED {
+            return cache.revalidated(&key).ok_or_else(|| format!("{url}: HTTP 304 for an answer not kept"));
+        }
+        if status == StatusCode::OK || status == StatusCode::NOT_FOUND {
+            let etag = answer_headers.get(reqwest::header::ETAG).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let fresh_for = keep(status, &body);
+            if fresh_for.is_some() || etag.is_some() {
+                let stored = std::time::Instant::now();
+                let cached =
+                    Cached { stored, fresh_for, etag, status, headers: answer_headers.clone(), body: body.clone() };
+                cache.store(key, cached);
+            }
+        }
+        Ok((status, answer_headers, body))
     }
 
     /// Requests sent so far (retries included).
@@ -380,7 +551,24 @@ impl UpstreamClient {
         url: &str,
         headers: &[(reqwest::header::HeaderName, String)],
     ) -> Result<(StatusCode, HeaderMap, Vec<u8>), Failure> {
+        // A budgeted client (preflight) may take half the hour's anonymous reads: the rest is
+        // left for the verifications.
+        let pace = &self.config.anonymous;
+        let cap = if self.budget.is_some() { pace.per_hour / 2 } else { pace.per_hour };
+        if self.config.github_token.is_none() && url.starts_with("https://api.github.com/") && !pace.take(cap) {
+            return Err(Failure::Final(format!(
+                "{url}: not read: anonymous reads of api.github.com stop at {cap} an hour (GitHub allows 60); \
+                 set SWEEPGATE_UPSTREAM_TOKEN"
+            )));
+        }
+        if let Some(budget) = &self.budget {
+            let took = budget.left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            if took.is_err() {
+                return Err(Failure::Final(format!("{url}: not read: {}", budget.spent)));
+            }
+        }
         self.requests.fetch_add(1, Ordering::Relaxed);
+        crate::github::EventRequests::count_upstream();
         let mut request = self.http.request(method, url);
         for (name, value) in headers {
             request = request.header(name, value);
@@ -411,11 +599,20 @@ impl UpstreamClient {
     }
 
     async fn get_json(&self, url: &str, auth: Option<&str>) -> Result<Value, String> {
+        self.get_json_kept(url, auth, None).await
+    }
+
+    /// [`UpstreamClient::get_json`] through the cache (`keep` as for [`Self::send_cached`]);
+    /// `None`: not through the cache (a registry token).
+    async fn get_json_kept(&self, url: &str, auth: Option<&str>, keep: Option<&KeepFor>) -> Result<Value, String> {
         let mut headers = vec![(ACCEPT, "application/json".to_string())];
         if let Some(token) = auth {
             headers.push((AUTHORIZATION, format!("Bearer {token}")));
         }
-        let (status, _, body) = self.send(Method::GET, url, &headers).await?;
+        let (status, _, body) = match keep {
+            Some(keep) => self.send_cached(url, &headers, keep).await?,
+            None => self.send(Method::GET, url, &headers).await?,
+        };
         if status == StatusCode::NOT_FOUND {
             return Err(format!("{NOT_FOUND} {url}: HTTP 404"));
         }
@@ -468,7 +665,8 @@ impl UpstreamClient {
         };
         for path in wanted.into_iter().take(MAX_CONTENT_FILES) {
             let url = format!("{api}/repos/{owner_repo}/contents/{path}?ref={commit}");
-            let (status, _, body) = self.send(Method::GET, &url, &headers).await?;
+            // A file at a commit never changes.
+            let (status, _, body) = self.send_cached(&url, &headers, |_, _| Some(PINNED)).await?;
             match status {
                 // Deleted by the PR: nothing to read at the merge commit.
                 StatusCode::NOT_FOUND => continue,
@@ -488,7 +686,7 @@ impl UpstreamClient {
     pub async fn page_text(&self, url: &str) -> Fact<UpstreamContent> {
         let fetched = self.mirrored(url);
         let headers = [(ACCEPT, "text/html, text/plain;q=0.9".to_string())];
-        let answer = self.send(Method::GET, &fetched, &headers).await;
+        let answer = self.send_cached(&fetched, &headers, |_, _| Some(SHORT_LIVED)).await;
         match answer {
             Ok((StatusCode::NOT_FOUND, _, _)) => Fact::Unavailable(format!("{NOT_FOUND} {url}: HTTP 404")),
             Ok((status, _, _)) if !status.is_success() => Fact::Unavailable(format!("{url}: HTTP {}", status.as_u16())),
@@ -517,14 +715,22 @@ impl UpstreamClient {
     async fn fetch_pull(&self, owner_repo: &str, number: u64) -> Result<(UpstreamPull, Option<String>), String> {
         let base = format!("{}/repos/{owner_repo}/pulls/{number}", self.config.github_api.trim_end_matches('/'));
         let token = self.config.github_token.as_deref();
-        let pull = self.get_json(&base, token).await?;
+        // A merged PR never changes; an open one is asked again with its ETag.
+        let merged = |status: StatusCode, body: &[u8]| {
+            let value: Value = serde_json::from_slice(body).unwrap_or_default();
+            (status == StatusCode::OK && value.get("merged_at").is_some_and(|m| !m.is_null())).then_some(PINNED)
+        };
+        let pull = self.get_json_kept(&base, token, Some(&merged)).await?;
         let text = |key: &str| pull.get(key).and_then(Value::as_str).map(str::to_string);
+        let is_merged = text("merged_at").is_some();
+        let files_kept = move |_: StatusCode, _: &[u8]| is_merged.then_some(PINNED);
         // Bounded like `github::octo`'s lists: pages, items per page (a server that ignores
         // `per_page` is refused), and a list longer than the pages is unavailable, never cut short.
         let mut files = Vec::new();
         let mut complete = false;
         for page in 1..=MAX_FILE_PAGES {
-            let listing = self.get_json(&format!("{base}/files?per_page=100&page={page}"), token).await?;
+            let listing =
+                self.get_json_kept(&format!("{base}/files?per_page=100&page={page}"), token, Some(&files_kept)).await?;
             let batch = listing.as_array().ok_or_else(|| format!("{base}/files: not a list"))?;
             if batch.len() > 100 {
                 return Err(format!("{base}/files: {} items on a page of at most 100", batch.len()));
@@ -629,7 +835,7 @@ impl UpstreamClient {
             return Fact::Unavailable(format!("{repo_id:?} is not a Hugging Face repository id"));
         }
         let url = format!("{}/{repo_id}/resolve/main/config.json", self.config.huggingface.trim_end_matches('/'));
-        match self.get_json(&url, None).await {
+        match self.get_json_kept(&url, None, Some(&|_, _| Some(SHORT_LIVED))).await {
             Ok(value) => Fact::Ok(value),
             Err(reason) => Fact::Unavailable(reason),
         }
@@ -767,6 +973,87 @@ mod tests {
         assert_eq!(client.requests(), 1, "not retried");
         let fast = client.pull("o/fast", 1).await;
         assert!(matches!(&fast, Fact::Ok(p) if p.state == "open"), "{fast:?}");
+    }
+
+    /// Issue 35 case 8 (HT14): a merged PR and its files at the merge commit are read once per
+    /// process; an open PR is asked again with its ETag (a `304` uses the kept answer); a client
+    /// whose budget is spent sends nothing more and says why, while kept answers still serve.
+    #[tokio::test]
+    async fn upstream_answers_are_kept_by_url_and_a_budget_bounds_what_is_sent() {
+        use std::sync::atomic::AtomicUsize;
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let served = Arc::new(AtomicUsize::new(0));
+        let counted = served.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let Some(request) = crate::github::transfer::read_request_head(&mut socket).await else { return };
+                    counted.fetch_add(1, Ordering::Relaxed);
+                    let line = request.lines().next().unwrap_or_default().to_owned();
+                    let revalidated = request.to_ascii_lowercase().contains("if-none-match: \"v1\"");
+                    let (status, body) = match () {
+                        _ if line.contains("/repos/o/open/pulls/2 ") && revalidated => {
+                            ("304 Not Modified", String::new())
+                        }
+                        _ if line.contains("/repos/o/open/pulls/2 ") => {
+                            ("200 OK", r#"{"state":"open","draft":false,"merged_at":null,"head":{"sha":"abc"}}"#.into())
+                        }
+                        _ if line.contains("/files") => ("200 OK", r#"[{"filename":"README.md"}]"#.into()),
+                        _ if line.contains("/contents/") => ("200 OK", "the recipe".into()),
+                        _ => (
+                            "200 OK",
+                            format!(
+                                r#"{{"state":"closed","merged_at":"2026-11-01T00:00:00Z","merge_commit_sha":"{}"}}"#,
+                                "a".repeat(40)
+                            ),
+                        ),
+                    };
+                    let head = format!("HTTP/1.1 {status}\r\netag: \"v1\"\r\ncontent-length: {}\r\n\r\n", body.len());
+                    let _ = socket.write_all((head + &body).as_bytes()).await;
+                });
+            }
+        });
+        let config = UpstreamConfig {
+            github_api: format!("http://{address}"),
+            allowed_hosts: [address.to_string()].into(),
+            allow_private_addresses: true,
+            ..UpstreamConfig::default()
+        };
+        let first = UpstreamClient::new(config.clone()).unwrap();
+        let (pull, content) = first.pull_and_content("o/merged", 1).await;
+        assert!(matches!(&pull, Fact::Ok(p) if p.merged_at.is_some()), "{pull:?}");
+        assert!(matches!(&content, Fact::Ok(c) if c.files["README.md"] == "the recipe"), "{content:?}");
+        assert_eq!(served.load(Ordering::Relaxed), 3, "the PR, its files, one file at the merge commit");
+        // Another client of the same configuration (the next event): nothing is sent.
+        let budget = RequestBudget { left: Arc::new(AtomicU64::new(1)), spent: "the test budget is spent".into() };
+        let second = UpstreamClient::new(config.clone()).unwrap().with_budget(budget.clone());
+        assert_eq!(second.pull_and_content("o/merged", 1).await, (pull, content));
+        assert_eq!((served.load(Ordering::Relaxed), second.requests()), (3, 0), "a merged PR is kept");
+        // An open PR: read, then asked again with its ETag; the budget allows one request.
+        assert!(matches!(second.pull("o/open", 2).await, Fact::Unavailable(_)), "its file list is past the budget");
+        let Fact::Unavailable(reason) = second.pull("o/open", 2).await else { panic!("the budget is spent") };
+        assert!(reason.contains("not read: the test budget is spent"), "{reason}");
+        let open = UpstreamClient::new(config).unwrap().pull("o/open", 2).await;
+        assert!(matches!(&open, Fact::Ok(p) if p.state == "open"), "{open:?}");
+        assert_eq!(served.load(Ordering::Relaxed), 6, "the open PR twice (200, then 304), its files once");
+    }
+
+    /// Without an upstream token, reads of api.github.com stop at the process's hourly pace
+    /// before any connection, naming the bound and the fix (HT14).
+    #[tokio::test]
+    async fn anonymous_github_reads_stop_at_their_hourly_pace() {
+        let spent = UpstreamConfig { anonymous: Arc::new(AnonymousPace::new(0)), ..UpstreamConfig::default() };
+        let client = UpstreamClient::new(spent).unwrap();
+        let Fact::Unavailable(reason) = client.pull("sgl-project/sglang", 1).await else { panic!("not read") };
+        assert!(reason.contains("anonymous reads of api.github.com stop at 0 an hour"), "{reason}");
+        assert!(reason.contains("SWEEPGATE_UPSTREAM_TOKEN"), "{reason}");
+        assert_eq!(client.requests(), 0, "nothing was sent");
+        let pace = AnonymousPace::new(4);
+        assert_eq!([pace.take(2), pace.take(2), pace.take(2)], [true, true, false], "preflight's half");
+        assert_eq!([pace.take(4), pace.take(4), pace.take(4)], [true, true, false], "the verifications' rest");
     }
 
     /// Issue 24 item 5: the upstream PR's file list trusted `per_page` and was cut short after

@@ -9,7 +9,13 @@ use serde_json::json;
 
 use crate::checks::preflight::Preflight;
 use crate::checks::{verify, Catalog, Lang};
-use crate::evidence::collect::{collect, CollectRequest, Known, UpstreamClient};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::evidence::collect::upstream::RequestBudget;
+use crate::evidence::collect::{collect, for_signoff, CollectRequest, Known, UpstreamClient};
 use crate::evidence::{Signoff, SignoffKind};
 use crate::github::types::{CheckRunInput, CheckRunOutput, PullRequest};
 use crate::github::{GitHub, GitHubError, RepoRef};
@@ -18,6 +24,7 @@ use crate::report::render_bilingual;
 use crate::report::verdict::message_text;
 
 use super::offload::{run_checks, Overrun};
+use super::unchanged::{Posted, PostedPreflight};
 use super::{HandlerError, Outcome};
 
 /// The check run's name.
@@ -25,11 +32,61 @@ pub const PREFLIGHT_CHECK: &str = "sweepgate/preflight";
 /// The `pull_request` actions that run preflight: a new head, or a new PR body.
 pub const PREFLIGHT_ACTIONS: [&str; 4] = ["opened", "reopened", "synchronize", "edited"];
 /// Its `external_id`: the bot edits only the preflight check run it made.
-const EXTERNAL_ID: &str = "sweepgate-preflight";
+pub(super) const EXTERNAL_ID: &str = "sweepgate-preflight";
 /// Most bytes of the PR body judged (a sign-off body is bounded the same way).
 const MAX_BODY_BYTES: usize = 64 * 1024;
 /// GitHub refuses a check-run summary above 65535 characters.
 const MAX_SUMMARY_CHARS: usize = 60_000;
+
+/// Upstream requests one PR's preflights may send in an hour (issue 35 case 8, HT14). The
+/// author controls the links in the PR body and how often they push: without a bound one PR
+/// could spend the anonymous budget (60 requests an hour per address) that every verification's
+/// Check 3 shares. Kept answers (`UpstreamCache`) cost nothing, so a push that links what the
+/// last one linked costs little. Past it the links are unavailable facts naming the budget.
+pub const PREFLIGHT_UPSTREAM_PER_HOUR: u64 = 24;
+/// The window of [`PREFLIGHT_UPSTREAM_PER_HOUR`].
+const BUDGET_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+/// Most PRs whose budget window is kept (a window that ended is forgotten first).
+const MAX_BUDGETS: usize = 10_000;
+
+/// Each PR's preflight upstream budget in the current hour, in memory (a restart starts afresh).
+#[derive(Default)]
+pub struct PreflightBudgets {
+    windows: std::sync::Mutex<HashMap<(String, u64), Window>>,
+}
+
+/// When a PR's budget window started, and what is left of it.
+type Window = (Instant, Arc<AtomicU64>);
+
+impl std::fmt::Debug for PreflightBudgets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let windows = self.windows.lock().map_or(0, |w| w.len());
+        f.debug_struct("PreflightBudgets").field("windows", &windows).finish()
+    }
+}
+
+impl PreflightBudgets {
+    /// The budget of `repo`'s PR `pr` for this hour.
+    fn of(&self, repo: &RepoRef, pr: u64) -> RequestBudget {
+        let mut windows = self.windows.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        windows.retain(|_, (start, _)| now.duration_since(*start) < BUDGET_WINDOW);
+        let key = (repo.to_string(), pr);
+        if !windows.contains_key(&key) && windows.len() >= MAX_BUDGETS {
+            let oldest = windows.iter().min_by_key(|(_, (start, _))| *start).map(|(k, _)| k.clone());
+            oldest.map(|k| windows.remove(&k));
+        }
+        let (_, left) =
+            windows.entry(key).or_insert_with(|| (now, Arc::new(AtomicU64::new(PREFLIGHT_UPSTREAM_PER_HOUR))));
+        RequestBudget {
+            left: left.clone(),
+            spent: format!(
+                "this PR's preflight may read upstream {PREFLIGHT_UPSTREAM_PER_HOUR} times an hour, and has; \
+                 the sign-off's verification reads it"
+            ),
+        }
+    }
+}
 
 /// The PR body as the additional detail section of a sign-off by the PR's author.
 fn author_signoff(repo: &RepoRef, pull: &PullRequest) -> Signoff {
@@ -128,10 +185,24 @@ pub(super) async fn preflight<G: GitHub>(
         out.note(format!("preflight on {head} is done already"));
         return Ok(());
     }
-    let (request, known) = head_request(repo, pull);
     let upstream = UpstreamClient::new(cfg.verify.upstream.clone())
-        .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?;
-    let (conclusion, title, summary) = match collect(gh, &upstream, &request, &cfg.verify.limits, known).await {
+        .map_err(|e| HandlerError::GitHub(GitHubError::Setup(e.to_string())))?
+        .with_budget(cfg.verify.preflight_budgets.of(repo, pull.number));
+    let limits = &cfg.verify.limits;
+    // A verification of this event collected the same PR, head and base: its Evidence is
+    // judged with the PR body as the sign-off, not collected again.
+    let collected = match out.reads.evidence_of(pull) {
+        Some(shared) => {
+            out.note(format!("preflight on {head}: the evidence this event collected is reused"));
+            Ok(for_signoff(gh, &upstream, repo, &shared, author_signoff(repo, pull), limits).await)
+        }
+        None => {
+            let (request, mut known) = head_request(repo, pull);
+            known.files = out.reads.files_of(pull);
+            collect(gh, &upstream, &request, limits, known).await
+        }
+    };
+    let (conclusion, title, summary) = match collected {
         Ok(evidence) => {
             let checked = run_checks(cfg.verify.deadline, std::sync::Arc::new(evidence), |ev| {
                 let verdict = verify(ev);
@@ -173,6 +244,8 @@ pub(super) async fn preflight<G: GitHub>(
     };
     let summary = bounded(summary);
     out.preflight = Some(summary.clone());
+    let posted = PostedPreflight { conclusion: conclusion.to_owned(), title: title.clone(), summary: summary.clone() };
+    cfg.verify.judged.posted(repo, pull.number, &head, Posted::Preflight(posted));
     let input = CheckRunInput {
         name: PREFLIGHT_CHECK.into(),
         head_sha: head.clone(),

@@ -34,6 +34,7 @@ use crate::report::marker::Marker;
 use crate::report::render_bilingual;
 use crate::report::verdict::{render_markdown, ReportOptions};
 
+use super::unchanged::{Posted, PostedStatus};
 use super::{post_status, upsert, HandlerError, Outcome, Target};
 use crate::github::sticky::find_own;
 use crate::server::state::{now_ms, StateDb, StateError, WatchWait, WatchedPr, MAX_WATCHES};
@@ -59,6 +60,10 @@ pub struct VerifyConfig {
     pub preflight: bool,
     /// How long the checks of one verification or preflight may run (`--verify-deadline-secs`).
     pub deadline: std::time::Duration,
+    /// What each PR's last judged head got, for pushes that change no file (HT12).
+    pub judged: std::sync::Arc<super::JudgedHeads>,
+    /// Each PR's preflight upstream budget (HT14).
+    pub preflight_budgets: std::sync::Arc<super::PreflightBudgets>,
 }
 
 /// The reconcile's backoff per PR for polling linked recipe PRs (issue 25 item 4): after a poll
@@ -152,6 +157,8 @@ impl Default for VerifyConfig {
             watch: Default::default(),
             preflight: true,
             deadline: super::offload::DEFAULT_DEADLINE,
+            judged: Default::default(),
+            preflight_budgets: Default::default(),
         }
     }
 }
@@ -213,6 +220,8 @@ async fn set_status<G: GitHub>(
     } else {
         out.note(format!("status {context} {state:?} on {sha} unchanged"));
     }
+    let posted = PostedStatus { state, description: status.description };
+    cfg.judged.posted(repo, pr, sha, Posted::Signoff(posted));
     Ok(())
 }
 
@@ -489,7 +498,7 @@ pub async fn verify_signoff<G: GitHub>(
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
     // Policy at the default branch's tip, resolved once: eligibility and the checks read it.
-    let policy = resolve_policy(gh, repo, &pull).await;
+    let policy = resolve_policy(gh, repo, &pull, &cfg.limits.policy_branches).await;
     // A sign-off delivered now is checked against the head it saw; a carried one by its fingerprint.
     let delivered = matches!(trigger, Trigger::Event { .. });
     let (carried, merged) = match trigger {
@@ -562,6 +571,7 @@ pub async fn verify_signoff<G: GitHub>(
     let upstream = UpstreamClient::new(cfg.upstream.clone())
         .map_err(|e| HandlerError::GitHub(crate::github::GitHubError::Setup(e.to_string())))?;
     let known = Known {
+        files: out.reads.files_of(&pull),
         pull: Some(pull),
         comments: listed_comments,
         permissions: known_permissions,
@@ -569,7 +579,11 @@ pub async fn verify_signoff<G: GitHub>(
         signoff: None,
     };
     let evidence = match collect(gh, &upstream, &request, &cfg.limits, known).await {
-        Ok(evidence) => std::sync::Arc::new(evidence),
+        Ok(evidence) => {
+            let evidence = std::sync::Arc::new(evidence);
+            out.reads.evidence = Some(evidence.clone());
+            evidence
+        }
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
             set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, true, out).await?;
@@ -656,8 +670,19 @@ pub async fn verify_signoff<G: GitHub>(
     let policy_sha = evidence.pull_request.policy_sha.as_deref();
     cfg.details.iter().for_each(|d| d.record_inputs(repo, pr, &key.to_string(), policy_sha, fingerprint.as_ref()));
     out.performance = verdict.performance.clone();
+    // Success covers every open PR at this commit: each needs its own approved sign-off (HT15).
+    let (state, sharer) = match state {
+        StatusState::Success => match uncovered_sharer(gh, bot_login, repo, pr, &pinned).await? {
+            Some(sharer) => (StatusState::Failure, Some(sharer)),
+            None => (state, None),
+        },
+        _ => (state, None),
+    };
     let short = pinned.get(..7).unwrap_or(&pinned);
-    let description = if evidence.head_moved() {
+    let description = if let Some(sharer) = sharer {
+        out.note(format!("{word}, but #{sharer} shares {pinned} without an approved sign-off of its own"));
+        shared_head_description(sharer)
+    } else if evidence.head_moved() {
         format!("{word} for {short} only; the head moved: a fresh sign-off is needed")
     } else if carried.is_some() {
         format!(
@@ -833,7 +858,11 @@ pub(super) async fn follow_head<G: GitHub>(
     }
     let (_, recorded) = decompose(&comment.body);
     let signed_head = recorded.as_ref().map_or(verified_at, |r| r.signed.as_str()).to_owned();
-    let files = match gh.list_pull_files(repo, pull.number).await {
+    let listed = match out.reads.files_of(pull) {
+        Some(files) => Ok(files),
+        None => gh.list_pull_files(repo, pull.number).await,
+    };
+    let files = match listed {
         Ok(files) => files,
         Err(GitHubError::DryRun(_)) => return Ok(()),
         Err(err) => return Err(err.into()),
@@ -866,13 +895,136 @@ pub(super) async fn follow_head<G: GitHub>(
             let trigger = Trigger::CarryForward { author: &author, posted_at, signed };
             let target = SignoffTarget { repo, pr: pull.number, key, trigger };
             let today = chrono::Utc::now().date_naive();
-            return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out).await;
+            // Boxed: a verification nested in an event handler would deepen the worker's stack.
+            return Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await;
         }
         out.note(format!("sign-off {key} no longer exists: it cannot carry forward"));
     }
     let changes = Changes { files: changed_paths, configs: Vec::new() };
     let stale = Stale { key, signed: recorded.as_ref(), signed_head: &signed_head, head, changes };
     fresh_signoff_needed(gh, &cfg.verify, target, Some(comment), stale, false, out).await
+}
+
+/// Most other open PRs at one head whose verdicts are read (one comment list each).
+const MAX_SHARERS: usize = 5;
+
+/// The sign-off status of a head that open PR `sharer` shares without an approved sign-off of
+/// its own, in English and 中文 (within GitHub's 140 characters).
+pub(super) fn shared_head_description(sharer: u64) -> String {
+    format!(
+        "#{sharer} shares this commit without its own approved sign-off / #{sharer} 共用此提交，但没有自己通过的签核"
+    )
+}
+
+/// The sign-off of the bot's newest verdict in `comments` when it is APPROVED at `sha`.
+fn approved_at(comments: &[Comment], bot_login: &str, sha: &str) -> Option<SignoffKey> {
+    let (comment, marker) = newest_verdict(comments, bot_login)?;
+    // The verdict's heading follows its marker line (`report::verdict`).
+    let heading = comment.body.lines().nth(1).unwrap_or_default();
+    let approved = marker.get("sha") == Some(sha) && heading.starts_with("## ") && heading.contains("**APPROVED**");
+    approved.then(|| marker.get("signoff").and_then(|k| k.parse().ok())).flatten()
+}
+
+/// The first open PR other than `pr` whose head is `sha` and whose own newest verdict is not
+/// APPROVED at `sha` (issue 35 case 5, HT15): a commit status shows on every PR at its
+/// commit, so `success` there needs every one of them signed off. More sharers than
+/// [`MAX_SHARERS`] are not known to be approved.
+pub(super) async fn uncovered_sharer<G: GitHub>(
+    gh: &G,
+    bot_login: &str,
+    repo: &RepoRef,
+    pr: u64,
+    sha: &str,
+) -> Result<Option<u64>, GitHubError> {
+    let pulls = match gh.list_commit_pulls(repo, sha).await {
+        Ok(pulls) => pulls,
+        Err(GitHubError::DryRun(_)) => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let sharers: Vec<u64> =
+        pulls.iter().filter(|p| p.number != pr && p.state == "open" && p.head.sha == sha).map(|p| p.number).collect();
+    for sharer in sharers.iter().take(MAX_SHARERS) {
+        let comments = gh.list_issue_comments(repo, *sharer).await?;
+        if approved_at(&comments, bot_login, sha).is_none() {
+            return Ok(Some(*sharer));
+        }
+    }
+    Ok(sharers.get(MAX_SHARERS).copied())
+}
+
+/// A PR without any verdict whose head carries another PR's `success` (a second PR opened on
+/// an approved head, issue 35 case 5): that success was not computed for this PR and its
+/// base, so the head gets `failure` naming this PR until it has its own approved sign-off or
+/// is closed (HT15).
+pub(super) async fn claim_shared_head<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    comments: &[Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
+    // A PR with a verdict is followed by its own (follow_head, verify_signoff).
+    if pull.state != "open" || newest_verdict(comments, &cfg.bot_login).is_some() {
+        return Ok(());
+    }
+    let head = &pull.head.sha;
+    let current = match gh.list_commit_statuses(repo, head).await {
+        Ok(list) => list.into_iter().find(|s| &s.context == context),
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    if current.is_none_or(|s| s.state != StatusState::Success) {
+        return Ok(());
+    }
+    out.note(format!("{head} carries another PR's success: #{} needs a sign-off of its own", pull.number));
+    let description = shared_head_description(pull.number);
+    set_status(gh, &cfg.verify, (repo, pull.number), head, StatusState::Failure, description, false, out).await
+}
+
+/// `closed` was the PR a shared head's failure named: another open PR at the head whose own
+/// verdict there is APPROVED gets its success back (or the failure names the next PR at the
+/// head without one).
+pub(super) async fn release_shared_head<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    closed: &PullRequest,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
+    let head = &closed.head.sha;
+    let current = match gh.list_commit_statuses(repo, head).await {
+        Ok(list) => list.into_iter().find(|s| &s.context == context),
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    let named: String = shared_head_description(closed.number).chars().take(140).collect();
+    if current.and_then(|s| s.description).is_none_or(|d| d != named) {
+        return Ok(());
+    }
+    let pulls = match gh.list_commit_pulls(repo, head).await {
+        Ok(pulls) => pulls,
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    let others = pulls.iter().filter(|p| p.number != closed.number && p.state == "open" && p.head.sha == *head);
+    for other in others.take(MAX_SHARERS) {
+        let comments = gh.list_issue_comments(repo, other.number).await?;
+        let Some(key) = approved_at(&comments, &cfg.bot_login, head) else { continue };
+        let (state, description) = match uncovered_sharer(gh, &cfg.bot_login, repo, other.number, head).await? {
+            Some(sharer) => (StatusState::Failure, shared_head_description(sharer)),
+            None => (StatusState::Success, format!("sign-off {key}: APPROVED at {}", head.get(..7).unwrap_or(head))),
+        };
+        out.note(format!(
+            "#{} was closed: the status on {head} follows #{}'s own verdict",
+            closed.number, other.number
+        ));
+        return set_status(gh, &cfg.verify, (repo, other.number), head, state, description, false, out).await;
+    }
+    out.note(format!("#{} was closed: no other open PR at {head} has an approved sign-off", closed.number));
+    Ok(())
 }
 
 /// The bot's newest verdict comment on the PR and its marker.
@@ -961,7 +1113,8 @@ async fn watch_recipes<G: GitHub>(
     out.note(format!("recipe PRs {merged:?} merged: re-verifying sign-off {key}"));
     let trigger = Trigger::RecipeMerged { author: &author, posted_at, signed: record.as_ref(), merged: &merged };
     let target = SignoffTarget { repo, pr: pull.number, key, trigger };
-    verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await
+    let today = chrono::Utc::now().date_naive();
+    Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await
 }
 
 /// The reconcile pass's repair of a lost or interrupted verification: on an open, ready PR whose
@@ -1014,7 +1167,7 @@ pub(super) async fn repair<G: GitHub>(
     candidates.sort_by_key(|(at, key, _)| std::cmp::Reverse((*at, *key)));
     let policy = match candidates.is_empty() {
         true => return Ok(()),
-        false => resolve_policy(gh, repo, pull).await,
+        false => resolve_policy(gh, repo, pull, &cfg.verify.limits.policy_branches).await,
     };
     for (at, key, author) in &candidates {
         if !eligibility_of(gh, repo, pull, &policy, &author.login).await?.0.is_eligible() {
@@ -1028,7 +1181,8 @@ pub(super) async fn repair<G: GitHub>(
         out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
         let trigger = Trigger::Event { author, posted_at: Some(*at) };
         let target = SignoffTarget { repo, pr: pull.number, key: *key, trigger };
-        return verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), out).await;
+        let today = chrono::Utc::now().date_naive();
+        return Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await;
     }
     Ok(())
 }
