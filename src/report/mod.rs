@@ -5,7 +5,7 @@
 //! call [`escape::inline`] and [`escape::code`]. The verdict (`verdict`) renders with its own
 //! environment that escapes every printed value by default.
 
-pub use crate::escape;
+use crate::escape;
 pub mod marker;
 pub mod performance;
 pub mod verdict;
