@@ -577,17 +577,17 @@ const SERVING_INPUTS: &[(&str, &str)] = &[("EVAL_ONLY", "false")];
 fn serving_inputs(text: &str, row: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> =
         SERVING_INPUTS.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-    let assigned = |name: &str| {
-        logical_lines(text).iter().flat_map(|(_, line)| shell_words(line)).any(|w| {
-            let w = w.strip_prefix("export").map_or(w.as_str(), str::trim_start);
-            assignment(w).is_some_and(|(n, value)| {
-                let value = value.trim_matches('"');
-                n == name && !(value.starts_with(&format!("${{{name}:-")) || value.starts_with(&format!("${{{name}-")))
-            })
-        })
-    };
+    let mut assigned: BTreeSet<String> = BTreeSet::new();
+    for word in logical_lines(text).iter().flat_map(|(_, line)| shell_words(line)) {
+        if let Some((name, value)) = assignment(&word) {
+            let value = value.trim_matches('"');
+            if !(value.starts_with(&format!("${{{name}:-")) || value.starts_with(&format!("${{{name}-"))) {
+                assigned.insert(name.to_owned());
+            }
+        }
+    }
     for (k, v) in row {
-        if !out.iter().any(|(o, _)| o == k) && !assigned(k) {
+        if !out.iter().any(|(o, _)| o == k) && !assigned.contains(k) {
             out.push((k.clone(), v.clone()));
         }
     }
@@ -657,11 +657,11 @@ struct Branch {
 
 /// The lines of `text` inside an `if`/`elif`/`else` branch or a `case` arm that `inputs` rule
 /// out. Tests it cannot decide keep every branch (the reader then takes every value).
-fn dead_lines(text: &str, inputs: &[(&str, &str)]) -> BTreeSet<u32> {
+fn dead_lines(lines: &[(u32, String)], inputs: &[(&str, &str)]) -> BTreeSet<u32> {
     let mut open: Vec<Branch> = Vec::new();
     let mut dead = BTreeSet::new();
-    for (line, logical) in command_lines(text) {
-        let words = shell_words(&logical);
+    for (line, logical) in lines {
+        let (line, words) = (*line, shell_words(logical));
         let first = words.first().map(|w| w.trim_end_matches(';')).unwrap_or_default();
         let one_line = words.iter().any(|w| matches!(w.trim_end_matches(';'), "fi" | "esac"));
         let live_before = open.iter().all(|b| b.live);
@@ -718,22 +718,24 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
     // A bash array assignment spans lines (`CMD=(` … `)`): its lines are items, whatever they
     // hold (an engine command included), until the closing parenthesis.
     let mut array: Option<String> = None;
-    let dead = dead_lines(text, &scope.inputs());
+    let lines = command_lines(text);
+    let dead = dead_lines(&lines, &scope.inputs());
     // A sourced library's function binds its variables only where something calls it
     // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
     let bodies = if depth == 0 { Vec::new() } else { function_bodies(text) };
     let in_body = |number: u32| bodies.iter().find(|(_, lines)| lines.contains(&number));
     // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
     // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
-    let server_at = (depth == 0)
-        .then(|| command_lines(text).into_iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| n))
-        .flatten();
-    for (number, line) in command_lines(text) {
+    let server_at =
+        (depth == 0).then(|| lines.iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| *n)).flatten();
+    for (number, line) in &lines {
+        let number = *number;
         if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
             scope.called.extend(shell_words(&line));
         }
     }
-    for (number, line) in command_lines(text) {
+    for (number, line) in &lines {
+        let number = *number;
         if dead.contains(&number) && array.is_none() {
             continue;
         }
@@ -833,7 +835,7 @@ fn is_value(scope: &Scope, word: &str) -> bool {
 /// substitution on a live line, that parses as an srt-slurm recipe, adds every variant's
 /// settings of its aggregated role.
 fn rendered_recipe_settings(
-    text: &str,
+    lines: &[(u32, String)],
     path: &str,
     resolve: &SourceResolver,
     scope: &Scope,
@@ -841,7 +843,7 @@ fn rendered_recipe_settings(
     settings: &mut BTreeMap<String, Setting>,
 ) {
     let mut read: Vec<String> = Vec::new();
-    for (_, logical) in command_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
+    for (_, logical) in lines.iter().filter(|(line, _)| !dead.contains(line)) {
         for (at, _) in logical.match_indices("$(") {
             let inner = &logical[at + 2..];
             let inner = &inner[..inner.find(')').unwrap_or(inner.len())];
@@ -912,11 +914,12 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
     read_scope(text, path, resolve, &mut scope, 0);
     let mut settings = BTreeMap::new();
     let mut found = false;
-    let dead = dead_lines(text, &scope.inputs());
+    let lines = command_lines(text);
+    let dead = dead_lines(&lines, &scope.inputs());
     let (written, _) = heredocs(text);
     let written: Vec<&Heredoc> = written.iter().filter(|h| !dead.contains(&h.line)).collect();
-    for (line, logical) in command_lines(text).into_iter().filter(|(line, _)| !dead.contains(line)) {
-        let words = scope.splice_arrays(&shell_words(&logical));
+    for (line, logical) in lines.iter().filter(|(line, _)| !dead.contains(line)) {
+        let (line, words) = (*line, scope.splice_arrays(&shell_words(logical)));
         let engine = |w: &String| {
             w.contains("sglang")
                 || w == "vllm"
@@ -971,7 +974,7 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
     if !found {
         return None;
     }
-    rendered_recipe_settings(text, path, resolve, &scope, &dead, &mut settings);
+    rendered_recipe_settings(&lines, path, resolve, &scope, &dead, &mut settings);
     for (name, from) in &scope.exports {
         let values = scope.vars.get(name).cloned().unwrap_or_default();
         for v in values.iter().flat_map(|v| scope.expand(v, 0)) {
@@ -1030,7 +1033,7 @@ mod tests {
             "undecided: both"
         );
         assert_eq!(values("--kv-cache-dtype"), Some(vec!["auto".to_owned()]));
-        assert_eq!(dead_lines(script, &[]), BTreeSet::new(), "without inputs nothing is ruled out");
+        assert_eq!(dead_lines(&command_lines(script), &[]), BTreeSet::new(), "without inputs nothing is ruled out");
     }
 
     /// Decision PM8, from the real `dsv4_fp4_b200_vllm_mtp.sh` (DCP/PCP) and the agentic
