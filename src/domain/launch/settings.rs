@@ -731,7 +731,7 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
     for (number, line) in &lines {
         let number = *number;
         if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
-            scope.called.extend(shell_words(&line));
+            scope.called.extend(shell_words(line));
         }
     }
     for (number, line) in &lines {
@@ -742,7 +742,7 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
         if in_body(number).is_some_and(|(name, _)| !scope.called.contains(name)) {
             continue;
         }
-        let words = shell_words(&line);
+        let words = shell_words(line);
         if array.is_none() {
             if let Some(target) = sourced_path(&words) {
                 if depth < MAX_SOURCE_DEPTH {
