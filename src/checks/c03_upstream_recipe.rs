@@ -282,7 +282,7 @@ impl Entry {
     }
 }
 
-fn read_entry(cx: &Context, config: &AffectedConfig) -> Result<Entry, Reason> {
+fn entry_of(cx: &Context, config: &AffectedConfig) -> Result<Entry, Reason> {
     let reaches = affected_reach(cx)?;
     let reach = reaches
         .into_iter()
@@ -344,7 +344,7 @@ fn effective_settings(entry: &Entry) -> Result<&[SettingScope], Reason> {
 /// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
 /// integer all-reduce). `Err` names what could not be read.
 pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, Reason> {
-    let entry = read_entry(cx, config)?;
+    let entry = entry_of(cx, config)?;
     Ok(effective_settings(&entry)?.iter().map(|scope| scope.settings.clone()).collect())
 }
 
@@ -864,7 +864,7 @@ fn judge_config(
     coverage: &mut Coverage,
 ) {
     let key = config.key.as_str();
-    let entry = match read_entry(cx, config) {
+    let entry = match entry_of(cx, config) {
         Ok(e) => e,
         Err(reason) => {
             problems.push(json!({"kind": "settings_unknown", "config": key, "reason": Json::from(reason)}));
