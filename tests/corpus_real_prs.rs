@@ -648,8 +648,8 @@ fn cookbooks(evidence: &mut Evidence, date: &str) {
     // on the whole real tree by launch_real_tree.rs); what the page says is copied independently.
     let configs: Vec<_> = affected_reach(&cx)
         .unwrap_or_default()
-        .into_iter()
-        .map(|r| (r.config, r.launch.scripts().into_iter().map(str::to_owned).collect::<Vec<_>>()))
+        .iter()
+        .map(|r| (r.config.clone(), r.launch.scripts().into_iter().map(str::to_owned).collect::<Vec<_>>()))
         .collect();
     drop(cx);
     let mut pages: BTreeMap<&str, String> = BTreeMap::new();

@@ -366,7 +366,7 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
         return Err(NotEquivalent::Unverifiable(reason("no_entry_for_sweep")));
     }
     let mut ran: BTreeSet<&str> = BTreeSet::new();
-    for r in &reaches {
+    for r in reaches {
         let config = &r.config;
         let master_same = sweep.get(&config.file).is_some_and(|blob| head.get(&config.file) == Some(blob));
         let at_head = head_entry(ev, config)?;

@@ -267,28 +267,12 @@ impl Classes {
 
 /// What Check 3 reads of an affected config: its launch model (`domain::launch`), read once
 /// per verification with the rest of the PR's launches.
-struct Entry {
-    launch: ConfigLaunch,
-}
-
-impl Entry {
-    fn model(&self) -> &str {
-        &self.launch.model
-    }
-
-    /// Every value a search-space key (`tp`, `dcp-size`) takes in the config's rows.
-    fn space(&self, key: &str) -> Option<&BTreeSet<String>> {
-        self.launch.space.get(key)
-    }
-}
-
-fn entry_of(cx: &Context, config: &AffectedConfig) -> Result<Entry, Reason> {
-    let reaches = affected_reach(cx)?;
-    let reach = reaches
-        .into_iter()
+fn launch_of<'c>(cx: &'c Context, config: &AffectedConfig) -> Result<&'c ConfigLaunch, Reason> {
+    affected_reach(cx)?
+        .iter()
         .find(|r| r.config.key == config.key && r.config.file == config.file)
-        .ok_or_else(|| reason("not_affected").arg("key", config.key.as_str()))?;
-    Ok(Entry { launch: reach.launch })
+        .map(|r| &r.launch)
+        .ok_or_else(|| reason("not_affected").arg("key", config.key.as_str()))
 }
 
 /// Why a settings source could not be read, as a maintainer opens it.
@@ -323,8 +307,7 @@ fn gap_reason(launch: &ConfigLaunch, gap: &SettingsGap) -> Reason {
 /// The effective settings of a config, as the launch model reads them (decision PM7): the
 /// recipe variants of its `srt-recipe` rows, its `CONFIG_FILE` recipes, the benchmark scripts
 /// of its other rows. A source that could not be read names what to open.
-fn effective_settings(entry: &Entry) -> Result<&[SettingScope], Reason> {
-    let launch = &entry.launch;
+fn effective_settings(launch: &ConfigLaunch) -> Result<&[SettingScope], Reason> {
     if let Some(gap) = launch.gaps.first() {
         return Err(gap_reason(launch, gap));
     }
@@ -344,8 +327,7 @@ fn effective_settings(entry: &Entry) -> Result<&[SettingScope], Reason> {
 /// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
 /// integer all-reduce). `Err` names what could not be read.
 pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, Reason> {
-    let entry = entry_of(cx, config)?;
-    Ok(effective_settings(&entry)?.iter().map(|scope| scope.settings.clone()).collect())
+    Ok(effective_settings(launch_of(cx, config)?)?.iter().map(|scope| scope.settings.clone()).collect())
 }
 
 /// Lowercase letters and digits only, so `Muse-Spark-Open` matches `MuseSparkOpen.mdx`.
@@ -585,7 +567,7 @@ struct Coverage {
 }
 
 /// Judges every setting of one role against the tied upstream text.
-fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: &mut Coverage) {
+fn judge(settings: &RoleSettings, launch: &ConfigLaunch, text: &str, detail: &str, out: &mut Coverage) {
     let classes = classes();
     for setting in settings.settings.values() {
         // The launch model's class (decision LM5): harness settings never count; `unknown`
@@ -605,7 +587,7 @@ fn judge(settings: &RoleSettings, entry: &Entry, text: &str, detail: &str, out: 
             let master = classes.master_variables.iter().find(|(var, _)| value == &format!("${var}"));
             let space = master.and_then(|(_, key)| {
                 let default = || classes.master_defaults.get(key).map(|d| BTreeSet::from([d.clone()]));
-                entry.space(key).cloned().or_else(default)
+                launch.space.get(key).cloned().or_else(default)
             });
             match space {
                 Some(space) => values.extend(space),
@@ -864,20 +846,20 @@ fn judge_config(
     coverage: &mut Coverage,
 ) {
     let key = config.key.as_str();
-    let entry = match entry_of(cx, config) {
+    let launch = match launch_of(cx, config) {
         Ok(e) => e,
         Err(reason) => {
             problems.push(json!({"kind": "settings_unknown", "config": key, "reason": Json::from(reason)}));
             return;
         }
     };
-    let tied: Vec<&Usable> = usable.iter().filter(|u| names_model(u.content, entry.model())).collect();
+    let tied: Vec<&Usable> = usable.iter().filter(|u| names_model(u.content, &launch.model)).collect();
     if tied.is_empty() {
         let links: Vec<String> = usable.iter().map(|u| u.link.short()).collect();
-        problems.push(json!({"kind": "not_tied", "config": key, "model": entry.model(), "links": links}));
+        problems.push(json!({"kind": "not_tied", "config": key, "model": launch.model, "links": links}));
         return;
     }
-    let scopes = match effective_settings(&entry) {
+    let scopes = match effective_settings(launch) {
         Ok(r) => r,
         Err(reason) => {
             problems.push(json!({"kind": "settings_unknown", "config": key, "reason": Json::from(reason)}));
@@ -892,7 +874,7 @@ fn judge_config(
     for scope in scopes {
         let role = &scope.settings;
         let mut found = Coverage::default();
-        judge(role, &entry, &text, detail, &mut found);
+        judge(role, launch, &text, detail, &mut found);
         covered += found.covered;
         coverage.covered += found.covered;
         if !found.unresolvable.is_empty() {

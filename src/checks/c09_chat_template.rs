@@ -160,7 +160,7 @@ pub fn check(cx: &Context) -> Outcome {
         Err(error) => return Outcome::unreadable(reason("what_affected_entries"), error),
     };
     let mut judged = std::collections::BTreeSet::new();
-    for (path, role, owner) in reach::judged_files(cx, &reaches) {
+    for (path, role, owner) in reach::judged_files(cx, reaches) {
         // Past the verification's scan budget the file is unread, and the check cannot pass.
         let bytes = cx.evidence.head.get(&path).map_or(0, <[u8]>::len);
         if let Err(spent) = cx.charge_scan(path.as_str(), bytes) {

@@ -516,7 +516,7 @@ pub fn check(cx: &Context) -> Outcome {
         Err(error) => return Outcome::unreadable(reason("what_affected_entries"), error),
     };
     let mut judged_configs = std::collections::BTreeSet::new();
-    for (path, role, reach_owner) in reach::judged_files(cx, &reaches) {
+    for (path, role, reach_owner) in reach::judged_files(cx, reaches) {
         let path = path.as_str();
         let Some(text) = ev.head.text(path) else { continue };
         let Some(drafting) = drafting(path, text) else { continue };

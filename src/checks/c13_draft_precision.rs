@@ -272,8 +272,8 @@ pub fn draft_models(ev: &Evidence) -> BTreeSet<String> {
     let cx = Context::new(ev);
     let affected = affected_configs(&cx).unwrap_or_default();
     let spec_configs: Vec<&AffectedConfig> = affected.iter().filter(|c| c.speculative()).collect();
-    let reaches = if spec_configs.is_empty() { Vec::new() } else { affected_reach(&cx).unwrap_or_default() };
-    let separate = separate_drafts(ev, &reaches);
+    let reaches = if spec_configs.is_empty() { &[][..] } else { affected_reach(&cx).unwrap_or_default() };
+    let separate = separate_drafts(ev, reaches);
     draft_checkpoints(&separate, &spec_configs, &target_models(ev, &spec_configs))
         .into_iter()
         .map(|(_, model)| model)
@@ -344,18 +344,18 @@ pub fn check(cx: &Context) -> Outcome {
     }
     // 13.k: the launch of every affected speculative-decoding config, image-only bumps included.
     let mut launch_missing: Vec<Reason> = Vec::new();
-    let reaches: Vec<ConfigReach> = match spec_configs.is_empty() {
-        true => Vec::new(),
+    let reaches: &[ConfigReach] = match spec_configs.is_empty() {
+        true => &[],
         false => affected_reach(cx).unwrap_or_else(|error| {
             launch_missing.push(error);
-            Vec::new()
+            &[]
         }),
     };
     let models = target_models(ev, &spec_configs);
-    let separate = separate_drafts(ev, &reaches);
+    let separate = separate_drafts(ev, reaches);
     let shipped_of = |model: &str| ev.upstream.model_configs.get(model).and_then(Fact::as_ok).map(Shipped::of);
     let mut checkpoint_settings: Vec<(&ConfigReach, Effect, &LaunchSetting)> = Vec::new();
-    for (reach, s) in spec_settings(&reaches) {
+    for (reach, s) in spec_settings(reaches) {
         let Some(effect) = precision::effect_of(&s.name) else { continue };
         let (file, line) = file_line(ev, s);
         // A file the scan above read names its own unresolved values.

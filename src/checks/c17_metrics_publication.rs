@@ -120,7 +120,7 @@ pub fn check(cx: &Context) -> Outcome {
     // The recipes the PR adds or changes, and those every affected config runs unchanged.
     let mut recipes: Vec<String> =
         scan::changed(ev).filter(|(_, role)| *role == Role::Recipe).map(|(f, _)| f.filename.clone()).collect();
-    for r in &reaches {
+    for r in reaches {
         for f in r.path.recipes() {
             if !recipes.contains(&f.path) {
                 recipes.push(f.path.clone());

@@ -42,10 +42,10 @@ fn compute(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
     Ok(out)
 }
 
-/// The reach of every affected config (computed once per Context). `Err` when the affected
-/// configs cannot be read.
-pub fn affected_reach(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
-    cx.reach.get_or_init(|| compute(cx)).clone()
+/// The reach of every affected config (computed once per Context, lent to every check).
+/// `Err` when the affected configs cannot be read.
+pub fn affected_reach<'c>(cx: &'c Context) -> Result<&'c [ConfigReach], Reason> {
+    cx.reach.get_or_init(|| compute(cx)).as_deref().map_err(Clone::clone)
 }
 
 /// Bytes of the files a launch path reads at the head.
