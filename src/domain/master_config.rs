@@ -333,7 +333,7 @@ impl SrtRecipeRow {
 
     /// `TP4/EP4 HiCache`: the row's parallelism and, for a DRAM-offload band, its backend.
     pub fn label(&self) -> String {
-        let mut label = if self.ep > 1 { format!("TP{}/EP{}", self.tp, self.ep) } else { format!("TP{}", self.tp) };
+        let mut label = parallelism_label(self.tp, self.ep);
         if self.kv_offloading == "dram" {
             let backend = match self.kv_offload_backend.as_deref() {
                 Some("hicache") => "HiCache",
@@ -371,6 +371,15 @@ pub fn conc_range(start: i64, end: i64, step: i64) -> Vec<i64> {
         }
     }
     out
+}
+
+/// `TP4/EP4`, or `TP8` when EP is 1: how rows and their variants are named in reports.
+pub fn parallelism_label(tp: i64, ep: i64) -> String {
+    if ep > 1 {
+        format!("TP{tp}/EP{ep}")
+    } else {
+        format!("TP{tp}")
+    }
 }
 
 impl MasterConfig {

@@ -451,7 +451,7 @@ fn row_inputs(master: &MasterConfig) -> Vec<RowInputs> {
         if let Some((isl, osl)) = r.seq {
             inputs.extend([("ISL".into(), isl.to_string()), ("OSL".into(), osl.to_string())]);
         }
-        let mut label = if r.ep > 1 { format!("TP{}/EP{}", r.tp, r.ep) } else { format!("TP{}", r.tp) };
+        let mut label = master_config::parallelism_label(r.tp, r.ep);
         for (on, part) in [
             (r.dp_attn, "DPA".to_owned()),
             (r.dcp > 1, format!("DCP{}", r.dcp)),

@@ -314,7 +314,13 @@ fn heredocs(text: &str) -> (Vec<Heredoc>, BTreeSet<u32>) {
     while i < lines.len() {
         let line = lines[i];
         i += 1;
-        let Some(at) = line.find("<<").filter(|at| !line[at + 2..].starts_with('<')) else { continue };
+        // Not a here-string (`<<<`), nor a shift inside arithmetic (`$(( 1 << 4 ))`).
+        let Some(at) = line.find("<<").filter(|at| {
+            let before = &line[..*at];
+            !line[at + 2..].starts_with('<') && before.matches("((").count() <= before.matches("))").count()
+        }) else {
+            continue;
+        };
         let rest = line[at + 2..].trim_start_matches('-').trim_start();
         let delimiter: String = rest
             .trim_start_matches(['\'', '"'])
@@ -351,10 +357,11 @@ fn heredocs(text: &str) -> (Vec<Heredoc>, BTreeSet<u32>) {
     (out, body_lines)
 }
 
-/// The logical lines of a script that are commands: heredoc bodies left out.
-fn command_lines(text: &str) -> Vec<(u32, String)> {
-    let (_, bodies) = heredocs(text);
-    logical_lines(text).into_iter().filter(|(line, _)| !bodies.contains(line)).collect()
+/// The heredocs a script writes, and its logical lines that are commands (heredoc bodies left
+/// out).
+fn script_commands(text: &str) -> (Vec<Heredoc>, Vec<(u32, String)>) {
+    let (written, bodies) = heredocs(text);
+    (written, logical_lines(text).into_iter().filter(|(line, _)| !bodies.contains(line)).collect())
 }
 
 fn is_var_name(s: &str) -> bool {
@@ -574,11 +581,11 @@ const SERVING_INPUTS: &[(&str, &str)] = &[("EVAL_ONLY", "false")];
 /// search-space row's (`TP`, `DCP_SIZE`, `KV_OFFLOAD_BACKEND`, … as the workflow binds them),
 /// less any the script assigns itself other than as its own default (`X="${X:-1}"`). Tests on
 /// anything else stay undecided: every branch is read.
-fn serving_inputs(text: &str, row: &[(String, String)]) -> Vec<(String, String)> {
+fn serving_inputs(lines: &[(u32, String)], row: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> =
         SERVING_INPUTS.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     let mut assigned: BTreeSet<String> = BTreeSet::new();
-    for word in logical_lines(text).iter().flat_map(|(_, line)| shell_words(line)) {
+    for word in lines.iter().flat_map(|(_, line)| shell_words(line)) {
         if let Some((name, value)) = assignment(&word) {
             let value = value.trim_matches('"');
             if !(value.starts_with(&format!("${{{name}:-")) || value.starts_with(&format!("${{{name}-"))) {
@@ -714,12 +721,19 @@ fn dead_lines(lines: &[(u32, String)], inputs: &[(&str, &str)]) -> BTreeSet<u32>
     dead
 }
 
-fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scope, depth: usize) {
+/// Reads the variables, arrays and exports of a script's command `lines` (`dead` ones skipped),
+/// and of the scripts it sources.
+fn read_scope(
+    text: &str,
+    (lines, dead): (&[(u32, String)], &BTreeSet<u32>),
+    path: &str,
+    resolve: &SourceResolver,
+    scope: &mut Scope,
+    depth: usize,
+) {
     // A bash array assignment spans lines (`CMD=(` … `)`): its lines are items, whatever they
     // hold (an engine command included), until the closing parenthesis.
     let mut array: Option<String> = None;
-    let lines = command_lines(text);
-    let dead = dead_lines(&lines, &scope.inputs());
     // A sourced library's function binds its variables only where something calls it
     // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
     let bodies = if depth == 0 { Vec::new() } else { function_bodies(text) };
@@ -728,13 +742,13 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
     // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
     let server_at =
         (depth == 0).then(|| lines.iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| *n)).flatten();
-    for (number, line) in &lines {
+    for (number, line) in lines {
         let number = *number;
         if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
             scope.called.extend(shell_words(line));
         }
     }
-    for (number, line) in &lines {
+    for (number, line) in lines {
         let number = *number;
         if dead.contains(&number) && array.is_none() {
             continue;
@@ -747,7 +761,9 @@ fn read_scope(text: &str, path: &str, resolve: &SourceResolver, scope: &mut Scop
             if let Some(target) = sourced_path(&words) {
                 if depth < MAX_SOURCE_DEPTH {
                     if let Some((sub_path, sub_text)) = resolve(path, &target) {
-                        read_scope(&sub_text, &sub_path, resolve, scope, depth + 1);
+                        let (_, sub_lines) = script_commands(&sub_text);
+                        let sub_dead = dead_lines(&sub_lines, &scope.inputs());
+                        read_scope(&sub_text, (&sub_lines, &sub_dead), &sub_path, resolve, scope, depth + 1);
                     }
                 }
                 continue;
@@ -910,13 +926,12 @@ fn option_file_settings(h: &Heredoc, path: &str, scope: &Scope, settings: &mut B
 /// `resolve(from, target)` finds a sourced script's path and text. `None` when the script
 /// starts no vLLM/SGLang/ATOM/TRT-LLM server.
 pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(String, String)]) -> Option<RoleSettings> {
-    let mut scope = Scope { inputs: serving_inputs(text, row), ..Scope::default() };
-    read_scope(text, path, resolve, &mut scope, 0);
+    let (written, lines) = script_commands(text);
+    let mut scope = Scope { inputs: serving_inputs(&lines, row), ..Scope::default() };
+    let dead = dead_lines(&lines, &scope.inputs());
+    read_scope(text, (&lines, &dead), path, resolve, &mut scope, 0);
     let mut settings = BTreeMap::new();
     let mut found = false;
-    let lines = command_lines(text);
-    let dead = dead_lines(&lines, &scope.inputs());
-    let (written, _) = heredocs(text);
     let written: Vec<&Heredoc> = written.iter().filter(|h| !dead.contains(&h.line)).collect();
     for (line, logical) in lines.iter().filter(|(line, _)| !dead.contains(line)) {
         let (line, words) = (*line, scope.splice_arrays(&shell_words(logical)));
@@ -1033,7 +1048,7 @@ mod tests {
             "undecided: both"
         );
         assert_eq!(values("--kv-cache-dtype"), Some(vec!["auto".to_owned()]));
-        assert_eq!(dead_lines(&command_lines(script), &[]), BTreeSet::new(), "without inputs nothing is ruled out");
+        assert_eq!(dead_lines(&script_commands(script).1, &[]), BTreeSet::new(), "without inputs nothing is ruled out");
     }
 
     /// Decision PM8, from the real `dsv4_fp4_b200_vllm_mtp.sh` (DCP/PCP) and the agentic
@@ -1095,6 +1110,9 @@ mod tests {
         assert_eq!(values(&s, "--torch-compile-config"), None, "a body that is no YAML gives nothing");
         assert_eq!(values(&s, "--extra-llm-api-options"), Some(vec!["dsr1-fp4.yml".to_owned()]));
         assert!(!s.settings.contains_key("--dtype"), "heredoc bodies are data, not commands");
+        let shifted = "N=$(( 1 << 4 ))\n4\nvllm serve $MODEL --max-num-seqs $N\n";
+        let s = from_script(shifted, "t.sh", &|_: &str, _: &str| None, &[]).expect("an arithmetic shift is no heredoc");
+        assert_eq!(values(&s, "--max-num-seqs"), Some(vec!["$(( 1 << 4 ))".to_owned()]));
         let dpa = from_script(script, "t.sh", &|_: &str, _: &str| None, &row("true")).unwrap();
         // A variable takes every value assigned on the live lines (assignments are not ordered).
         assert!(values(&dpa, "--moe-config").unwrap().contains(&r#"{"backend":"CUTLASS"}"#.to_owned()));
