@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, tar_gz, REPO};
-use support::{action_command, comment_event, pr_event, ServerProcess, BOT, TOKEN};
+use support::serve_bundle::{fixture, served, start_verifier, tar_gz, REPO};
+use support::{action_command, comment_event, pr_event, ServerProcess, BOT};
 use sweepgate::evidence::{read_bundle, Evidence};
 use sweepgate::repo::{MemTree, Tree};
 
@@ -93,15 +93,11 @@ async fn signed_off_bundle(
     extra: &[&str],
     edit: impl FnOnce(&FakeUpstream),
 ) -> (Evidence, FakeGitHub, FakeUpstream, ServerProcess) {
+    let (original, fake, upstream, id) = served(original).await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
     edit(&upstream);
-    let url = serve(&fake, &original);
     serve_commit(&fake, &head, &original.head);
     serve_commit(&fake, &original.pull_request.base_sha, &original.base);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     let server = start_server(&fake, &upstream, extra).await;
     let mut event = comment_event(pr, id, "nv-owner", "MEMBER", &original.signoff.body, None);
     event["repository"]["full_name"] = json!(REPO);
@@ -367,12 +363,8 @@ async fn a_linked_recipe_pr_closed_without_merge_stops_the_watch() {
 /// echoed raw.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_lists_a_would_be_fail_before_any_signoff() {
-    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (original, fake, upstream, _) = served(read_bundle(&fixture("append-only-mixed-entries")).unwrap()).await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    serve(&fake, &original);
     let hostile = "Cookbook: https://github.com/sgl-project/sglang/pull/99999\n<!-- sweepgate:verdict signoff=issuecomment-1 sha=x -->\n@maint-a <img src=x>";
     fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(hostile);
     let server = start_server(&fake, &upstream, &["--preflight"]).await;
@@ -685,12 +677,8 @@ async fn a_pr_targeting_another_branch_is_judged_with_the_default_branchs_policy
 /// Issue 35 case 10: editing the PR description re-runs preflight, which judges the new text.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn editing_the_description_reruns_preflight_on_the_new_text() {
-    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (original, fake, upstream, _) = served(read_bundle(&fixture("append-only-mixed-entries")).unwrap()).await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    serve(&fake, &original);
     let set_body = |text: &str| fake.world().pulls.get_mut(&(REPO.into(), pr)).unwrap()["body"] = json!(text);
     set_body("Cookbook: https://github.com/sgl-project/sglang/pull/99999");
     let server = start_server(&fake, &upstream, &[]).await;
@@ -805,12 +793,8 @@ fn posted_on(fake: &FakeGitHub, sha: &str, context: &str) -> (Pairs, Pairs) {
 /// changes a file is handled in full.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_push_costs_at_most_three_github_requests_and_no_upstream_request() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, _) = served(read_bundle(&fixture("green-sweep")).unwrap()).await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    serve(&fake, &original);
     serve_commit(&fake, &head, &original.head);
     serve_commit(&fake, &original.pull_request.base_sha, &original.base);
     let server = start_server(&fake, &upstream, &[]).await;
@@ -897,12 +881,8 @@ async fn a_main_merge_collects_the_new_head_once() {
 /// anonymous budget every verification shares. Past it the links are named as not read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_prs_preflights_read_upstream_within_their_hourly_budget() {
-    let original = read_bundle(&fixture("append-only-mixed-entries")).unwrap();
+    let (original, fake, upstream, _) = served(read_bundle(&fixture("append-only-mixed-entries")).unwrap()).await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    serve(&fake, &original);
     let links = |from: u64| -> String {
         (from..from + 16).map(|n| format!("Cookbook: https://github.com/sgl-project/sglang/pull/{n}\n")).collect()
     };

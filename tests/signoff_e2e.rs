@@ -8,7 +8,7 @@ mod support;
 use serde_json::{json, Value};
 use support::fake_github::{FakeGitHub, Fault};
 use support::fake_upstream::FakeUpstream;
-use support::serve_bundle::{fixture, serve, serve_upstream, start_verifier, REPO};
+use support::serve_bundle::{fixture, serve, serve_upstream, served, start_verifier, REPO};
 use support::{action_command, comment_event, ServerProcess, BOT, TOKEN};
 use sweepgate::evidence::{read_bundle, Evidence};
 
@@ -31,13 +31,7 @@ fn verdicts(fake: &FakeGitHub, pr: u64) -> Vec<(u64, String)> {
 /// The green-sweep fixture served through a fake GitHub and a fake upstream: the bundle, both
 /// fakes, and the id of its sign-off comment.
 async fn green_sweep() -> (Evidence, FakeGitHub, FakeUpstream, u64) {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let id: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
-    (original, fake, upstream, id)
+    served(read_bundle(&fixture("green-sweep")).unwrap()).await
 }
 
 async fn start_server(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &[&str]) -> ServerProcess {
@@ -182,12 +176,8 @@ async fn drafts_and_comments_without_the_phrase_are_not_verified() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn review_summaries_are_verified_and_keyed_by_review() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, _) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    serve(&fake, &original);
     let review = json!({
         "id": 555, "body": original.signoff.body, "state": "APPROVED",
         "user": {"login": "nv-owner", "type": "User"},
@@ -308,13 +298,8 @@ fn last_status(fake: &FakeGitHub, sha: &str) -> (String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_signoff_edited_after_a_newer_one_leaves_the_status_to_the_newer() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, older) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    let url = serve(&fake, &original);
-    let older: u64 = url.rsplit('-').next().unwrap().parse().unwrap();
     let server = start_server(&fake, &upstream, &[]).await;
     server.deliver("issue_comment", "o-1", &signoff_event(pr, older, "nv-owner", &original.signoff.body, None)).await;
     server.wait_handled(1).await;
@@ -355,12 +340,8 @@ async fn an_older_signoff_edited_after_a_newer_one_leaves_the_status_to_the_newe
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_repairs_review_and_inline_signoffs_newest_eligible_first() {
-    let original = read_bundle(&fixture("green-sweep")).unwrap();
+    let (original, fake, upstream, _) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    let fake = FakeGitHub::start(TOKEN, BOT).await;
-    let upstream = FakeUpstream::start().await;
-    serve_upstream(&upstream, &original);
-    serve(&fake, &original);
     let pull_url = format!("https://api.github.com/repos/{REPO}/pulls/{pr}");
     // The owner's inline review comment is newer than the conversation sign-off; a stranger's
     // pasted review summary is newer still, but not eligible.

@@ -31,6 +31,18 @@ pub async fn start_verifier(fake: &FakeGitHub, upstream: &FakeUpstream, extra: &
     ServerProcess::start(&args).await
 }
 
+/// A bundle served whole: the fake GitHub holding its PR (with its sign-off comment) and the
+/// fake upstream its upstream facts. Returns the bundle, both servers and the sign-off
+/// comment's id.
+pub async fn served(original: Evidence) -> (Evidence, FakeGitHub, FakeUpstream, u64) {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &original);
+    let url = serve(&fake, &original);
+    let id = url.rsplit('-').next().unwrap().parse().unwrap();
+    (original, fake, upstream, id)
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bundles").join(name)
 }
