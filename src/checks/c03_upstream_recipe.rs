@@ -1124,6 +1124,31 @@ mod tests {
         assert_eq!(check(&Context::new(&e)).status, Status::Pass);
     }
 
+    /// PM7: a recipe the launcher reads from the srt-slurm checkout it clones is not in the
+    /// evidence; Check 3 FAILs naming the checkout and the recipe, never judging nothing.
+    #[test]
+    fn a_recipe_of_the_launchers_srt_slurm_checkout_is_named_unread() {
+        const MASTER: &str = "qwen3.5-fp8-gb300-dynamo-sglang:\n  image: img\n  model: Qwen/Qwen3.5-397B-A17B-FP8\n  model-prefix: qwen3.5\n  runner: gb300-nv\n  precision: fp8\n  framework: dynamo-sglang\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - conc-list: [4]\n        prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/sglang/qwen.yaml\"\n";
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert("configs/amd-master.yaml", MASTER);
+        e.head.insert("configs/runners.yaml", "labels:\n  mi355x:\n  - mi355x-amd_0\n");
+        e.head.insert(
+            "runners/launch_gb300-nv.sh",
+            "git clone https://github.com/NVIDIA/srt-slurm.git s\nsrtctl apply -f \"$CONFIG_FILE\"\n",
+        );
+        merged(&mut e, COOKBOOK);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["settings_unknown".to_owned()]), "{o:?}");
+        let reason = &o.message.args["problems"][0]["reason"];
+        assert_eq!(reason["$reason"], "external_recipe_unread", "{o:?}");
+        assert_eq!(
+            (&reason["checkout"], &reason["path"]),
+            (&json!("NVIDIA/srt-slurm@HEAD"), &json!("recipes/sglang/qwen.yaml"))
+        );
+        let [en, zh] = crate::checks::tests_support::assert_renders(3, &o);
+        assert!(en.contains("NVIDIA/srt-slurm@HEAD") && zh.contains("NVIDIA/srt-slurm@HEAD"), "{en}\n{zh}");
+    }
+
     /// Issue 33 item 4: the synthetic-acceptance keys of `--speculative-config` are InferenceX
     /// benchmark controls; the rest of the JSON is compared with the cookbook.
     #[test]
