@@ -301,6 +301,13 @@ fn gap_reason(launch: &ConfigLaunch, gap: &SettingsGap) -> Reason {
             .arg("at", row.as_str()),
         SettingsGap::NotText { path } => reason("path_not_text").arg("path", path.as_str()),
         SettingsGap::NoServerStarted { path } => reason("no_server_started").arg("path", path.as_str()),
+        SettingsGap::DisaggTable { path, at, tried } if tried.is_empty() => {
+            reason("disagg_table_absent").arg("path", path.as_str()).arg("at", at.as_str())
+        }
+        SettingsGap::DisaggTable { path, at, tried } => reason("disagg_entry_absent")
+            .arg("path", path.as_str())
+            .arg("at", at.as_str())
+            .arg("tried", tried.join(", ")),
     }
 }
 
@@ -1147,6 +1154,48 @@ mod tests {
         );
         let [en, zh] = crate::checks::tests_support::assert_renders(3, &o);
         assert!(en.contains("NVIDIA/srt-slurm@HEAD") && zh.contains("NVIDIA/srt-slurm@HEAD"), "{en}\n{zh}");
+    }
+
+    /// PM11: an AMD disaggregated config's settings come from the model table its job renders
+    /// them from; a table without the model's entry FAILs naming the table and the names tried,
+    /// and a table flag the cookbook lacks is uncovered at its table line.
+    #[test]
+    fn an_amd_disaggregated_config_is_judged_on_its_model_table() {
+        const MASTER: &str = "dsr1-fp8-mi355x-sglang-disagg:\n  image: img\n  model: deepseek-ai/DeepSeek-R1-0528\n  model-prefix: dsr1\n  runner: mi355x-disagg\n  precision: fp8\n  framework: sglang-disagg\n  multinode: true\n  disagg: true\n  kv-p2p-transfer: mori\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - conc-list: [4]\n        prefill: {num-worker: 1, tp: 8, ep: 1, dp-attn: false}\n        decode: {num-worker: 1, tp: 8, ep: 1, dp-attn: false}\n";
+        const SCRIPT: &str = "cd \"$GITHUB_WORKSPACE/benchmarks/multi_node/amd_utils\" || exit 1\nJOB_ID=$(bash ./submit.sh $PREFILL_NODES)\n";
+        const TABLE: &str = "DeepSeek-R1-0528-DI:\n  base_flags: \"--attention-backend aiter --mem-fraction-static 0.85 --hicache-size 253\"\n";
+        // Written like upstream's runners.yaml and runners/launch_mi355x-amds.sh.
+        const LAUNCHER: &str = "SCRIPT_NAME=\"${EXP_NAME%%_*}_${PRECISION}_mi355x_${FRAMEWORK}.sh\"\nJOB_ID=$(bash \"benchmarks/multi_node/${SCRIPT_NAME}\")\n";
+        let dir = "benchmarks/multi_node/amd_utils";
+        let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+        e.head.insert("configs/amd-master.yaml", MASTER);
+        e.head.insert("configs/runners.yaml", "labels:\n  mi355x-disagg:\n  - mi355x-amds_06\n");
+        e.head.insert("runners/launch_mi355x-amds.sh", LAUNCHER);
+        e.head.insert("benchmarks/multi_node/dsr1_fp8_mi355x_sglang-disagg.sh", SCRIPT);
+        e.head.insert(format!("{dir}/job.slurm"), "MODELS_YAML=\"$(pwd)/models.yaml\"\n");
+        e.head.insert(format!("{dir}/models.yaml"), "DeepSeek-V3:\n  base_flags: \"--tp 8\"\n");
+        let cookbook = "# DeepSeek-R1-0528 on MI355X\n\n```bash\npython3 -m sglang.launch_server --model deepseek-ai/DeepSeek-R1-0528 --tp 8 \\\n  --attention-backend aiter --mem-fraction-static 0.85\n```\n";
+        merged(&mut e, cookbook);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["settings_unknown".to_owned()]), "{o:?}");
+        let reason = &o.message.args["problems"][0]["reason"];
+        assert_eq!(reason["$reason"], "disagg_entry_absent", "{o:?}");
+        assert_eq!(reason["tried"], json!("DeepSeek-R1-0528-DI, DeepSeek-R1-0528"));
+        let [en, zh] = crate::checks::tests_support::assert_renders(3, &o);
+        assert!(en.contains("models.yaml") && zh.contains("models.yaml"), "{en}\n{zh}");
+
+        e.head.insert(format!("{dir}/models.yaml"), TABLE);
+        let o = check(&Context::new(&e));
+        let both = vec!["uncovered".to_owned(), "uncovered".to_owned()];
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, both), "prefill and decode both run it: {o:?}");
+        let missing = &o.message.args["problems"][0]["settings"];
+        assert!(
+            missing.to_string().contains("--hicache-size") && missing.to_string().contains("models.yaml:2"),
+            "{o:?}"
+        );
+
+        e.head.insert(format!("{dir}/models.yaml"), TABLE.replace(" --hicache-size 253", "").as_str());
+        assert_eq!(check(&Context::new(&e)).status, Status::Pass);
     }
 
     /// Issue 33 item 4: the synthetic-acceptance keys of `--speculative-config` are InferenceX

@@ -15,6 +15,7 @@
 //! without `runners/`) gets the benchmark-script naming rule of spec 20 §3.2 instead, and the
 //! job says so (`launcher: None`, decision LM3).
 
+pub mod amd_disagg;
 pub mod class;
 pub mod follow;
 pub mod runner;
@@ -273,6 +274,14 @@ pub enum SettingsGap {
     },
     NotText {
         path: String,
+    },
+    /// A disaggregated job's model table (`amd_utils/models*.yaml`): `job.slurm` in `dir`
+    /// names none the tree has for the engine, or (`tried` not empty) the table at `path` has
+    /// no entry for the model under any name the renderer tries.
+    DisaggTable {
+        path: String,
+        at: String,
+        tried: Vec<String>,
     },
     /// The benchmark script starts no engine server the reader knows.
     NoServerStarted {
@@ -857,6 +866,13 @@ impl<'t> LaunchTree<'t> {
                 out.gaps.push(SettingsGap::NotText { path: script.to_owned() });
                 continue;
             };
+            if let Some(submission) = amd_disagg::submission(text, script) {
+                match &master {
+                    Ok(master) => self.disagg_settings(out, master, &submission, &job.variant),
+                    Err(e) => out.gaps.push(SettingsGap::InvalidEntry { error: e.to_string() }),
+                }
+                continue;
+            }
             // One reading per distinct row binding of this variant (one, unbound, without rows).
             let unbound = [RowInputs::default()];
             let bindings: Vec<&RowInputs> = rows.iter().filter(|r| r.variant == job.variant).collect();
@@ -902,6 +918,51 @@ impl<'t> LaunchTree<'t> {
         flat.sort();
         flat.dedup();
         out.settings = flat;
+    }
+
+    /// The settings of a script that submits AMD's disaggregated job: per row, each role's
+    /// flags from the model table the job renders them from (decision PM11).
+    fn disagg_settings(
+        &self,
+        out: &mut ConfigLaunch,
+        master: &MasterConfig,
+        submission: &amd_disagg::Submission,
+        variant: &str,
+    ) {
+        let rows = amd_disagg::rows(master);
+        let mut read: Vec<(Vec<RoleSettings>, Vec<String>)> = Vec::new();
+        for row in &rows {
+            let entry =
+                match amd_disagg::table_entry(self.tree, submission, &master.framework, &master.model, row.agentic) {
+                    Ok(entry) => entry,
+                    Err(gap) => {
+                        out.gaps.push(match gap {
+                            amd_disagg::TableGap::Unparsable { path, error } => {
+                                SettingsGap::UnparsableRecipe { path, error }
+                            }
+                            amd_disagg::TableGap::NoTable { dir, .. } => {
+                                SettingsGap::DisaggTable { path: dir, at: submission.at.clone(), tried: Vec::new() }
+                            }
+                            amd_disagg::TableGap::NoEntry { path, tried } => {
+                                SettingsGap::DisaggTable { path, at: submission.at.clone(), tried }
+                            }
+                        });
+                        return;
+                    }
+                };
+            let roles = amd_disagg::role_settings(&entry, row);
+            match read.iter_mut().find(|(r, _)| *r == roles) {
+                Some((_, labels)) => labels.push(row.label()),
+                None => read.push((roles, vec![row.label()])),
+            }
+        }
+        let named = read.len() > 1;
+        for (roles, labels) in read {
+            let row = named.then(|| labels.join(", "));
+            for settings in roles {
+                out.scopes.push(SettingScope { variant: variant.to_owned(), row: row.clone(), settings });
+            }
+        }
     }
 
     /// Per `srt-recipe` row, the settings of the recipe variants that serve its points (TP, EP,

@@ -78,7 +78,13 @@ fn scalar_text(node: &Node) -> Option<String> {
     }
 }
 
-fn add(settings: &mut BTreeMap<String, Setting>, name: String, kind: SettingKind, value: String, at: String) {
+pub(super) fn add(
+    settings: &mut BTreeMap<String, Setting>,
+    name: String,
+    kind: SettingKind,
+    value: String,
+    at: String,
+) {
     let entry = settings.entry(name.clone()).or_insert_with(|| Setting {
         name,
         kind,
