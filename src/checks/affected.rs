@@ -4,8 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use super::context::Side;
 use super::scan::{self, Role};
 use super::{reason, Context, Reason};
+use crate::domain::master_config::{entry_spans, is_entry_line, EntrySpan};
 use crate::yaml::{self, Node, Value};
 
 /// One affected master-config entry, with the fields the checks compare.
@@ -92,16 +94,17 @@ fn archived(path: &str) -> bool {
 }
 
 fn parse_all_configs(cx: &Context) -> Result<Vec<AffectedConfig>, String> {
-    configs_in(&cx.evidence.head)
+    configs_in(cx, Side::Head)
 }
 
 /// All active entries of every master file of `tree`, in file order (Check 6 reads the base's
 /// to tell an entry that existed before the PR from one the PR adds).
-pub fn configs_in(tree: &crate::repo::MemTree) -> Result<Vec<AffectedConfig>, String> {
+pub fn configs_in(cx: &Context, side: Side) -> Result<Vec<AffectedConfig>, String> {
+    let tree = cx.tree(side);
     let mut out = Vec::new();
     for path in tree.paths().filter(|p| scan::role(p) == Role::MasterConfig && !archived(p)) {
-        let text = tree.text(path).ok_or_else(|| format!("{path} is not UTF-8"))?;
-        let root = yaml::parse(text, path).map_err(|e| e.to_string())?;
+        let (root, _) = cx.master_root(side, path).ok_or_else(|| format!("{path} is not UTF-8"))?;
+        let root = root.as_ref().as_ref().map_err(|e| e.to_string())?;
         for (key, entry) in root.as_map().unwrap_or_default() {
             out.push(entry_of(path, key, entry));
         }
@@ -170,8 +173,7 @@ fn siblings(lines: &[&str], at: usize) -> std::collections::BTreeMap<String, (St
 /// Every `- "KEY=value"` list item of a master-config entry (its rows' `additional-settings`,
 /// `CONFIG_FILE=` included), with its line, in file order. Empty when the file is not readable.
 pub fn entry_items(cx: &Context, config: &AffectedConfig) -> Vec<(String, String, u32)> {
-    let Some(text) = cx.evidence.head.text(&config.file) else { return vec![] };
-    let Some(span) = entry_spans(text, &config.file).remove(&config.key) else { return vec![] };
+    let Some(span) = head_span(cx, config) else { return vec![] };
     span.text
         .lines()
         .zip(*span.lines.start()..)
@@ -254,21 +256,22 @@ pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, Reason> {
             .ok_or_else(|| reason("path_no_diff_or_content").arg("path", file.filename.as_str()))?;
         let mut entries: Vec<&AffectedConfig> = all.iter().filter(|c| c.file == file.filename).collect();
         entries.sort_by_key(|c| c.line);
-        let Some(head_text) = ev.head.text(&file.filename) else {
+        let Some((head, head_text)) = cx.master_root(Side::Head, &file.filename) else {
             return Err(reason("missing_at_head").arg("path", file.filename.as_str()));
         };
-        let base_text = ev.base.text(&file.filename);
-        let base_spans = base_text.map(|text| entry_spans(text, &file.filename));
-        let base_root = base_text.and_then(|text| yaml::parse(text, &file.filename).ok());
-        let head_root = yaml::parse(head_text, &file.filename).ok();
-        for (key, span) in entry_spans(head_text, &file.filename) {
+        let base = cx.master_root(Side::Base, &file.filename);
+        let base_root = base.as_ref().and_then(|(root, _)| root.as_ref().as_ref().ok());
+        let base_spans = base.as_ref().and_then(|(root, text)| Some(entry_spans(root.as_ref().as_ref().ok()?, text)));
+        let head_root = head.as_ref().as_ref().ok();
+        let head_spans = head_root.map(|root| entry_spans(root, head_text)).unwrap_or_default();
+        for (key, span) in head_spans {
             let touched = lines.iter().any(|added| span.lines.contains(&added.line) && is_entry_line(added.text));
             // The diff may slide an append into the previous entry; an entry whose text is
             // byte-identical at base was not changed, whatever the hunks say. Nor was one whose
             // YAML value is the same (a re-indented list, as #2487 re-indents
             // `glm5.2-fp4-mi355x-sglang-agentic-mtp`): the sweep it generates is the same.
             let unchanged = base_spans.as_ref().is_some_and(|base| base.get(&key).is_some_and(|b| b.text == span.text))
-                || matches!((&base_root, &head_root), (Some(b), Some(h))
+                || matches!((base_root, head_root), (Some(b), Some(h))
                     if b.get(&key).zip(h.get(&key)).is_some_and(|(b, h)| b.to_json() == h.to_json()));
             if touched && !unchanged {
                 wanted.insert(key);
@@ -278,41 +281,10 @@ pub fn affected_configs(cx: &Context) -> Result<Vec<AffectedConfig>, Reason> {
     Ok(all.into_iter().filter(|c| wanted.contains(&c.key)).collect())
 }
 
-/// A line that can belong to an entry: not blank, not a comment (separators belong to none).
-fn is_entry_line(text: &str) -> bool {
-    !text.trim().is_empty() && !scan::is_comment(text)
-}
-
-/// The lines of one top-level entry of a master file: from its key to its last content line
-/// (trailing blank and comment lines before the next key belong to no entry), and their text.
-#[derive(Debug, PartialEq)]
-pub struct EntrySpan {
-    pub lines: std::ops::RangeInclusive<u32>,
-    pub text: String,
-}
-
-/// Each top-level key's span; a file that does not parse has none (the caller already read
-/// its entries, so a parse failure was reported there).
-pub fn entry_spans(text: &str, path: &str) -> std::collections::BTreeMap<String, EntrySpan> {
-    let Ok(root) = yaml::parse(text, path) else { return Default::default() };
-    let keys: Vec<(String, u32)> = root
-        .as_map()
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|(key, _)| Some((key.key_text()?.into_owned(), key.pos.line)))
-        .collect();
-    let lines: Vec<&str> = text.lines().collect();
-    let mut spans = std::collections::BTreeMap::new();
-    for (index, (key, start)) in keys.iter().enumerate() {
-        let next = keys.get(index + 1).map_or(lines.len() as u32 + 1, |(_, line)| *line);
-        let mut end = next.saturating_sub(1).max(*start);
-        while end > *start && !lines.get(end as usize - 1).is_some_and(|l| is_entry_line(l)) {
-            end -= 1;
-        }
-        let body = lines.get(*start as usize - 1..end as usize).unwrap_or_default().join("\n");
-        spans.insert(key.clone(), EntrySpan { lines: *start..=end, text: body });
-    }
-    spans
+/// The span of `config`'s entry in its head master file (`None`: unreadable, or no such entry).
+pub fn head_span(cx: &Context, config: &AffectedConfig) -> Option<EntrySpan> {
+    let (root, text) = cx.master_root(Side::Head, &config.file)?;
+    entry_spans(root.as_ref().as_ref().ok()?, text).remove(&config.key)
 }
 
 pub use crate::domain::launch::sku;

@@ -6,10 +6,11 @@ use serde_json::json;
 
 use std::collections::BTreeSet;
 
-use super::affected::{entry_spans, AffectedConfig};
+use super::affected::{head_span, AffectedConfig};
 use super::generated;
 use super::reach;
 use super::{reason, Context, Outcome, Reason};
+use crate::domain::master_config;
 use crate::evidence::{CheckRun, Evidence, Fact, WorkflowRun};
 use crate::matrix::process::parse_additions;
 
@@ -314,18 +315,13 @@ fn blobs_at<'e>(ev: &'e Evidence, sha: &str) -> Result<&'e BTreeMap<String, Stri
     }
 }
 
-fn entry_text(text: &str, config: &AffectedConfig) -> Option<String> {
-    entry_spans(text, &config.file).remove(&config.key).map(|span| span.text)
-}
-
 /// An affected entry's text at the head.
-fn head_entry(ev: &Evidence, config: &AffectedConfig) -> Result<String, NotEquivalent> {
+fn head_entry(cx: &Context, config: &AffectedConfig) -> Result<String, NotEquivalent> {
     let file = &config.file;
-    let text = ev
-        .head
-        .text(file)
-        .ok_or_else(|| NotEquivalent::Unverifiable(reason("missing_at_head").arg("path", file.as_str())))?;
-    entry_text(text, config).ok_or_else(|| {
+    if cx.evidence.head.text(file).is_none() {
+        return Err(NotEquivalent::Unverifiable(reason("missing_at_head").arg("path", file.as_str())));
+    }
+    head_span(cx, config).map(|span| span.text).ok_or_else(|| {
         NotEquivalent::Unverifiable(
             reason("entry_unreadable_at_head").arg("key", config.key.as_str()).arg("path", file.as_str()),
         )
@@ -337,7 +333,9 @@ fn head_entry(ev: &Evidence, config: &AffectedConfig) -> Result<String, NotEquiv
 fn sweep_entry(ev: &Evidence, sweep_sha: &str, config: &AffectedConfig) -> Result<Option<String>, NotEquivalent> {
     let file = &config.file;
     match ev.texts_at.get(sweep_sha) {
-        Some(Fact::Ok(texts)) => Ok(texts.get(file).and_then(|text| entry_text(text, config))),
+        Some(Fact::Ok(texts)) => {
+            Ok(texts.get(file).and_then(|text| master_config::entry_text(text, file, &config.key)))
+        }
         Some(Fact::Unavailable(error)) => {
             Err(NotEquivalent::Unverifiable(reason("master_text_unreadable").arg("sha", short(sweep_sha)).error(error)))
         }
@@ -369,7 +367,7 @@ fn head_equivalent(cx: &Context, sweep_sha: &str) -> Result<usize, NotEquivalent
     for r in reaches {
         let config = &r.config;
         let master_same = sweep.get(&config.file).is_some_and(|blob| head.get(&config.file) == Some(blob));
-        let at_head = head_entry(ev, config)?;
+        let at_head = head_entry(cx, config)?;
         let at_sweep = if master_same { Some(at_head.clone()) } else { sweep_entry(ev, sweep_sha, config)? };
         if at_sweep.as_ref() != Some(&at_head) {
             let entry = format!("{}: {}", config.file, config.key);

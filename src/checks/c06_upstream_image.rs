@@ -15,6 +15,7 @@
 use serde_json::json;
 
 use super::affected::{affected_configs, all_configs, configs_in, sku, AffectedConfig};
+use super::context::Side;
 use super::{reason, with_fields, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::{Engine, ModelsMd};
@@ -156,7 +157,7 @@ impl Judge<'_, '_> {
         if self.base.is_none() {
             let unreadable = |error: Reason| Outcome::unreadable(reason("what_base_master_configs"), error);
             self.cx.base_available().map_err(unreadable)?;
-            self.base = Some(configs_in(&self.cx.evidence.base).map_err(|e| unreadable(e.into()))?);
+            self.base = Some(configs_in(self.cx, Side::Base).map_err(|e| unreadable(e.into()))?);
         }
         Ok(self.base.as_deref().unwrap_or_default())
     }

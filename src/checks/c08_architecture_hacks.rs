@@ -177,10 +177,8 @@ fn not_native(overrides: &Json, configs: &[(String, Result<&Json, &'static str>)
 fn served_models(cx: &Context, path: &str) -> Vec<String> {
     let ev = cx.evidence;
     if scan::role(path) == Role::Recipe {
-        let model =
-            ev.head.text(path).and_then(|t| crate::yaml::parse(t, path).ok()).and_then(|root| {
-                root.get("model").and_then(|m| m.get("path")).and_then(|p| p.as_str().map(str::to_owned))
-            });
+        let recipe = cx.head_recipe(path);
+        let model = recipe.as_deref().and_then(|r| r.as_ref().ok()).and_then(|r| r.model_path().map(str::to_owned));
         if let Some(model) = model {
             return vec![model];
         }

@@ -12,7 +12,7 @@ use super::affected::recipe_rows;
 use super::reach::{self, ConfigReach, ReachKind};
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome};
-use crate::yaml::{self, Node, Value};
+use crate::yaml::{Node, Value};
 
 const SPEC_NAME_MARKERS: [&str; 4] = ["mtp", "eagle", "dspark", "dflash"];
 
@@ -103,12 +103,13 @@ fn chat_template_flags(node: &Node, out: &mut Vec<(u32, bool)>) {
     }
 }
 
-fn judge_recipe(path: &str, text: &str) -> Verdict {
-    let Ok((root, _)) = yaml::parse_lenient(text, path) else {
+fn judge_recipe(cx: &Context, path: &str) -> Verdict {
+    let recipe = cx.head_recipe(path);
+    let Some(Ok(recipe)) = recipe.as_deref() else {
         return Verdict::Missing { line: 1, kind: "recipe_missing" };
     };
     let mut flags = Vec::new();
-    chat_template_flags(&root, &mut flags);
+    chat_template_flags(&recipe.root, &mut flags);
     match flags.iter().find(|(_, on)| !on) {
         Some((line, _)) => Verdict::Missing { line: *line, kind: "recipe_false" },
         None if flags.is_empty() => Verdict::Missing { line: 1, kind: "recipe_missing" },
@@ -147,7 +148,7 @@ fn judge(cx: &Context, path: &str, role: Role, owner: Option<&ConfigReach>) -> O
                 (None, None) => None,
             }
         }
-        Role::Recipe => Some((path.to_owned(), judge_recipe(path, text))),
+        Role::Recipe => Some((path.to_owned(), judge_recipe(cx, path))),
         _ => None,
     }
 }

@@ -13,7 +13,8 @@ use super::reach;
 use super::scan::{self, Role};
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
-use crate::yaml::{self, Node, Value};
+use crate::domain::srt_recipe::RecipeError;
+use crate::yaml::{Node, Value};
 
 /// The first dev-build date that ships the decoupled metrics controls (Dynamo PR #12162).
 const DECOUPLED_DEV_DATE: u32 = 20260725;
@@ -136,15 +137,17 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     for path in &recipes {
-        let Some(text) = ev.head.text(path) else { continue };
-        let root = match yaml::parse_lenient(text, path) {
-            Ok((root, _)) => root,
-            Err(e) => return Outcome::unreadable(path.as_str(), e.to_string()),
+        let Some(recipe) = cx.head_recipe(path) else { continue };
+        let root = match recipe.as_ref() {
+            Ok(recipe) => &recipe.root,
+            Err(e @ RecipeError::Yaml(_)) => return Outcome::unreadable(path.as_str(), e.to_string()),
+            // YAML that is no recipe (empty, a list) is no Dynamo TRT-LLM recipe.
+            Err(_) => continue,
         };
-        if !is_dynamo_trtllm(&root) {
+        if !is_dynamo_trtllm(root) {
             continue;
         }
-        match judge(path, &root) {
+        match judge(path, root) {
             Judgement::Published { version, decoupled } => {
                 published.push(json!({"file": path, "version": version, "decoupled": decoupled}))
             }

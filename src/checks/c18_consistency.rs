@@ -28,6 +28,7 @@ use super::affected::{affected_configs, all_configs, changelog_keys, configs_in,
 use super::c01_in_pr_sweep::qualifying_run;
 use super::c03_upstream_recipe::show_concurrencies;
 use super::c06_upstream_image::canonical_image;
+use super::context::Side;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint, UnreadableArtifact};
 use super::generated::{has_config, rows_by_config, LoadError};
 use super::reach::affected_reach;
@@ -41,7 +42,6 @@ use crate::domain::srt_recipe::{FactVariant, Recipe, Role, SingleNodePoint};
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
 use crate::matrix::Row;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
-use crate::yaml;
 
 /// What a finding says about its sub-item.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -238,17 +238,16 @@ struct RecipeRows {
 /// in the row's KV band (b), that variant runs the row's TP/EP (c), and its `gpus` (override or
 /// `gpus_per_node`) is what its engine uses (d); a variant in the row's band whose concurrency
 /// no master conc list holds FAILs (b) too (equal sets). Returns, per recipe, what matched.
-fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) -> Vec<Value> {
+fn check_srt_rows(cx: &Context, config: &AffectedConfig, out: &mut Findings) -> Vec<Value> {
     let key = &config.key;
-    let Some(text) = ev.head.text(&config.file) else { return Vec::new() };
-    let Ok(root) = yaml::parse(text, &config.file) else { return Vec::new() };
-    let Some(node) = root.get(key) else { return Vec::new() };
+    let Some((root, _)) = cx.master_root(Side::Head, &config.file) else { return Vec::new() };
+    let Some(node) = root.as_ref().as_ref().ok().and_then(|root| root.get(key)) else { return Vec::new() };
     // An invalid entry is (a)'s finding.
     let Ok(master) = master_config::validate_entry(key, &config.file, node.pos, node) else { return Vec::new() };
     let mut by_recipe: BTreeMap<String, RecipeRows> = BTreeMap::new();
     for row in master.srt_recipe_rows() {
         let candidates = row.candidate_paths(&config.file);
-        let Some((path, text)) = candidates.iter().find_map(|p| ev.head.text(p).map(|t| (p.clone(), t))) else {
+        let Some((path, recipe)) = candidates.iter().find_map(|p| cx.head_recipe(p).map(|r| (p.clone(), r))) else {
             out.missing(
                 'b',
                 reason("srt_recipe_missing")
@@ -260,7 +259,7 @@ fn check_srt_rows(ev: &Evidence, config: &AffectedConfig, out: &mut Findings) ->
         };
         out.assessed.extend(['b', 'c', 'd']);
         if !by_recipe.contains_key(&path) {
-            match Recipe::parse(text, &path).and_then(|r| r.fact_variants()) {
+            match recipe.as_ref().as_ref().map_err(Clone::clone).and_then(Recipe::fact_variants) {
                 Ok(variants) => {
                     by_recipe.insert(path.clone(), RecipeRows { variants, rows: Vec::new() });
                 }
@@ -560,7 +559,7 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
         out.curve_unreadable(&keys.join(", "), run.benchmark_run_id, &head.unreadable);
     }
     out.assessed.extend(['g', 'h']);
-    let base_configs = configs_in(&ev.base).ok();
+    let base_configs = configs_in(cx, Side::Base).ok();
     for (published, configs) in by_run {
         let base = run_curves(ev, published);
         let mut attributed = BTreeSet::new();
@@ -657,11 +656,13 @@ fn check_curves(cx: &Context, affected: &[AffectedConfig], out: &mut Findings) {
 /// The base's master file has an entry under the config's key. Read from the file's top-level
 /// keys, not from the validated configs: an entry that no longer validates at base is (a)'s
 /// finding, never a config that "did not exist".
-fn written_at_base(ev: &Evidence, config: &AffectedConfig) -> bool {
-    let Some(text) = ev.base.text(&config.file) else { return has_config(&ev.base, &config.key) };
-    match master_config::parse_master_file(text, &config.file) {
-        Ok(entries) => entries.iter().any(|(key, _, _)| key == &config.key),
-        Err(_) => true,
+fn written_at_base(cx: &Context, config: &AffectedConfig) -> bool {
+    let Some((root, _)) = cx.master_root(Side::Base, &config.file) else {
+        return has_config(&cx.evidence.base, &config.key);
+    };
+    match root.as_ref().as_ref().ok().and_then(|root| root.as_map()) {
+        Some(entries) => entries.iter().any(|(key, _)| key.key_text().is_some_and(|k| k == config.key.as_str())),
+        None => true,
     }
 }
 
@@ -722,7 +723,7 @@ pub fn check(cx: &Context) -> Outcome {
             }
         }
     }
-    let existing: Vec<AffectedConfig> = affected.iter().filter(|c| written_at_base(ev, c)).cloned().collect();
+    let existing: Vec<AffectedConfig> = affected.iter().filter(|c| written_at_base(cx, c)).cloned().collect();
     if !existing.is_empty() {
         match rows_by_config(&ev.base, &existing) {
             Err(LoadError::Missing(error)) => {
@@ -747,7 +748,7 @@ pub fn check(cx: &Context) -> Outcome {
         }
     }
     for config in &affected {
-        let matched = check_srt_rows(ev, config, &mut out);
+        let matched = check_srt_rows(cx, config, &mut out);
         out.recipes.extend(matched);
         check_image(ev, config, &mut out);
     }

@@ -1,18 +1,31 @@
 //! What the checks share: the Evidence, and values derived from it once (parsed policy files,
 //! parsed sign-off, …). Derivations are pure and lazy: a check that needs nothing pays nothing.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::affected::AffectedConfig;
 use super::{reason, Reason};
 use crate::domain::checklist_template::{ChecklistTemplate, Topic};
 use crate::domain::codeowners::Codeowners;
 use crate::domain::models_md::ModelsMd;
+use crate::domain::srt_recipe::{Recipe, RecipeError};
 use crate::evidence::limits::MAX_SCAN_BYTES;
 use crate::evidence::{Evidence, Fact};
 use crate::intake::signoff::Signoff;
 use crate::repo::{Layout, Logical, MemTree};
+use crate::yaml::{Node, YamlError};
+
+/// One of the PR's two trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Side {
+    Base,
+    Head,
+}
+
+/// A master-config file parsed once per verification.
+pub type MasterRoot = Arc<Result<Node, YamlError>>;
 
 /// A policy file read from the policy tree (the default branch's tip): its path and parsed value, or why it is unusable.
 pub type Parsed<T> = Result<(String, T), Reason>;
@@ -30,6 +43,10 @@ pub struct Context<'e> {
     pub(super) reach: OnceLock<Result<Vec<super::reach::ConfigReach>, Reason>>,
     /// Bytes of scripts the launch reach and Check 3 may still scan ([`MAX_SCAN_BYTES`]).
     scan_left: AtomicUsize,
+    /// Head recipes the checks read, each parsed once per verification ([`Context::head_recipe`]).
+    head_recipes: Mutex<BTreeMap<String, Arc<Result<Recipe, RecipeError>>>>,
+    /// Master-config files of either tree, each parsed once per verification ([`Context::master_root`]).
+    master_roots: Mutex<BTreeMap<(Side, String), MasterRoot>>,
 }
 
 impl<'e> Context<'e> {
@@ -44,7 +61,34 @@ impl<'e> Context<'e> {
             all_configs: OnceLock::new(),
             reach: OnceLock::new(),
             scan_left: AtomicUsize::new(MAX_SCAN_BYTES),
+            head_recipes: Mutex::new(BTreeMap::new()),
+            master_roots: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The tree of `side`.
+    pub fn tree(&self, side: Side) -> &'e MemTree {
+        match side {
+            Side::Base => &self.evidence.base,
+            Side::Head => &self.evidence.head,
+        }
+    }
+
+    /// The master-config file at `path` of `side`, with its text (`None`: not a text file of that
+    /// tree). Parsed once per verification, whichever reader asks first.
+    pub fn master_root(&self, side: Side, path: &str) -> Option<(MasterRoot, &'e str)> {
+        let text = self.tree(side).text(path)?;
+        let mut parsed = self.master_roots.lock().unwrap_or_else(PoisonError::into_inner);
+        let root = parsed.entry((side, path.to_owned())).or_insert_with(|| Arc::new(crate::yaml::parse(text, path)));
+        Some((Arc::clone(root), text))
+    }
+
+    /// The srt-slurm recipe at `path` of the head, as srtctl reads it (`None`: not a text file
+    /// of the head). Parsed once per verification, whichever check asks first.
+    pub fn head_recipe(&self, path: &str) -> Option<Arc<Result<Recipe, RecipeError>>> {
+        let text = self.evidence.head.text(path)?;
+        let mut parsed = self.head_recipes.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(Arc::clone(parsed.entry(path.to_owned()).or_insert_with(|| Arc::new(Recipe::parse(text, path)))))
     }
 
     /// Whether the scan budget of this verification is spent.

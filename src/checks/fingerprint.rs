@@ -18,7 +18,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::affected::entry_spans;
+use super::affected::head_span;
 use super::{reason, Context, Reason};
 use crate::evidence::{Evidence, Fact};
 
@@ -86,11 +86,10 @@ impl Fingerprint {
         let mut configs = BTreeMap::new();
         // One reach per affected config, in order: the configs and what each runs, read once.
         for super::reach::ConfigReach { config, path, .. } in super::reach::affected_reach(&cx)? {
-            let text = evidence
-                .head
-                .text(&config.file)
-                .ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
-            let span = entry_spans(text, &config.file).remove(&config.key);
+            if evidence.head.text(&config.file).is_none() {
+                return Err(reason("missing_at_head").arg("path", config.file.as_str()));
+            }
+            let span = head_span(&cx, config);
             let span = span.ok_or_else(|| {
                 reason("entry_unreadable_at_head").arg("key", config.key.as_str()).arg("path", config.file.as_str())
             })?;

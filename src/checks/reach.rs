@@ -4,6 +4,7 @@
 //! they reach (bounded), once per Context.
 
 use super::affected::{affected_configs, AffectedConfig};
+use super::context::Side;
 use super::scan::{self, Role};
 use super::{reason, Context, Reason};
 use crate::domain::launch::{ConfigLaunch, LaunchTree};
@@ -21,17 +22,14 @@ fn compute(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
     let configs = affected_configs(cx)?;
     let head = &cx.evidence.head;
     let model = LaunchTree::new(head);
-    let mut parsed: Vec<(String, crate::yaml::Node)> = Vec::new();
     let mut out = Vec::new();
     for config in configs {
-        if !parsed.iter().any(|(f, _)| *f == config.file) {
-            let text =
-                head.text(&config.file).ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
-            parsed.push((config.file.clone(), crate::yaml::parse(text, &config.file).map_err(|e| e.to_string())?));
-        }
-        let root = parsed.iter().find(|(f, _)| *f == config.file).map(|(_, r)| r);
+        let (root, _) = cx
+            .master_root(Side::Head, &config.file)
+            .ok_or_else(|| reason("missing_at_head").arg("path", config.file.as_str()))?;
+        let root = root.as_ref().as_ref().map_err(|e| e.to_string())?;
         let entry = root
-            .and_then(|r| r.as_map())
+            .as_map()
             .and_then(|items| items.iter().find(|(k, _)| k.key_text().is_some_and(|t| t == config.key.as_str())));
         let Some((key, node)) = entry else { return Err(format!("{}: no entry {}", config.file, config.key).into()) };
         let mut launch = model.config(&config.file, key, node);

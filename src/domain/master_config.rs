@@ -5,6 +5,8 @@
 //! Each search-space entry keeps its raw YAML as JSON, because the generator copies raw values
 //! (worker dicts in YAML key order, `router`, `kv-offload-backend`) into matrix rows.
 
+use std::collections::BTreeMap;
+
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
@@ -480,6 +482,49 @@ impl MasterConfigError {
             | MasterConfigError::DuplicateKeys { file, .. } => Diagnostic::new(file.clone(), None, self.to_string()),
         }
     }
+}
+
+/// The lines of one top-level entry of a master file: from its key to its last content line
+/// (trailing blank and comment lines before the next key belong to no entry), and their text.
+#[derive(Debug, PartialEq)]
+pub struct EntrySpan {
+    pub lines: std::ops::RangeInclusive<u32>,
+    pub text: String,
+}
+
+/// A line that can belong to an entry: not blank, not a comment (separators belong to none).
+pub fn is_entry_line(text: &str) -> bool {
+    let text = text.trim_start();
+    !text.is_empty() && !text.starts_with('#')
+}
+
+/// Each top-level key's span in `text`, whose parsed document is `root`.
+pub fn entry_spans(root: &Node, text: &str) -> BTreeMap<String, EntrySpan> {
+    let keys: Vec<(String, u32)> = root
+        .as_map()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(key, _)| Some((key.key_text()?.into_owned(), key.pos.line)))
+        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut spans = BTreeMap::new();
+    for (index, (key, start)) in keys.iter().enumerate() {
+        let next = keys.get(index + 1).map_or(lines.len() as u32 + 1, |(_, line)| *line);
+        let mut end = next.saturating_sub(1).max(*start);
+        while end > *start && !lines.get(end as usize - 1).is_some_and(|l| is_entry_line(l)) {
+            end -= 1;
+        }
+        let body = lines.get(*start as usize - 1..end as usize).unwrap_or_default().join("\n");
+        spans.insert(key.clone(), EntrySpan { lines: *start..=end, text: body });
+    }
+    spans
+}
+
+/// The text of entry `key` of master file `text` at `path` (`None`: the file does not parse or
+/// has no such entry).
+pub fn entry_text(text: &str, path: &str, key: &str) -> Option<String> {
+    let root = yaml::parse(text, path).ok()?;
+    entry_spans(&root, text).remove(key).map(|span| span.text)
 }
 
 /// The top-level keys of one master file, with their nodes (checks 2-3 of spec 20 §3.1).

@@ -228,6 +228,11 @@ impl Recipe {
         }
     }
 
+    /// The model the recipe serves (`model.path`), as written at its top level.
+    pub fn model_path(&self) -> Option<&str> {
+        self.root.get("model").and_then(|m| m.get("path")).and_then(Node::as_str)
+    }
+
     /// A multi-variant file has a top-level `base` key (spec 50 §2.1).
     pub fn is_multi_variant(&self) -> bool {
         self.root.get("base").is_some()
