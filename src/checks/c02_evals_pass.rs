@@ -25,7 +25,7 @@ use crate::results::eval::{
     validate_batch_manifest, Consistency, EvalRow, LmEvalResults, MetaEnv, Threshold, FALLBACK_MIN_SCORE,
 };
 use crate::results::eval_logs::{self, KernelPath, MAX_SCAN_BYTES};
-use crate::results::shapes::{self, ArtifactKind};
+use crate::results::shapes::{self, is_eval_results_artifact, ArtifactKind};
 
 const KERNEL_PATHS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/02-kernel-paths.toml"));
 /// Problems that say "could not be verified" rather than "is wrong" (the header orders them last).
@@ -51,11 +51,6 @@ const MAX_IMAGE_LINES: usize = 16;
 fn kernel_paths() -> &'static Result<Vec<KernelPath>, String> {
     static TABLE: OnceLock<Result<Vec<KernelPath>, String>> = OnceLock::new();
     TABLE.get_or_init(|| eval_logs::parse_kernel_paths(KERNEL_PATHS).map_err(|e| e.to_string()))
-}
-
-/// Per-point eval artifacts (`eval_<RF>`, `eval_<exp>_<RF>`), not logs or GPU metrics.
-pub fn is_eval_results_artifact(name: &str) -> bool {
-    shapes::artifact_kind(name).is_some_and(|(kind, _)| kind == ArtifactKind::EvalSet)
 }
 
 fn is_server_log_artifact(name: &str) -> bool {

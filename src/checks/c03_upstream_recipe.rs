@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use regex::Regex;
 use serde_json::{json, Value as Json};
 
 use super::affected::{affected_configs, AffectedConfig};
@@ -22,7 +21,9 @@ use super::reach::affected_reach;
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::launch::{self, ConfigLaunch, RoleSettings, Setting, SettingKind, SettingScope, SettingsGap};
+use crate::domain::upstream_links::{upstream_links, LinkKind, UpstreamLink, RECIPE_REPOSITORIES};
 use crate::evidence::{Fact, UpstreamContent};
+use crate::intake::signoff::Signoff;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Engine {
@@ -73,46 +74,6 @@ impl Engine {
     }
 }
 
-/// Upstream repositories whose PRs the collector reads (Check 3's recipe sources).
-pub const RECIPE_REPOSITORIES: [&str; 2] = ["sgl-project/sglang", "vllm-project/recipes"];
-/// Published-page prefixes whose pages the collector fetches.
-pub const PAGE_PREFIXES: [&str; 2] = ["https://docs.sglang.io/cookbook/", "https://recipes.vllm.ai/"];
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LinkKind {
-    Pull { repo: String, number: u64 },
-    Page,
-}
-
-/// A recipe link of the detail section, keyed the way `Upstream::pulls` and
-/// `Upstream::contents` are: `https://github.com/<owner>/<repo>/pull/<n>` or the page URL
-/// without its fragment.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct UpstreamLink {
-    pub key: String,
-    pub kind: LinkKind,
-}
-
-impl UpstreamLink {
-    fn pull(repo: &str, number: u64) -> UpstreamLink {
-        let repo = repo.to_ascii_lowercase();
-        UpstreamLink { key: format!("https://github.com/{repo}/pull/{number}"), kind: LinkKind::Pull { repo, number } }
-    }
-
-    /// `sglang#47394` for a PR, the URL for a page.
-    fn short(&self) -> String {
-        match &self.kind {
-            LinkKind::Pull { repo, number } => format!("{}#{number}", repo.rsplit('/').next().unwrap_or(repo)),
-            LinkKind::Page => self.key.clone(),
-        }
-    }
-}
-
-/// The recipe links of a sign-off's additional detail section.
-pub fn detail_recipe_links(signoff: &crate::intake::signoff::Signoff) -> Vec<UpstreamLink> {
-    upstream_links(&signoff.detail, signoff.detail_links().map(|l| l.url.as_str()))
-}
-
 /// Most linked PRs one verdict waits for (issue 25 item 4).
 pub const MAX_AWAITED: usize = 3;
 
@@ -142,46 +103,6 @@ pub fn awaited_pulls(verdict: &super::Verdict) -> Vec<(String, u64)> {
         return Vec::new();
     }
     awaited
-}
-
-fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("a valid built-in pattern"))
-}
-
-/// Recipe links of the detail section: PR URLs and `owner/repo#N` short refs of the recipe
-/// repositories, and URLs under the published-page prefixes. Other links are not recipe links.
-pub fn upstream_links<'a>(detail: &str, urls: impl Iterator<Item = &'a str>) -> Vec<UpstreamLink> {
-    static SHORT: OnceLock<Regex> = OnceLock::new();
-    let mut out = BTreeSet::new();
-    for url in urls {
-        let url = url.trim();
-        if let Some(rest) = url.strip_prefix("https://github.com/") {
-            let mut parts = rest.split(['/', '#', '?']);
-            let (owner, name, kind, number) = (parts.next(), parts.next(), parts.next(), parts.next());
-            if let (Some(owner), Some(name), Some("pull"), Some(Ok(number))) =
-                (owner, name, kind, number.map(str::parse::<u64>))
-            {
-                out.insert(UpstreamLink::pull(&format!("{owner}/{name}"), number));
-            }
-        } else if let Some(prefix) = PAGE_PREFIXES.iter().find(|p| url.starts_with(*p)) {
-            let page = url.split(['#', '?']).next().unwrap_or(url);
-            if page.len() > prefix.len() {
-                out.insert(UpstreamLink { key: page.to_owned(), kind: LinkKind::Page });
-            }
-        }
-    }
-    let short = regex(&SHORT, r"(?:^|[\s(\[:,;*`])([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#([0-9]{1,9})\b");
-    for c in short.captures_iter(detail) {
-        if let Ok(number) = c[2].parse::<u64>() {
-            out.insert(UpstreamLink::pull(&c[1], number));
-        }
-    }
-    out.into_iter()
-        .filter(|l| match &l.kind {
-            LinkKind::Pull { repo, number } => RECIPE_REPOSITORIES.contains(&repo.as_str()) && *number > 0,
-            LinkKind::Page => true,
-        })
-        .collect()
 }
 
 /// How settings are classified (`checks/data/03-serving-settings.toml`).
@@ -736,7 +657,7 @@ pub fn check(cx: &Context) -> Outcome {
         return Outcome::na("no_serving_config").arg("scope", scope);
     }
     let detail = cx.detail();
-    let links = cx.signoff().as_ref().map(detail_recipe_links).unwrap_or_default();
+    let links = cx.signoff().as_ref().map(Signoff::recipe_links).unwrap_or_default();
     let mut problems = Vec::new();
     let mut good = Vec::new();
     let mut documented = Vec::new();

@@ -5,7 +5,6 @@
 
 use serde_json::Value;
 
-use super::c03_upstream_recipe::detail_recipe_links;
 use super::{CheckResult, Status, Verdict, CHECK_COUNT};
 use crate::evidence::Evidence;
 use crate::intake::signoff::Signoff;
@@ -34,7 +33,7 @@ impl Preflight {
     /// The preflight of `verdict`, the verification of `evidence` whose sign-off body is the
     /// PR body as the additional detail section (`handlers::preflight`).
     pub fn of(evidence: &Evidence, verdict: &Verdict) -> Preflight {
-        let links_recipe = Signoff::parse(&evidence.signoff.body).is_ok_and(|s| !detail_recipe_links(&s).is_empty());
+        let links_recipe = Signoff::parse(&evidence.signoff.body).is_ok_and(|s| !s.recipe_links().is_empty());
         let judged = |id: u8| OWN_FILES.contains(&id) || (id == 3 && links_recipe);
         let mut out = Preflight { fails: Vec::new(), clear: Vec::new(), after_signoff: Vec::new() };
         for id in (0..CHECK_COUNT).filter_map(|i| u8::try_from(i).ok()) {

@@ -17,4 +17,5 @@ pub mod runners;
 pub mod srt;
 pub mod srt_recipe;
 pub mod sweepgate_policy;
+pub mod upstream_links;
 pub mod waiver;

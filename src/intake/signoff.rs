@@ -300,6 +300,11 @@ impl Signoff {
     pub fn detail_links(&self) -> impl Iterator<Item = &Link> {
         self.links.iter().filter(|l| l.section == Section::Detail)
     }
+
+    /// The upstream recipe links of the additional detail section.
+    pub fn recipe_links(&self) -> Vec<crate::domain::upstream_links::UpstreamLink> {
+        crate::domain::upstream_links::upstream_links(&self.detail, self.detail_links().map(|l| l.url.as_str()))
+    }
 }
 
 /// `http(s)://…` URLs in a line, from Markdown links and bare text, trailing punctuation trimmed.

@@ -140,6 +140,11 @@ fn literal_head(pattern: &str) -> &str {
     pattern.split('{').next().unwrap_or(pattern)
 }
 
+/// Per-point eval artifacts (`eval_<RF>`, `eval_<exp>_<RF>`), not logs or GPU metrics.
+pub fn is_eval_results_artifact(name: &str) -> bool {
+    artifact_kind(name).is_some_and(|(kind, _)| kind == ArtifactKind::EvalSet)
+}
+
 /// An artifact's kind and the part of its name after the pattern's literal head (the result
 /// filename `RF`, `EXP_NAME_RF` for single-node eval sets); `None` for a name no workflow uploads.
 pub fn artifact_kind(name: &str) -> Option<(ArtifactKind, &str)> {

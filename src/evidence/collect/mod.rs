@@ -26,11 +26,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use futures_util::stream::{self, StreamExt};
 
 use crate::checks::c01_in_pr_sweep::qualifying_run;
-use crate::checks::c02_evals_pass::is_eval_results_artifact;
-use crate::checks::c03_upstream_recipe::{upstream_links, LinkKind, UpstreamLink};
 use crate::checks::scan::{role, Role};
 use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
+use crate::domain::upstream_links::{upstream_links, LinkKind, UpstreamLink};
 use crate::evidence::limits::{bound_patches, check_tree, MAX_ARTIFACT_BYTES, MAX_TREE_BYTES};
 use crate::evidence::{
     ChangedFile, CheckRun, Comment, Evidence, Fact, Job, Permission, PullRequest, Signoff, SignoffKind, Trees,
@@ -41,6 +40,7 @@ use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Scan};
 use crate::intake::signoff::{self, SignoffUrl};
 use crate::repo::{Layout, Logical, MemTree};
+use crate::results::shapes::is_eval_results_artifact;
 use archive::{unpack_artifact, unpack_tarball, ArchiveError, ArchiveLimits};
 pub use upstream::{UpstreamClient, UpstreamConfig};
 

@@ -13,11 +13,12 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::offload::{run_checks, Overrun};
-use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED, RECIPE_REPOSITORIES};
+use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED};
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::checks::{verify, VerdictWord};
 use crate::domain::codeowners::Codeowners;
+use crate::domain::upstream_links::RECIPE_REPOSITORIES;
 use crate::evidence::collect::{
     collect, resolve_policy, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig,
 };
