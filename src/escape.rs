@@ -99,6 +99,17 @@ pub fn inline(text: &str) -> String {
     out
 }
 
+/// Text for plain-text output (JSON): one line, bounded, invisible characters shown as U+FFFD,
+/// nothing escaped. Whoever displays it escapes it for their medium.
+pub fn plain(text: &str) -> String {
+    let (line, cut) = one_line_bounded(text);
+    if cut {
+        format!("{line}…")
+    } else {
+        line
+    }
+}
+
 /// Text shown verbatim as an inline code span (GitHub neither links mentions nor renders HTML
 /// inside code). The fence is longer than any backtick run in the text.
 pub fn code(text: &str) -> String {

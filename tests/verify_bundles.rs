@@ -39,6 +39,14 @@ fn every_bundle_matches_its_expected_verdict() {
         for check in checks {
             let id = check["id"].to_string();
             assert_eq!(check["status"], expected["checks"][&id], "{}: check {id}: {}", name(&bundle), check["summary"]);
+            // Issue 33 item 5: the JSON summary is plain text, and the row carries what it judged.
+            for lang in ["summary", "summary_zh"] {
+                let text = check[lang].as_str().unwrap_or_default();
+                for markup in ["\\#", "\\-", "\\*", "\\_", "\\(", "&amp;", "&lt;", "&gt;", "&quot;", "\u{200B}"] {
+                    assert!(!text.contains(markup), "{}: check {id} {lang} holds {markup:?}: {text}", name(&bundle));
+                }
+            }
+            assert!(check["details"].is_object(), "{}: check {id} has its structured details", name(&bundle));
         }
         let approved = expected["verdict"] == "APPROVED";
         assert_eq!(out.status.success(), approved, "{}: exit code follows the verdict", name(&bundle));

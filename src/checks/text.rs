@@ -20,28 +20,66 @@ pub enum RenderError {
     Template { name: &'static str, source: minijinja::Error },
 }
 
+/// How the catalog's text is written: Markdown for comments and pages, plain text for
+/// machine-readable output (`verify --format json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Markdown,
+    Plain,
+}
+
 /// The verdict's template environment: strict (a missing value is an error) and escaping every
 /// value it prints as Markdown text unless a filter (`code`) already made it safe: catalog
 /// messages interpolate untrusted values (paths, logins, quoted config values) directly.
 pub(crate) fn environment() -> &'static Environment<'static> {
-    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
-    ENV.get_or_init(|| {
+    flavored(Flavor::Markdown)
+}
+
+fn flavored(flavor: Flavor) -> &'static Environment<'static> {
+    static MARKDOWN: OnceLock<Environment<'static>> = OnceLock::new();
+    static PLAIN: OnceLock<Environment<'static>> = OnceLock::new();
+    let cell = match flavor {
+        Flavor::Markdown => &MARKDOWN,
+        Flavor::Plain => &PLAIN,
+    };
+    cell.get_or_init(|| {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().keep_trailing_newline(true).build() {
             env.set_syntax(syntax);
         }
-        env.set_formatter(|out, state, value| match value.as_str() {
-            Some(text) if !value.is_safe() => out.write_str(&escape::inline(text)).map_err(minijinja::Error::from),
-            _ => minijinja::escape_formatter(out, state, value),
-        });
-        // A reason of the catalog (already rendered, safe) quoted as an error is a sentence of
-        // sweepgate's own, printed as it reads; any other text is quoted as code.
-        env.add_filter("code", |value: minijinja::Value| match value.as_str() {
-            Some(_) if value.is_safe() => value,
-            _ => minijinja::Value::from_safe_string(escape::code(&value.to_string())),
-        });
+        match flavor {
+            Flavor::Markdown => {
+                env.set_formatter(|out, state, value| match value.as_str() {
+                    Some(text) if !value.is_safe() => {
+                        out.write_str(&escape::inline(text)).map_err(minijinja::Error::from)
+                    }
+                    _ => minijinja::escape_formatter(out, state, value),
+                });
+                // A reason of the catalog (already rendered, safe) quoted as an error is a
+                // sentence of sweepgate's own, printed as it reads; other text is quoted as code.
+                env.add_filter("code", |value: minijinja::Value| match value.as_str() {
+                    Some(_) if value.is_safe() => value,
+                    _ => minijinja::Value::from_safe_string(escape::code(&value.to_string())),
+                });
+            }
+            // Values as they are (one line, bounded, no invisible characters), with no
+            // Markdown escape, entity or zero-width space.
+            Flavor::Plain => {
+                env.set_formatter(|out, _, value| match value.as_str() {
+                    Some(text) if !value.is_safe() => {
+                        out.write_str(&escape::plain(text)).map_err(minijinja::Error::from)
+                    }
+                    Some(text) => out.write_str(text).map_err(minijinja::Error::from),
+                    None => write!(out, "{value}").map_err(minijinja::Error::from),
+                });
+                env.add_filter("code", |value: minijinja::Value| match value.as_str() {
+                    Some(_) if value.is_safe() => value,
+                    _ => minijinja::Value::from_safe_string(escape::plain(&value.to_string())),
+                });
+            }
+        }
         env
     })
 }
@@ -49,17 +87,17 @@ pub(crate) fn environment() -> &'static Environment<'static> {
 /// A message argument as the templates see it: every reason object in it (`checks::REASON_KEY`,
 /// decision ZH1) is rendered from `checks/reasons.toml` in `lang` into already-escaped text, so a
 /// template prints a reason like any other value.
-fn template_value(value: &serde_json::Value, lang: Lang) -> Result<minijinja::Value, minijinja::Error> {
+fn template_value(value: &serde_json::Value, lang: Lang, flavor: Flavor) -> Result<minijinja::Value, minijinja::Error> {
     use serde_json::Value as Json;
     Ok(match value {
         Json::Array(items) => {
-            items.iter().map(|item| template_value(item, lang)).collect::<Result<Vec<_>, _>>()?.into()
+            items.iter().map(|item| template_value(item, lang, flavor)).collect::<Result<Vec<_>, _>>()?.into()
         }
         Json::Object(fields) => {
             let args: BTreeMap<&str, minijinja::Value> = fields
                 .iter()
                 .filter(|(name, _)| name.as_str() != REASON_KEY)
-                .map(|(name, v)| template_value(v, lang).map(|v| (name.as_str(), v)))
+                .map(|(name, v)| template_value(v, lang, flavor).map(|v| (name.as_str(), v)))
                 .collect::<Result<_, _>>()?;
             match fields.get(REASON_KEY) {
                 None => minijinja::Value::from_pairs(args),
@@ -71,7 +109,7 @@ fn template_value(value: &serde_json::Value, lang: Lang) -> Result<minijinja::Va
                             format!("reason '{kind}' is not in checks/reasons.toml"),
                         )
                     })?;
-                    let text = environment().render_str(template.get(lang), minijinja::Value::from_pairs(args))?;
+                    let text = flavored(flavor).render_str(template.get(lang), minijinja::Value::from_pairs(args))?;
                     minijinja::Value::from_safe_string(text.split_whitespace().collect::<Vec<_>>().join(" "))
                 }
             }
@@ -83,7 +121,7 @@ fn template_value(value: &serde_json::Value, lang: Lang) -> Result<minijinja::Va
 /// The text of one reason (`checks::Reason`'s fields) in `lang`; a reason the catalog cannot
 /// render reads as its kind and the error, so a log note never loses it.
 pub fn reason_text(fields: &serde_json::Map<String, serde_json::Value>, lang: Lang) -> String {
-    match template_value(&serde_json::Value::Object(fields.clone()), lang) {
+    match template_value(&serde_json::Value::Object(fields.clone()), lang, Flavor::Markdown) {
         Ok(value) => value.to_string(),
         Err(e) => format!("{}: {e}", fields.get(REASON_KEY).and_then(|k| k.as_str()).unwrap_or_default()),
     }
@@ -94,23 +132,29 @@ fn template_args(
     args: &BTreeMap<String, serde_json::Value>,
     extra: &[(&'static str, serde_json::Value)],
     lang: Lang,
+    flavor: Flavor,
 ) -> Result<minijinja::Value, minijinja::Error> {
     let mut values: BTreeMap<&str, minijinja::Value> = BTreeMap::new();
     for (name, value) in args.iter().map(|(k, v)| (k.as_str(), v)).chain(extra.iter().map(|(k, v)| (*k, v))) {
-        values.insert(name, template_value(value, lang)?);
+        values.insert(name, template_value(value, lang, flavor)?);
     }
     Ok(minijinja::Value::from_pairs(values))
 }
 
-/// The one-line text of a check's message in one language.
+/// The one-line text of a check's message in one language, as Markdown.
 pub fn message_text(result: &CheckResult, lang: Lang) -> Result<String, RenderError> {
+    flavored_message(result, lang, Flavor::Markdown)
+}
+
+/// The one-line text of a check's message in one language, in `flavor`.
+pub fn flavored_message(result: &CheckResult, lang: Lang, flavor: Flavor) -> Result<String, RenderError> {
     let catalog = Catalog::embedded();
     let key = &result.outcome.message.key;
     let template = catalog
         .message(result.id, key)
         .ok_or_else(|| RenderError::UnknownMessage { id: result.id, key: key.clone() })?;
-    let text = template_args(&result.outcome.message.args, &[], lang)
-        .and_then(|args| environment().render_str(template.get(lang), args))
+    let text = template_args(&result.outcome.message.args, &[], lang, flavor)
+        .and_then(|args| flavored(flavor).render_str(template.get(lang), args))
         .map_err(|source| RenderError::Message { id: result.id, key: key.clone(), lang, source })?;
     Ok(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
@@ -128,7 +172,7 @@ pub fn headline_text(result: &CheckResult, lang: Lang) -> String {
         ("check_name_zh", spec.name.zh.clone().into()),
     ];
     let render = |template: &crate::checks::Bilingual| {
-        template_args(&result.outcome.message.args, &extra, lang)
+        template_args(&result.outcome.message.args, &extra, lang, Flavor::Markdown)
             .and_then(|args| environment().render_str(template.get(lang), args))
             .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
     };

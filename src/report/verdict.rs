@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::performance::performance_view;
 use crate::checks::c14_pareto_coverage::FrontierChart;
-use crate::checks::text::environment;
+use crate::checks::text::{environment, flavored_message, Flavor};
 pub use crate::checks::text::{headline_text, message_text, reason_text, RenderError};
 use crate::checks::{Catalog, CheckResult, Lang, Status, Verdict, VerdictWord};
 use crate::escape;
@@ -170,8 +170,11 @@ struct JsonCheck {
     name: String,
     name_zh: String,
     status: Status,
+    /// Plain text: no Markdown escape, HTML entity or zero-width space.
     summary: String,
     summary_zh: String,
+    /// The structured facts the row judged (its message's arguments: settings, files, points).
+    details: std::collections::BTreeMap<String, serde_json::Value>,
     /// The enforced sub-rules whose violation or missing evidence made the row FAIL or WARN
     /// (`checks/NN-*.toml` `[[subrules]]` ids); empty for PASS and N/A.
     rules: Vec<String>,
@@ -202,7 +205,8 @@ struct JsonVerdict {
 pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, RenderError> {
     let catalog = Catalog::embedded();
     let summary = |r: &CheckResult, lang| {
-        message_text(r, lang).unwrap_or_else(|error| format!("sweepgate could not render this row: {error}"))
+        flavored_message(r, lang, Flavor::Plain)
+            .unwrap_or_else(|error| format!("sweepgate could not render this row: {error}"))
     };
     let checks = verdict
         .results
@@ -216,6 +220,7 @@ pub fn render_json(evidence: &Evidence, verdict: &Verdict) -> Result<String, Ren
                 status: r.outcome.status,
                 summary: summary(r, Lang::En),
                 summary_zh: summary(r, Lang::Zh),
+                details: r.outcome.message.args.clone(),
                 rules: spec.rules_of(&r.outcome).into_iter().map(str::to_owned).collect(),
                 evidence: r.outcome.evidence.clone(),
             }
