@@ -1,4 +1,5 @@
-//! End to end: `/use` and `/reuse-sweep-run` comments → 👍/👎 and the bilingual reuse comment.
+//! End to end: `/use` and `/reuse-sweep-run` comments → a 👍/👎 reaction on the command and the
+//! bilingual reasons in the `sweepgate/reuse` check run; no comment (InferenceX #2986, #3192).
 
 mod support;
 
@@ -43,21 +44,61 @@ fn reactions(fake: &FakeGitHub, comment: u64) -> Vec<String> {
         .collect()
 }
 
-fn reuse_comment(fake: &FakeGitHub) -> String {
+/// The summary of the PR head's `sweepgate/reuse` check run (one, edited in place), after
+/// checking that the bot posted no comment at all.
+fn reuse_report(fake: &FakeGitHub) -> String {
+    reuse_check(fake).1
+}
+
+/// (conclusion, summary) of the one `sweepgate/reuse` check run.
+fn reuse_check(fake: &FakeGitHub) -> (String, String) {
     let w = fake.world();
-    let mine: Vec<_> = w.comments_on(REPO, 42).into_iter().filter(|c| c.login == BOT).collect();
-    assert_eq!(mine.len(), 1, "one reuse comment per PR");
-    mine[0].body.clone()
+    assert!(w.comments_on(REPO, 42).iter().all(|c| c.login != BOT), "no comment by the bot");
+    let runs: Vec<_> = w.check_runs.iter().filter(|(_, c)| c["name"] == "sweepgate/reuse").collect();
+    assert_eq!(runs.len(), 1, "one reuse check run, edited in place");
+    let run = &runs[0].1;
+    (run["conclusion"].as_str().unwrap().to_owned(), run["output"]["summary"].as_str().unwrap().to_owned())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pinned_use_from_a_member_is_accepted() {
-    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    // No sweep label is needed to reuse a run (#2986).
+    let (fake, server) = setup(&[]).await;
     let id = command(&fake, &server, 1, "maintainer-amd", "MEMBER", "Looks good.\n\n/use 40714803265\n").await;
     assert_eq!(reactions(&fake, id), ["+1"]);
-    let body = reuse_comment(&fake);
-    assert!(body.starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")));
-    insta::assert_snapshot!("reuse_accepted", body.replace(&id.to_string(), "<comment>"));
+    let (conclusion, body) = reuse_check(&fake);
+    assert_eq!(conclusion, "success");
+    insta::assert_snapshot!("reuse_accepted", body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_run_that_failed_or_was_cancelled_is_a_partial_source() {
+    let (fake, server) = setup(&[]).await;
+    for (n, (run, conclusion)) in [(RUN + 1, "failure"), (RUN + 2, "cancelled")].into_iter().enumerate() {
+        fake.add_run(
+            REPO,
+            run,
+            "run-sweep.yml",
+            "pull_request",
+            conclusion,
+            &head_sha(),
+            "branch-42",
+            &["results_bmk"],
+        );
+        let id = command(&fake, &server, n as u64 + 1, "m", "MEMBER", &format!("/use {run}")).await;
+        assert_eq!(reactions(&fake, id), ["+1"], "{conclusion}");
+        let body = reuse_report(&fake);
+        assert!(
+            body.contains(&format!(
+                "Run {run} concluded `{conclusion}`: only the artifacts it has are reused, a partial source"
+            )),
+            "{body}"
+        );
+        assert!(
+            body.contains(&format!("运行 {run} 的结论为 `{conclusion}`：只复用其已有的产物，作为部分来源")),
+            "{body}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,7 +118,8 @@ async fn bare_legacy_command_picks_the_newest_successful_run_with_results() {
     );
     let id = command(&fake, &server, 1, "owner", "OWNER", "/reuse-sweep-run").await;
     assert_eq!(reactions(&fake, id), ["+1"]);
-    assert!(reuse_comment(&fake).contains(&format!("run={RUN} -->")));
+    let body = reuse_report(&fake);
+    assert!(body.contains(&format!("[run {RUN}]")) && !body.contains("partial"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,7 +127,8 @@ async fn unauthorized_authors_get_a_thumbs_down_and_a_reason() {
     let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
     let id = command(&fake, &server, 1, "drive-by", "CONTRIBUTOR", "/use 40714803265").await;
     assert_eq!(reactions(&fake, id), ["-1"]);
-    let body = reuse_comment(&fake);
+    let (conclusion, body) = reuse_check(&fake);
+    assert_eq!(conclusion, "neutral", "advisory: a refusal never blocks");
     insta::assert_snapshot!("reuse_unauthorized", body);
     assert_eq!(
         fake.world().count("GET /repos/example-org/bench-repo/actions"),
@@ -98,11 +141,11 @@ async fn unauthorized_authors_get_a_thumbs_down_and_a_reason() {
 async fn every_rejection_reason_is_explained() {
     let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
     command(&fake, &server, 1, "m", "COLLABORATOR", "/use 999").await;
-    assert!(reuse_comment(&fake).contains("Run 999 was not found in this repository."));
+    assert!(reuse_report(&fake).contains("Run 999 was not found in this repository."));
 
     fake.add_run(REPO, 777, "e2e-tests.yml", "workflow_dispatch", "success", &"c".repeat(40), "main", &["results_bmk"]);
     command(&fake, &server, 2, "m", "COLLABORATOR", "/use 777").await;
-    let body = reuse_comment(&fake);
+    let body = reuse_report(&fake);
     for expected in
         ["is from `.github/workflows/e2e-tests.yml`", "not a pull_request run", "is not in this PR's commit list"]
     {
@@ -111,19 +154,38 @@ async fn every_rejection_reason_is_explained() {
 
     fake.add_run(REPO, 778, "run-sweep.yml", "pull_request", "success", &head_sha(), "branch-42", &["server_logs_x"]);
     command(&fake, &server, 3, "m", "COLLABORATOR", "/use 778").await;
-    assert!(reuse_comment(&fake).contains("has no unexpired benchmark, eval, or agentic result artifact"));
+    assert!(reuse_report(&fake).contains("has no unexpired benchmark, eval, or agentic result artifact"));
 
     let id = command(&fake, &server, 4, "m", "COLLABORATOR", "/use abc").await;
     assert_eq!(reactions(&fake, id), ["-1"]);
-    insta::assert_snapshot!("reuse_malformed", reuse_comment(&fake));
+    insta::assert_snapshot!("reuse_malformed", reuse_report(&fake));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reuse_incompatible_labels_block_the_command() {
-    let (fake, server) = setup(&["full-sweep-fail-fast", "evals-only"]).await;
-    let id = command(&fake, &server, 1, "m", "MEMBER", "/use 40714803265").await;
-    assert_eq!(reactions(&fake, id), ["-1"]);
-    assert!(reuse_comment(&fake).contains("`evals-only`, which blocks artifact reuse"));
+async fn evals_only_and_agentx_fast_runs_are_not_eligible() {
+    for label in ["evals-only", "agentx-fast"] {
+        let (fake, server) = setup(&["full-sweep-fail-fast", label]).await;
+        let id = command(&fake, &server, 1, "m", "MEMBER", "/use 40714803265").await;
+        assert_eq!(reactions(&fake, id), ["-1"], "{label}");
+        let body = reuse_report(&fake);
+        assert!(body.contains(&format!("`{label}`, which blocks artifact reuse")), "{body}");
+        assert!(body.contains(&format!("本 PR 带有 `{label}`，会阻止产物复用")), "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_authorized_command_across_both_names_wins_and_a_refusal_names_it() {
+    let (fake, server) = setup(&["full-sweep-fail-fast"]).await;
+    fake.add_run(REPO, RUN + 5, "run-sweep.yml", "pull_request", "success", &head_sha(), "branch-42", &["results_bmk"]);
+    let first = command(&fake, &server, 1, "m", "MEMBER", "/use 40714803265").await;
+    let newest = command(&fake, &server, 2, "o", "OWNER", &format!("/reuse-sweep-run {}", RUN + 5)).await;
+    assert_eq!((reactions(&fake, first), reactions(&fake, newest)), (vec!["+1".to_string()], vec!["+1".to_string()]));
+    // A drive-by command changes nothing; its refusal names the command in force.
+    command(&fake, &server, 3, "drive-by", "CONTRIBUTOR", "/use 1").await;
+    let body = reuse_report(&fake);
+    let in_force = format!("In force: `/reuse-sweep-run {}` (comment {newest})", RUN + 5);
+    assert!(body.contains(&in_force), "{body}");
+    assert!(body.contains(&format!("当前生效：`/reuse-sweep-run {}`（评论 {newest}）", RUN + 5)), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,6 +194,7 @@ async fn quoted_code_and_unchanged_edits_do_nothing_while_a_changed_edit_is_reva
     command(&fake, &server, 1, "m", "MEMBER", "> /use 40714803265\n\n```\n/use 40714803265\n```").await;
     assert!(fake.world().reactions.is_empty());
     assert!(fake.world().comments_on(REPO, 42).iter().all(|c| c.login != BOT));
+    assert!(fake.world().check_runs.is_empty());
 
     let id = command(&fake, &server, 2, "m", "MEMBER", "/use 40714803265").await;
     assert_eq!(reactions(&fake, id), ["+1"]);
@@ -141,14 +204,27 @@ async fn quoted_code_and_unchanged_edits_do_nothing_while_a_changed_edit_is_reva
     server.deliver("issue_comment", "e-1", &edit).await;
     server.wait_handled(3).await;
     assert_eq!(fake.world().log.len(), calls, "no GitHub call for an edit that keeps the command");
-    // The command itself edited: validated again, the reuse comment edited in place.
+    // The command itself edited: validated again, the reaction flips, the check run is edited.
     let edit = comment_event(42, id, "m", "MEMBER", "/use 5", Some("/use 40714803265\nthanks!"));
     server.deliver("issue_comment", "e-2", &edit).await;
     server.wait_handled(4).await;
     assert_eq!(reactions(&fake, id), ["-1"], "the stale 👍 is removed");
-    let body = reuse_comment(&fake);
-    assert!(body.contains("Run 5 was not found"));
-    assert!(body.starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")), "{body}");
+    let (conclusion, body) = reuse_check(&fake);
+    assert_eq!(conclusion, "neutral");
+    assert!(body.contains("Run 5 was not found") && body.contains("找不到运行 5"), "{body}");
+    // Edited back: 👍 again.
+    let edit = comment_event(42, id, "m", "MEMBER", "/use 40714803265", Some("/use 5"));
+    server.deliver("issue_comment", "e-3", &edit).await;
+    server.wait_handled(5).await;
+    assert_eq!(reactions(&fake, id), ["+1"], "the stale 👎 is removed");
+    assert_eq!(reuse_check(&fake).0, "success");
+    // The command edited away: its answer is withdrawn (#3192), a human's reaction stays.
+    fake.world().reactions.push((id, "heart".into(), "m".into(), 999_999));
+    let edit = comment_event(42, id, "m", "MEMBER", "never mind", Some("/use 40714803265"));
+    server.deliver("issue_comment", "e-4", &edit).await;
+    server.wait_handled(6).await;
+    assert!(reactions(&fake, id).is_empty(), "{:?}", fake.world().reactions);
+    assert_eq!(fake.world().reactions.iter().filter(|(c, ..)| *c == id).count(), 1, "the human's ❤ stays");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,8 +249,7 @@ async fn a_push_between_the_command_and_its_processing_is_not_granted() {
         server.deliver("issue_comment", &format!("p-{id}"), &event).await;
         server.wait_handled(handled).await;
         assert_eq!(reactions(&fake, id), ["-1"], "{use_cmd}");
-        let body = reuse_comment(&fake);
-        assert!(body.starts_with("<!-- sweepgate:reuse pr=42 -->"), "nothing granted: {body}");
+        let body = reuse_report(&fake);
         assert!(body.contains(&format!("Re-post the command after reviewing `{}`", &pushed[..12])), "{body}");
         assert!(body.contains("重新发布命令"), "{body}");
     }
@@ -185,5 +260,5 @@ async fn a_push_between_the_command_and_its_processing_is_not_granted() {
     server.deliver("issue_comment", "p-again", &event).await;
     server.wait_handled(3).await;
     assert_eq!(reactions(&fake, id), ["+1"]);
-    assert!(reuse_comment(&fake).starts_with(&format!("<!-- sweepgate:reuse pr=42 comment={id} cmd=use run={RUN} -->")));
+    assert_eq!(reuse_check(&fake).0, "success");
 }
