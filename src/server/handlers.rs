@@ -151,7 +151,8 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
         Event::IssueComment(e) => match e.comment.user.as_ref().filter(|a| User::is_person(Some(a))) {
             Some(author) if has_signoff_phrase(&e.comment.body) => {
                 let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
-                let trigger = Trigger::Event { author, posted_at: Some(e.comment.created_at) };
+                let edited = e.action == "edited";
+                let trigger = Trigger::Event { author, posted_at: Some(e.comment.created_at), edited };
                 let target = SignoffTarget { repo: &e.repo, pr: e.issue_number, key, trigger };
                 verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
                     .await?
@@ -160,7 +161,7 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
         },
         Event::Review(e) => match e.author.as_ref().filter(|a| User::is_person(Some(a))) {
             Some(author) if has_signoff_phrase(&e.body) => {
-                let trigger = Trigger::Event { author, posted_at: e.posted_at };
+                let trigger = Trigger::Event { author, posted_at: e.posted_at, edited: e.action == "edited" };
                 let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, trigger };
                 verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
                     .await?
