@@ -262,3 +262,31 @@ async fn a_push_between_the_command_and_its_processing_is_not_granted() {
     assert_eq!(reactions(&fake, id), ["+1"]);
     assert_eq!(reuse_check(&fake).0, "success");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_action_mode_the_reasons_are_in_the_job_summary() {
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    fake.add_pull(REPO, 42, &head_sha(), &[], &[("perf-changelog.yaml", 6)]);
+    let body = "/use 40714803265";
+    let id = fake.add_comment(REPO, 42, "drive-by", "CONTRIBUTOR", body);
+    let dir = tempfile::tempdir().unwrap();
+    let event_path = dir.path().join("event.json");
+    let event = comment_event(42, id, "drive-by", "CONTRIBUTOR", body, None);
+    std::fs::write(&event_path, serde_json::to_vec(&event).unwrap()).unwrap();
+    let summary = dir.path().join("summary.md");
+    let (fake_url, written) = (fake.url.clone(), summary.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        action_command(&fake_url, &fake_url, "issue_comment", &event_path)
+            .env("GITHUB_STEP_SUMMARY", &written)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.contains("👎 `/use 40714803265` from drive-by is not accepted"), "{text}");
+    assert!(text.contains("👎 未接受 drive-by 的 `/use 40714803265`"), "{text}");
+    assert_eq!(reactions(&fake, id), ["-1"]);
+    assert!(fake.world().comments_on(REPO, 42).iter().all(|c| c.login != BOT), "no comment");
+}

@@ -526,3 +526,47 @@ async fn an_unchanged_edit_posts_nothing_and_each_signoff_keeps_its_own_verdict(
     assert!(both[1].1.starts_with(&format!("<!-- sweepgate:verdict signoff=issuecomment-{second} ")), "{}", both[1].1);
     assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
 }
+
+/// Issue 34 item 7 (RV7): verifications of one PR run one at a time. Two writers' sign-offs
+/// arrive together on two workers, with every GitHub answer slowed: the second verification
+/// starts (its `pending`) only after the first one's verdict status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_signoffs_of_one_pr_are_verified_one_after_the_other() {
+    let (original, fake, upstream, first) = green_sweep().await;
+    let pr = original.pull_request.number;
+    let body = &original.signoff.body;
+    let later = "2026-09-01T11:00:00Z";
+    let second = fake.add_comment(REPO, pr, "maint-b", "MEMBER", body);
+    {
+        let mut w = fake.world();
+        w.permissions.insert((REPO.into(), "maint-b".into()), "write".into());
+        if let Some(c) = w.comments.iter_mut().find(|c| c.id == second) {
+            (c.created_at, c.updated_at) = (later.into(), later.into());
+        }
+        w.latency = std::time::Duration::from_millis(5);
+    }
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut event = signoff_event(pr, second, "maint-b", body, None);
+    (event["comment"]["created_at"], event["comment"]["updated_at"]) = (json!(later), json!(later));
+    // Both accepted before either is handled (a delivery is answered when it is queued).
+    let (a, _) = server.deliver("issue_comment", "t-1", &signoff_event(pr, first, "nv-owner", body, None)).await;
+    let (b, _) = server.deliver("issue_comment", "t-2", &event).await;
+    assert_eq!((a, b), (202, 202));
+    server.wait_handled(2).await;
+    let descriptions: Vec<String> = fake
+        .world()
+        .statuses
+        .iter()
+        .map(|(_, _, s)| s["description"].as_str().unwrap_or("").split(" at ").next().unwrap().to_owned())
+        .collect();
+    let (first, second) = (format!("issuecomment-{first}"), format!("issuecomment-{second}"));
+    let one_after_the_other = vec![
+        format!("verifying sign-off {first}"),
+        format!("sign-off {first}: APPROVED"),
+        format!("verifying sign-off {second}"),
+        // maint-b may start a verification but owns no changed path: Check 0 rejects it.
+        format!("sign-off {second}: REJECTED"),
+    ];
+    assert_eq!(descriptions, one_after_the_other);
+    assert_eq!(verdicts(&fake, pr).len(), 2);
+}
