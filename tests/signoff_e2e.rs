@@ -427,6 +427,8 @@ async fn only_a_human_with_write_access_starts_a_verification() {
         verdicts(fake, pr).is_empty()
             && statuses(fake).is_empty()
             && fake.world().count(&format!("GET /repos/{REPO}/tarball/")) == 0
+            && fake.world().count(&format!("GET /repos/{REPO}/branches/")) == 0
+            && fake.world().count(&format!("GET /repos/{REPO}/contents/")) == 0
     };
 
     // A bot posts the checklist: nothing at all (no permission asked, no reply).

@@ -442,8 +442,6 @@ pub async fn verify_signoff<G: GitHub>(
     // The comment list read to judge the event is the collector's too (one read, not two).
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
-    // Policy at the default branch's tip, resolved once: eligibility and the checks read it.
-    let policy = resolve_policy(gh, repo, &pull, &cfg.limits.policy_branches).await;
     // A sign-off delivered now is checked against the head it saw; a carried one by its fingerprint.
     let delivered = matches!(trigger, Trigger::Event { .. });
     let (carried, merged) = match trigger {
@@ -508,6 +506,8 @@ pub async fn verify_signoff<G: GitHub>(
         listed_comments = Some(comments);
         known_permissions.insert(author.login.clone(), permission);
     }
+    // Policy at the default branch's tip, resolved once for the collection and the checks.
+    let policy = resolve_policy(gh, repo, &pull, &cfg.limits.policy_branches).await;
     let head = pull.head.sha.clone();
     if !quiet {
         let verifying = format!("verifying sign-off {key}");
