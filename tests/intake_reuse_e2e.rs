@@ -35,6 +35,15 @@ async fn command(fake: &FakeGitHub, server: &ServerProcess, n: u64, login: &str,
     id
 }
 
+/// Edits comment `id` by "m" from `previous` to `body` (stored first, as GitHub does) and
+/// delivers the `edited` event; `n` events are then handled.
+async fn edit(fake: &FakeGitHub, server: &ServerProcess, id: u64, (body, previous): (&str, &str), n: u64) {
+    fake.world().comments.iter_mut().find(|c| c.id == id).unwrap().body = body.into();
+    let event = comment_event(42, id, "m", "MEMBER", body, Some(previous));
+    server.deliver("issue_comment", &format!("e-{n}"), &event).await;
+    server.wait_handled(n).await;
+}
+
 fn reactions(fake: &FakeGitHub, comment: u64) -> Vec<String> {
     fake.world()
         .reactions
@@ -200,29 +209,21 @@ async fn quoted_code_and_unchanged_edits_do_nothing_while_a_changed_edit_is_reva
     assert_eq!(reactions(&fake, id), ["+1"]);
     let calls = fake.world().log.len();
     // Typo fixed around the command: nothing happens.
-    let edit = comment_event(42, id, "m", "MEMBER", "/use 40714803265\nthanks!", Some("/use 40714803265"));
-    server.deliver("issue_comment", "e-1", &edit).await;
-    server.wait_handled(3).await;
+    edit(&fake, &server, id, ("/use 40714803265\nthanks!", "/use 40714803265"), 3).await;
     assert_eq!(fake.world().log.len(), calls, "no GitHub call for an edit that keeps the command");
     // The command itself edited: validated again, the reaction flips, the check run is edited.
-    let edit = comment_event(42, id, "m", "MEMBER", "/use 5", Some("/use 40714803265\nthanks!"));
-    server.deliver("issue_comment", "e-2", &edit).await;
-    server.wait_handled(4).await;
+    edit(&fake, &server, id, ("/use 5", "/use 40714803265\nthanks!"), 4).await;
     assert_eq!(reactions(&fake, id), ["-1"], "the stale 👍 is removed");
     let (conclusion, body) = reuse_check(&fake);
     assert_eq!(conclusion, "neutral");
     assert!(body.contains("Run 5 was not found") && body.contains("找不到运行 5"), "{body}");
     // Edited back: 👍 again.
-    let edit = comment_event(42, id, "m", "MEMBER", "/use 40714803265", Some("/use 5"));
-    server.deliver("issue_comment", "e-3", &edit).await;
-    server.wait_handled(5).await;
+    edit(&fake, &server, id, ("/use 40714803265", "/use 5"), 5).await;
     assert_eq!(reactions(&fake, id), ["+1"], "the stale 👎 is removed");
     assert_eq!(reuse_check(&fake).0, "success");
     // The command edited away: its answer is withdrawn (#3192), a human's reaction stays.
     fake.world().reactions.push((id, "heart".into(), "m".into(), 999_999));
-    let edit = comment_event(42, id, "m", "MEMBER", "never mind", Some("/use 40714803265"));
-    server.deliver("issue_comment", "e-4", &edit).await;
-    server.wait_handled(6).await;
+    edit(&fake, &server, id, ("never mind", "/use 40714803265"), 6).await;
     assert!(reactions(&fake, id).is_empty(), "{:?}", fake.world().reactions);
     assert_eq!(fake.world().reactions.iter().filter(|(c, ..)| *c == id).count(), 1, "the human's ❤ stays");
 }
@@ -289,4 +290,26 @@ async fn in_action_mode_the_reasons_are_in_the_job_summary() {
     assert!(text.contains("👎 未接受 drive-by 的 `/use 40714803265`"), "{text}");
     assert_eq!(reactions(&fake, id), ["-1"]);
     assert!(fake.world().comments_on(REPO, 42).iter().all(|c| c.login != BOT), "no comment");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_older_than_the_comment_is_not_answered() {
+    let (fake, server) = setup(&[]).await;
+    // The `created` event of `/use 5` arrives after the comment was edited to the good run (and
+    // before the `edited` event): the comment is read again, and only its own text is answered.
+    let id = fake.add_comment(REPO, 42, "m", "MEMBER", "/use 40714803265");
+    server.deliver("issue_comment", "late-1", &comment_event(42, id, "m", "MEMBER", "/use 5", None)).await;
+    server.wait_handled(1).await;
+    assert!(reactions(&fake, id).is_empty(), "the older text is not answered");
+    assert!(fake.world().check_runs.is_empty());
+    let event = comment_event(42, id, "m", "MEMBER", "/use 40714803265", Some("/use 5"));
+    server.deliver("issue_comment", "late-2", &event).await;
+    server.wait_handled(2).await;
+    assert_eq!(reactions(&fake, id), ["+1"]);
+    // A deleted comment gets no answer either.
+    let gone = fake.add_comment(REPO, 42, "m", "MEMBER", "/use 40714803265");
+    fake.world().comments.retain(|c| c.id != gone);
+    server.deliver("issue_comment", "late-3", &comment_event(42, gone, "m", "MEMBER", "/use 40714803265", None)).await;
+    server.wait_handled(3).await;
+    assert!(reactions(&fake, gone).is_empty());
 }

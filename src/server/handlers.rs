@@ -901,7 +901,7 @@ enum Verdict<'a> {
 }
 
 /// Check run that carries the reasons of the last reuse answer on the PR's head.
-pub const REUSE_CHECK: &str = "sweepgate/reuse";
+const REUSE_CHECK: &str = "sweepgate/reuse";
 const REUSE_EXTERNAL_ID: &str = "sweepgate-reuse";
 
 /// Answers a command as upstream does (InferenceX #2986): a 👍 or 👎 reaction on the command
@@ -916,6 +916,21 @@ async fn reply<G: GitHub>(
     verdict: Verdict<'_>,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
+    // The comment is read again before it is answered (#2986): a later edit, whose own event
+    // answers it, or a deletion leaves this older event without an answer.
+    let id = e.comment.id;
+    match gh.get_signoff_resource(&e.repo, e.issue_number, SignoffKind::ConversationComment, id).await {
+        Ok(current) if command::scan(current.body.as_deref().unwrap_or("")) != command::scan(&e.comment.body) => {
+            out.note(format!("comment {id} changed since this event: its own event answers the new text"));
+            return Ok(());
+        }
+        Ok(_) | Err(GitHubError::DryRun(_)) => {}
+        Err(err) if err.is_not_found() => {
+            out.note(format!("comment {id} was deleted: nothing to answer"));
+            return Ok(());
+        }
+        Err(err) => return Err(err.into()),
+    }
     let reaction = match verdict {
         Verdict::Accepted(..) => Reaction::ThumbsUp,
         Verdict::Rejected(_) => Reaction::ThumbsDown,
