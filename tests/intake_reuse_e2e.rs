@@ -313,3 +313,18 @@ async fn an_event_older_than_the_comment_is_not_answered() {
     server.wait_handled(3).await;
     assert!(reactions(&fake, gone).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_malformed_comment_gets_a_bounded_check_run() {
+    let (fake, server) = setup(&[]).await;
+    // 2,000 malformed lines, each quoted back in both languages, and a very long first line.
+    let long = format!("/use {}", "x".repeat(5_000));
+    let body = format!("{long}\n{}", "/use 1 2\n".repeat(2_000));
+    let id = command(&fake, &server, 1, "m", "MEMBER", &body).await;
+    assert_eq!(reactions(&fake, id), ["-1"]);
+    let w = fake.world();
+    let run = &w.check_runs.iter().find(|(_, c)| c["name"] == "sweepgate/reuse").unwrap().1;
+    let (title, summary) = (run["output"]["title"].as_str().unwrap(), run["output"]["summary"].as_str().unwrap());
+    assert!(title.chars().count() < 120 && title.contains('…'), "{title}");
+    assert!(summary.chars().count() <= 61_000 && summary.contains("已截断"), "{}", summary.len());
+}

@@ -903,6 +903,8 @@ enum Verdict<'a> {
 /// Check run that carries the reasons of the last reuse answer on the PR's head.
 const REUSE_CHECK: &str = "sweepgate/reuse";
 const REUSE_EXTERNAL_ID: &str = "sweepgate-reuse";
+/// Most characters of the command shown in the check run's title.
+const MAX_TITLE_COMMAND_CHARS: usize = 80;
 
 /// Answers a command as upstream does (InferenceX #2986): a 👍 or 👎 reaction on the command
 /// comment, and the reasons in a check run on the PR's head and in the outcome (the Action's
@@ -976,8 +978,14 @@ async fn reply<G: GitHub>(
             json!({"accepted": false, "command": shown, "author": author, "reasons": reasons, "hint": hint, "in_force": in_force})
         }
     };
-    let summary = render_bilingual("reuse", &context)?;
+    // A malformed comment's reasons quote its lines: bounded like every check-run summary.
+    let summary = preflight::bounded(render_bilingual("reuse", &context)?);
     out.reuse = Some(summary.clone());
+    // The title is plain text; a malformed command line is the author's, so it is cut short.
+    let shown = match shown.char_indices().nth(MAX_TITLE_COMMAND_CHARS) {
+        Some((cut, _)) => format!("{}…", &shown[..cut]),
+        None => shown.to_owned(),
+    };
     let (conclusion, title) = match verdict {
         Verdict::Accepted(_) => ("success", format!("👍 {shown} accepted / 已接受")),
         // Advisory (Check 4 only WARNs without a command): a refusal never blocks a merge.
