@@ -122,7 +122,8 @@ async fn a_form_encoded_comment_is_decoded_and_handled() {
     server.wait_handled(1).await;
     // The unauthorized command got its answer: the payload was read, not just acknowledged.
     let w = fake.world();
-    assert!(w.comments.iter().any(|c| c.body.contains("sweepgate:reuse")), "{:#?}", w.comments);
+    assert!(w.reactions.iter().any(|(c, content, ..)| *c == id && content == "-1"), "{:#?}", w.reactions);
+    assert!(w.check_runs.iter().any(|(_, c)| c["name"] == "sweepgate/reuse"), "{:#?}", w.check_runs);
 }
 
 #[test]

@@ -101,7 +101,7 @@ fn hostile_signoff_author_is_inert_in_a_rejection() {
 }
 
 #[test]
-fn hostile_command_and_author_are_inert_in_the_reuse_comment() {
+fn hostile_command_and_author_are_inert_in_the_reuse_answer() {
     let command = format!("/use 12 {}", hostile_text());
     let reasons = json!([{"code": "trailing-text", "blocking": true,
         "en": sweepgate::intake::command::CommandError::TrailingText { line: 1, extra: hostile_text() }.en(),
@@ -170,7 +170,7 @@ fn assert_no_autolink_or_invisible(text: &str) {
 }
 
 #[test]
-fn autolinks_references_and_invisible_characters_are_inert_in_the_reuse_comment() {
+fn autolinks_references_and_invisible_characters_are_inert_in_the_reuse_answer() {
     let author = format!("{AUTOLINKS} {TROJAN}");
     let reasons = json!([{"code": "unauthorized", "blocking": true, "en": "x", "zh": "x"}]);
     let ctx = json!({"accepted": false, "command": "/use 1", "author": author, "reasons": reasons, "hint": false, "in_force": null});

@@ -130,9 +130,6 @@ fn refusals(fake: &FakeGitHub, pr: u64) -> Vec<String> {
 async fn a_none_association_signoff_leaves_the_status_as_it_was() {
     let (original, fake, upstream, id) = green_sweep().await;
     let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
-    // The signer only reads the repository, but owns configs/nvidia-master.yaml at the base:
-    // a CODEOWNER of a changed path is eligible without write access.
-    fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "read".into());
     let server = start_server(&fake, &upstream, &[]).await;
     server.deliver("issue_comment", "n-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
     server.wait_handled(1).await;
@@ -154,8 +151,11 @@ async fn a_none_association_signoff_leaves_the_status_as_it_was() {
     assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/tarball/")), tarballs, "no collection");
     let replies = refusals(&fake, pr);
     assert_eq!(replies.len(), 1, "one reply per PR, edited in place: {replies:#?}");
-    assert!(replies[0].contains("mallory") && replies[0].contains("Check 0"), "{}", replies[0]);
-    assert!(replies[0].contains("is not a CODEOWNER of any changed path"), "{}", replies[0]);
+    assert!(
+        replies[0].contains("mallory has `none`") && replies[0].contains("mallory 的权限为 `none`"),
+        "{}",
+        replies[0]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -414,23 +414,161 @@ async fn a_signoff_posted_before_the_head_was_pushed_is_not_verified_for_it() {
     assert!(!w.log.iter().any(|l| l.contains("/tarball/")), "no evidence is collected for it");
 }
 
-/// Nothing unauthorised is granted: when the policy commit (the default branch's tip, where
-/// CODEOWNERS is read) cannot be resolved, a signer without write access cannot be shown to own
-/// anything, so the sign-off is not verified (before, CODEOWNERS was read at the stale base and
-/// the signer was eligible). The reply names what could not be read.
+/// Issue 34 item 7 (RV7): only a human with `write`, `maintain` or `admin` starts a verification.
+/// A CODEOWNER of the changed paths who only reads the repository gets a short reply; a bot's
+/// sign-off and a permission lookup that fails start nothing and reply nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_policy_commit_a_reader_who_owned_paths_at_the_base_is_not_eligible() {
+async fn only_a_human_with_write_access_starts_a_verification() {
     let (original, fake, upstream, id) = green_sweep().await;
     let pr = original.pull_request.number;
-    fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "read".into());
-    fake.fail_next(Fault { status: 404, matching: format!("GET /repos/{REPO}/branches/main"), ..Fault::default() });
+    let body = &original.signoff.body;
     let server = start_server(&fake, &upstream, &[]).await;
-    server.deliver("issue_comment", "p-1", &signoff_event(pr, id, "nv-owner", &original.signoff.body, None)).await;
+    let nothing_started = |fake: &FakeGitHub| {
+        verdicts(fake, pr).is_empty()
+            && statuses(fake).is_empty()
+            && fake.world().count(&format!("GET /repos/{REPO}/tarball/")) == 0
+            && fake.world().count(&format!("GET /repos/{REPO}/branches/")) == 0
+            && fake.world().count(&format!("GET /repos/{REPO}/contents/")) == 0
+    };
+
+    // A bot posts the checklist: nothing at all (no permission asked, no reply).
+    let bot = fake.add_comment(REPO, pr, "renovate[bot]", "NONE", body);
+    let mut event = signoff_event(pr, bot, "renovate[bot]", body, None);
+    event["comment"]["user"]["type"] = json!("Bot");
+    server.deliver("issue_comment", "w-1", &event).await;
     server.wait_handled(1).await;
-    assert!(verdicts(&fake, pr).is_empty() && statuses(&fake).is_empty(), "{:?}", statuses(&fake));
-    let replies = refusals(&fake, pr);
-    assert_eq!(replies.len(), 1, "{replies:#?}");
-    assert!(replies[0].contains("CODEOWNERS could not be read where policy lives"), "{}", replies[0]);
-    assert!(replies[0].contains("the tip of the default branch main"), "{}", replies[0]);
-    assert!(replies[0].contains("策略所在处的 CODEOWNERS 无法读取"), "{}", replies[0]);
+    assert!(nothing_started(&fake), "{:?}", statuses(&fake));
+    assert!(refusals(&fake, pr).is_empty());
+    assert_eq!(fake.world().count(&format!("GET /repos/{REPO}/collaborators/")), 0);
+
+    // GitHub refuses to say what the owner's permission is: no verification, no reply, no
+    // failed event (the next reconcile pass asks again).
+    let lookup = format!("GET /repos/{REPO}/collaborators/nv-owner/permission");
+    fake.fail_next(Fault { status: 403, matching: lookup, ..Fault::default() });
+    server.deliver("issue_comment", "w-2", &signoff_event(pr, id, "nv-owner", body, None)).await;
+    server.wait_handled(2).await;
+    assert!(nothing_started(&fake), "{:?}", statuses(&fake));
+    assert!(refusals(&fake, pr).is_empty());
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+
+    // The owner of configs/nvidia-master.yaml only reads the repository (and `triage` is no
+    // more): not verified, one reply naming the permission, in both languages.
+    for (n, permission) in [(3, "read"), (4, "triage")] {
+        fake.world().permissions.insert((REPO.into(), "nv-owner".into()), permission.into());
+        server.deliver("issue_comment", &format!("w-{n}"), &signoff_event(pr, id, "nv-owner", body, None)).await;
+        server.wait_handled(n).await;
+        assert!(nothing_started(&fake), "{permission}: {:?}", statuses(&fake));
+        let replies = refusals(&fake, pr);
+        assert_eq!(replies.len(), 1, "one reply per PR, edited in place");
+        assert!(replies[0].contains(&format!("nv-owner has `{permission}`")), "{}", replies[0]);
+        assert!(replies[0].contains(&format!("的权限为 `{permission}`")), "{}", replies[0]);
+    }
+
+    // `maintain` starts it.
+    fake.world().permissions.insert((REPO.into(), "nv-owner".into()), "maintain".into());
+    server.deliver("issue_comment", "w-5", &signoff_event(pr, id, "nv-owner", body, None)).await;
+    server.wait_handled(5).await;
+    assert_eq!(verdicts(&fake, pr).len(), 1);
+    assert_eq!(statuses(&fake).last().unwrap().2, "success");
+}
+
+/// Issue 34 item 8 (RV8): one verdict comment per sign-off resource, edited in place; an edit
+/// that changes neither the sign-off's text nor its evidence posts nothing (no comment, no
+/// status: an edit is verified without a `pending` first); a different sign-off gets its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_edit_posts_nothing_and_each_signoff_keeps_its_own_verdict() {
+    let (original, fake, upstream, id) = green_sweep().await;
+    let (pr, head) = (original.pull_request.number, original.pull_request.head_sha.clone());
+    let server = start_server(&fake, &upstream, &[]).await;
+    let body = &original.signoff.body;
+    server.deliver("issue_comment", "q-1", &signoff_event(pr, id, "nv-owner", body, None)).await;
+    server.wait_handled(1).await;
+    let first = verdicts(&fake, pr);
+    assert_eq!(first.len(), 1);
+    let approved = statuses(&fake);
+    assert_eq!(approved.last().unwrap().2, "success");
+    let writes = |fake: &FakeGitHub| {
+        let w = fake.world();
+        (w.count(&format!("POST /repos/{REPO}/issues/{pr}/comments")), w.count(&format!("PATCH /repos/{REPO}/issues/")))
+    };
+    let written = writes(&fake);
+
+    // Edited without a change (GitHub sends `edited` for an identical body too): nothing posted.
+    server.deliver("issue_comment", "q-2", &signoff_event(pr, id, "nv-owner", body, Some(body))).await;
+    server.wait_handled(2).await;
+    assert_eq!(statuses(&fake), approved, "no pending, no repeated success");
+    assert_eq!(writes(&fake), written, "no comment posted or edited");
+    assert_eq!(verdicts(&fake, pr), first);
+
+    // An edit that changes the verdict edits its own comment; the status goes straight to failure.
+    let edited = body.replacen("- [x] General code quality", "- [ ] General code quality", 1);
+    fake.world().comments.iter_mut().find(|c| c.id == id).unwrap().body = edited.clone();
+    server.deliver("issue_comment", "q-3", &signoff_event(pr, id, "nv-owner", &edited, Some(body))).await;
+    server.wait_handled(3).await;
+    let now = verdicts(&fake, pr);
+    assert_eq!((now.len(), now[0].0), (1, first[0].0), "the same comment, edited in place");
+    assert!(now[0].1.contains("**REJECTED**"), "{}", now[0].1);
+    let mut expected = approved.clone();
+    expected.push((head.clone(), "codeowner-signoff-verify".into(), "failure".into()));
+    assert_eq!(statuses(&fake), expected, "an edit is verified without a pending status");
+
+    // A different sign-off (a new comment) gets its own verdict comment; the first stays as it is.
+    let later = "2026-09-01T11:00:00Z";
+    let second = fake.add_comment(REPO, pr, "nv-owner", "MEMBER", body);
+    if let Some(c) = fake.world().comments.iter_mut().find(|c| c.id == second) {
+        (c.created_at, c.updated_at) = (later.into(), later.into());
+    }
+    let mut event = signoff_event(pr, second, "nv-owner", body, None);
+    (event["comment"]["created_at"], event["comment"]["updated_at"]) = (json!(later), json!(later));
+    server.deliver("issue_comment", "q-4", &event).await;
+    server.wait_handled(4).await;
+    let both = verdicts(&fake, pr);
+    assert_eq!(both.len(), 2, "{both:#?}");
+    assert_eq!(both[0], now[0], "the first sign-off's verdict is untouched");
+    assert!(both[1].1.starts_with(&format!("<!-- sweepgate:verdict signoff=issuecomment-{second} ")), "{}", both[1].1);
+    assert_eq!(server.metric("sweepgate_events_handled_total{result=\"failed\"}").await, 0);
+}
+
+/// Issue 34 item 7 (RV7): verifications of one PR run one at a time. Two writers' sign-offs
+/// arrive together on two workers, with every GitHub answer slowed: the second verification
+/// starts (its `pending`) only after the first one's verdict status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_signoffs_of_one_pr_are_verified_one_after_the_other() {
+    let (original, fake, upstream, first) = green_sweep().await;
+    let pr = original.pull_request.number;
+    let body = &original.signoff.body;
+    let later = "2026-09-01T11:00:00Z";
+    let second = fake.add_comment(REPO, pr, "maint-b", "MEMBER", body);
+    {
+        let mut w = fake.world();
+        w.permissions.insert((REPO.into(), "maint-b".into()), "write".into());
+        if let Some(c) = w.comments.iter_mut().find(|c| c.id == second) {
+            (c.created_at, c.updated_at) = (later.into(), later.into());
+        }
+        w.latency = std::time::Duration::from_millis(5);
+    }
+    let server = start_server(&fake, &upstream, &[]).await;
+    let mut event = signoff_event(pr, second, "maint-b", body, None);
+    (event["comment"]["created_at"], event["comment"]["updated_at"]) = (json!(later), json!(later));
+    // Both accepted before either is handled (a delivery is answered when it is queued).
+    let (a, _) = server.deliver("issue_comment", "t-1", &signoff_event(pr, first, "nv-owner", body, None)).await;
+    let (b, _) = server.deliver("issue_comment", "t-2", &event).await;
+    assert_eq!((a, b), (202, 202));
+    server.wait_handled(2).await;
+    let descriptions: Vec<String> = fake
+        .world()
+        .statuses
+        .iter()
+        .map(|(_, _, s)| s["description"].as_str().unwrap_or("").split(" at ").next().unwrap().to_owned())
+        .collect();
+    let (first, second) = (format!("issuecomment-{first}"), format!("issuecomment-{second}"));
+    let one_after_the_other = vec![
+        format!("verifying sign-off {first}"),
+        format!("sign-off {first}: APPROVED"),
+        format!("verifying sign-off {second}"),
+        // maint-b may start a verification but owns no changed path: Check 0 rejects it.
+        format!("sign-off {second}: REJECTED"),
+    ];
+    assert_eq!(descriptions, one_after_the_other);
+    assert_eq!(verdicts(&fake, pr).len(), 2);
 }

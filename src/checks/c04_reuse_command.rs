@@ -22,11 +22,9 @@ pub fn check(cx: &Context) -> Outcome {
             author_association: &c.author_association,
             body: &c.body,
             created_at: timestamp(&c.created_at),
-            updated_at: timestamp(if c.updated_at.is_empty() { &c.created_at } else { &c.updated_at }),
         })
         .collect();
-    // Comments carry no acknowledgement records here, so an edited command counts from its edit.
-    if let Some(auth) = resolve(&views, "", &[]) {
+    if let Some(auth) = resolve(&views, "") {
         let url = ev.comments.iter().find(|c| c.id == auth.comment_id).map(|c| c.url.clone()).unwrap_or_default();
         // A pin names a workflow run or a sweepgate sweep; the qualifying run may be either.
         let other_run = match (auth.command.run_id, auth.command.sweep, c01_in_pr_sweep::qualifying_run(ev)) {

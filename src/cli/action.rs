@@ -53,9 +53,9 @@ pub fn run(args: &ActionArgs) -> anyhow::Result<ExitCode> {
         Err(err) => (format!("### sweepgate: {event_name}\n\n❌ {err:#}\n"), ExitCode::from(1)),
     };
     if let (Some(path), Ok(outcome)) = (&args.step_summary, &result) {
-        if let Some(preflight) = &outcome.preflight {
+        for report in [&outcome.preflight, &outcome.reuse].into_iter().flatten() {
             summary.push('\n');
-            summary.push_str(preflight);
+            summary.push_str(report);
         }
         let charts = outcome.charts.iter().map(|c| (c.curve.clone(), c.svg(), c.points.len()));
         for line in write_charts(path, "frontier", charts.collect()) {

@@ -257,14 +257,6 @@ pub struct CommentView<'a> {
     pub author_association: &'a str,
     pub body: &'a str,
     pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// The bot's record that it acknowledged `command` in comment `comment_id` (from its reply marker).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ack {
-    pub comment_id: u64,
-    pub command: ReuseCommand,
 }
 
 /// The command in force on a PR.
@@ -274,32 +266,28 @@ pub struct Authorization {
     pub author: String,
     pub author_association: String,
     pub command: ReuseCommand,
-    /// The moment the command took effect: creation, or the edit that introduced it.
-    pub effective_at: DateTime<Utc>,
+    /// When the comment holding the command was posted.
+    pub posted_at: DateTime<Utc>,
 }
 
-/// The newest authorized command (decision I2). An edited comment keeps its creation position
-/// only when the bot acknowledged exactly this command in it; a command added or changed by an
-/// edit takes effect at the edit, so editing an old comment can never silently rewrite history.
-pub fn resolve(comments: &[CommentView<'_>], bot_login: &str, acks: &[Ack]) -> Option<Authorization> {
+/// The newest authorized command across both names, by the time its comment was posted
+/// (upstream's order, InferenceX #3192; decision RV6). An edit re-evaluates the comment's own
+/// command (answered by a reaction, so never silently) but does not move it past newer ones.
+pub fn resolve(comments: &[CommentView<'_>], bot_login: &str) -> Option<Authorization> {
     comments
         .iter()
         .filter(|c| !c.author.eq_ignore_ascii_case(bot_login) && association_may_command(c.author_association))
         .filter_map(|c| match scan(c.body) {
-            Scan::Command(command) => {
-                let acked = acks.iter().any(|a| a.comment_id == c.id && a.command == command);
-                let effective_at = if c.updated_at <= c.created_at || acked { c.created_at } else { c.updated_at };
-                Some(Authorization {
-                    comment_id: c.id,
-                    author: c.author.to_string(),
-                    author_association: c.author_association.to_string(),
-                    command,
-                    effective_at,
-                })
-            }
+            Scan::Command(command) => Some(Authorization {
+                comment_id: c.id,
+                author: c.author.to_string(),
+                author_association: c.author_association.to_string(),
+                command,
+                posted_at: c.created_at,
+            }),
             Scan::Nothing | Scan::Malformed(_) => None,
         })
-        .max_by_key(|a| (a.effective_at, a.comment_id))
+        .max_by_key(|a| (a.posted_at, a.comment_id))
 }
 
 #[cfg(test)]
@@ -432,64 +420,50 @@ mod tests {
         DateTime::parse_from_rfc3339(&format!("2026-09-01T10:{minute:02}:00Z")).unwrap().with_timezone(&Utc)
     }
 
-    fn comment<'a>(id: u64, assoc: &'a str, body: &'a str, created: u32, updated: u32) -> CommentView<'a> {
-        CommentView {
-            id,
-            author: "alice",
-            author_association: assoc,
-            body,
-            created_at: at(created),
-            updated_at: at(updated),
-        }
+    fn comment<'a>(id: u64, assoc: &'a str, body: &'a str, created: u32) -> CommentView<'a> {
+        CommentView { id, author: "alice", author_association: assoc, body, created_at: at(created) }
     }
 
     #[test]
     fn newest_authorized_command_wins_across_spellings() {
-        let comments = [comment(1, "MEMBER", "/use 100", 1, 1), comment(2, "COLLABORATOR", "/reuse-sweep-run", 2, 2)];
-        let auth = resolve(&comments, "sweepgate[bot]", &[]).unwrap();
+        let comments = [comment(1, "MEMBER", "/use 100", 1), comment(2, "COLLABORATOR", "/reuse-sweep-run", 2)];
+        let auth = resolve(&comments, "sweepgate[bot]").unwrap();
         assert_eq!((auth.comment_id, auth.command.run_id), (2, None), "a newer bare command unpins");
     }
 
     #[test]
     fn unauthorized_and_bot_comments_never_count() {
-        let mut bot = comment(3, "NONE", "/use 300", 3, 3);
+        let mut bot = comment(3, "NONE", "/use 300", 3);
         bot.author = "sweepgate[bot]";
         bot.author_association = "OWNER";
         let comments = [
-            comment(1, "OWNER", "/use 100", 1, 1),
-            comment(2, "CONTRIBUTOR", "/use 200", 2, 2),
-            comment(4, "NONE", "/use 400", 4, 4),
-            comment(5, "FIRST_TIME_CONTRIBUTOR", "/use 500", 5, 5),
+            comment(1, "OWNER", "/use 100", 1),
+            comment(2, "CONTRIBUTOR", "/use 200", 2),
+            comment(4, "NONE", "/use 400", 4),
+            comment(5, "FIRST_TIME_CONTRIBUTOR", "/use 500", 5),
             bot,
         ];
-        assert_eq!(resolve(&comments, "sweepgate[bot]", &[]).unwrap().command.run_id, Some(100));
-        assert_eq!(resolve(&comments[1..], "sweepgate[bot]", &[]), None);
+        assert_eq!(resolve(&comments, "sweepgate[bot]").unwrap().command.run_id, Some(100));
+        assert_eq!(resolve(&comments[1..], "sweepgate[bot]"), None);
     }
 
     #[test]
-    fn editing_an_old_comment_moves_it_to_the_edit_time() {
-        // Comment 1 was edited at minute 9 to add a pin after comment 2 pinned 200.
-        let comments = [comment(1, "OWNER", "/use 100", 1, 9), comment(2, "OWNER", "/use 200", 5, 5)];
-        let auth = resolve(&comments, "bot", &[]).unwrap();
-        assert_eq!((auth.command.run_id, auth.effective_at), (Some(100), at(9)));
-    }
-
-    #[test]
-    fn an_acknowledged_command_keeps_its_place_when_unrelated_text_is_edited() {
-        let comments = [comment(1, "OWNER", "/use 100\n\ntypo fixed", 1, 9), comment(2, "OWNER", "/use 200", 5, 5)];
-        let ack =
-            Ack { comment_id: 1, command: ReuseCommand { name: CommandName::Use, run_id: Some(100), sweep: None } };
-        assert_eq!(resolve(&comments, "bot", &[ack]).unwrap().command.run_id, Some(200));
-        let stale_ack =
-            Ack { comment_id: 1, command: ReuseCommand { name: CommandName::Use, run_id: Some(99), sweep: None } };
-        assert_eq!(resolve(&comments, "bot", &[stale_ack]).unwrap().command.run_id, Some(100));
+    fn editing_an_old_comment_never_moves_it_past_a_newer_command() {
+        // Comment 1 was edited (its command or the text around it) after comment 2 pinned 200:
+        // the newer comment stays in force, and so no acknowledged grant is lost.
+        let comments = [comment(1, "OWNER", "/use 100\n\ntypo fixed", 1), comment(2, "OWNER", "/use 200", 5)];
+        let auth = resolve(&comments, "bot").unwrap();
+        assert_eq!((auth.command.run_id, auth.posted_at), (Some(200), at(5)));
+        // A command edited into the newest comment is what is in force.
+        let comments = [comment(1, "OWNER", "/use 100", 1), comment(2, "OWNER", "/use 300", 5)];
+        assert_eq!(resolve(&comments, "bot").unwrap().command.run_id, Some(300));
     }
 
     #[test]
     fn malformed_or_removed_commands_do_not_authorize() {
-        let comments = [comment(1, "OWNER", "/use 100", 1, 1), comment(2, "OWNER", "/use nope", 2, 2)];
-        assert_eq!(resolve(&comments, "bot", &[]).unwrap().comment_id, 1);
-        let edited_away = [comment(1, "OWNER", "never mind", 1, 3)];
-        assert_eq!(resolve(&edited_away, "bot", &[]), None);
+        let comments = [comment(1, "OWNER", "/use 100", 1), comment(2, "OWNER", "/use nope", 2)];
+        assert_eq!(resolve(&comments, "bot").unwrap().comment_id, 1);
+        let edited_away = [comment(1, "OWNER", "never mind", 1)];
+        assert_eq!(resolve(&edited_away, "bot"), None);
     }
 }

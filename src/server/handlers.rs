@@ -15,10 +15,11 @@ use serde_json::json;
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::github::sticky::{self, find_own, Thread, Upserted};
 use crate::github::types::{
-    Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, User, WorkflowRun,
+    CheckRunInput, CheckRunOutput, Comment, PullFile, PullRequest, Reaction, RunQuery, StatusInput, StatusState, User,
+    WorkflowRun,
 };
 use crate::github::{GitHub, GitHubError, RepoRef};
-use crate::intake::command::{self, Ack, CommandName, CommentView, ReuseCommand, Scan};
+use crate::intake::command::{self, CommentView, ReuseCommand, Scan};
 use crate::intake::event::{CommentEvent, Event, PullRequestEvent, PULL_REQUEST_ACTIONS};
 use crate::intake::labels::{self, Modifier, Permission, PrFacts, Primary, Reason};
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind};
@@ -96,6 +97,9 @@ pub struct Outcome {
     pub verdict: Option<&'static str>,
     /// The preflight report written to the check run (the Action adds it to the job summary).
     pub preflight: Option<String>,
+    /// The answer to a reuse command, as its check run says it (the Action adds it to the job
+    /// summary; no comment carries it).
+    pub reuse: Option<String>,
     /// What the event read already, for its later steps.
     pub reads: EventReads,
 }
@@ -147,7 +151,8 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
         Event::IssueComment(e) => match e.comment.user.as_ref().filter(|a| User::is_person(Some(a))) {
             Some(author) if has_signoff_phrase(&e.comment.body) => {
                 let key = SignoffKey { kind: SignoffKind::ConversationComment, id: e.comment.id };
-                let trigger = Trigger::Event { author, posted_at: Some(e.comment.created_at) };
+                let edited = e.action == "edited";
+                let trigger = Trigger::Event { author, posted_at: Some(e.comment.created_at), edited };
                 let target = SignoffTarget { repo: &e.repo, pr: e.issue_number, key, trigger };
                 verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
                     .await?
@@ -156,7 +161,7 @@ pub async fn handle<G: GitHub>(gh: &G, cfg: &BotConfig, event: &Event) -> Result
         },
         Event::Review(e) => match e.author.as_ref().filter(|a| User::is_person(Some(a))) {
             Some(author) if has_signoff_phrase(&e.body) => {
-                let trigger = Trigger::Event { author, posted_at: e.posted_at };
+                let trigger = Trigger::Event { author, posted_at: e.posted_at, edited: e.action == "edited" };
                 let target = SignoffTarget { repo: &e.repo, pr: e.pr, key: e.key, trigger };
                 verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, chrono::Utc::now().date_naive(), &mut out)
                     .await?
@@ -686,13 +691,17 @@ async fn issue_comment<G: GitHub>(
         return Ok(());
     }
     let now = command::scan(&e.comment.body);
-    if let Some(before) = e.previous_body.as_deref().map(command::scan) {
-        if before == now {
-            out.note(format!("comment {} edited without changing its command", e.comment.id));
-            return Ok(());
-        }
+    let before = e.previous_body.as_deref().map(command::scan);
+    if before.as_ref() == Some(&now) {
+        out.note(format!("comment {} edited without changing its command", e.comment.id));
+        return Ok(());
     }
     let command = match now {
+        // An edit that removed the command withdraws its answer (InferenceX #3192).
+        Scan::Nothing if before.is_some() => {
+            out.note(format!("comment {} no longer holds a command", e.comment.id));
+            return clear_reactions(gh, cfg, e, &["+1", "-1"], out).await;
+        }
         Scan::Nothing => {
             out.note(format!("comment {} has no command", e.comment.id));
             return Ok(());
@@ -724,7 +733,7 @@ async fn issue_comment<G: GitHub>(
         other => other?,
     };
     match checked {
-        Ok(run) => reply(gh, cfg, e, &shown, Verdict::Accepted(command, &run), out).await,
+        Ok(run) => reply(gh, cfg, e, &shown, Verdict::Accepted(&run), out).await,
         Err(reasons) => reply(gh, cfg, e, &shown, Verdict::Rejected(&reasons), out).await,
     }
 }
@@ -743,11 +752,15 @@ struct AcceptedRun {
     id: String,
     url: String,
     head_sha: String,
+    /// The conclusion of a pinned run that did not succeed (`failure`, `cancelled`): its
+    /// available artifacts are reused, a partial source, never a passing sweep (#2986).
+    partial: Option<String>,
 }
 
 impl AcceptedRun {
     fn of(run: &WorkflowRun) -> AcceptedRun {
-        AcceptedRun { id: run.id.to_string(), url: run.html_url.clone(), head_sha: run.head_sha.clone() }
+        let partial = run.conclusion.clone().filter(|c| c != "success");
+        AcceptedRun { id: run.id.to_string(), url: run.html_url.clone(), head_sha: run.head_sha.clone(), partial }
     }
 }
 
@@ -802,7 +815,7 @@ fn validate_sweep(
         return Err(reasons);
     }
     let url = cfg.verify.details.as_ref().map(|d| d.url(repo, number)).unwrap_or_default();
-    Ok(AcceptedRun { id: sweep.to_string(), url, head_sha: stored.head_sha })
+    Ok(AcceptedRun { id: sweep.to_string(), url, head_sha: stored.head_sha, partial: None })
 }
 
 /// Resolves and validates the source run: `Ok(run)` or the reasons it cannot be reused.
@@ -883,12 +896,20 @@ async fn artifact_flags<G: GitHub>(gh: &G, repo: &RepoRef, run_id: u64) -> Resul
 
 /// The answer to one command.
 enum Verdict<'a> {
-    Accepted(ReuseCommand, &'a AcceptedRun),
+    Accepted(&'a AcceptedRun),
     Rejected(&'a [Reason]),
 }
 
-/// Reacts to the command comment and updates the PR's reuse comment, whose marker records the
-/// command the bot acknowledged (the `Ack` that keeps edits from rewriting history).
+/// Check run that carries the reasons of the last reuse answer on the PR's head.
+const REUSE_CHECK: &str = "sweepgate/reuse";
+const REUSE_EXTERNAL_ID: &str = "sweepgate-reuse";
+/// Most characters of the command shown in the check run's title.
+const MAX_TITLE_COMMAND_CHARS: usize = 80;
+
+/// Answers a command as upstream does (InferenceX #2986): a 👍 or 👎 reaction on the command
+/// comment, and the reasons in a check run on the PR's head and in the outcome (the Action's
+/// job summary); no comment is posted. Which command is in force is read from the command
+/// comments themselves ([`command::resolve`]), so no record of the bot's is needed.
 async fn reply<G: GitHub>(
     gh: &G,
     cfg: &BotConfig,
@@ -897,6 +918,21 @@ async fn reply<G: GitHub>(
     verdict: Verdict<'_>,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
+    // The comment is read again before it is answered (#2986): a later edit, whose own event
+    // answers it, or a deletion leaves this older event without an answer.
+    let id = e.comment.id;
+    match gh.get_signoff_resource(&e.repo, e.issue_number, SignoffKind::ConversationComment, id).await {
+        Ok(current) if command::scan(current.body.as_deref().unwrap_or("")) != command::scan(&e.comment.body) => {
+            out.note(format!("comment {id} changed since this event: its own event answers the new text"));
+            return Ok(());
+        }
+        Ok(_) | Err(GitHubError::DryRun(_)) => {}
+        Err(err) if err.is_not_found() => {
+            out.note(format!("comment {id} was deleted: nothing to answer"));
+            return Ok(());
+        }
+        Err(err) => return Err(err.into()),
+    }
     let reaction = match verdict {
         Verdict::Accepted(..) => Reaction::ThumbsUp,
         Verdict::Rejected(_) => Reaction::ThumbsDown,
@@ -909,84 +945,122 @@ async fn reply<G: GitHub>(
             Reaction::ThumbsUp => "-1",
             _ => "+1",
         };
-        for old in gh.list_reactions(&e.repo, e.comment.id).await? {
-            if old.content == stale && old.user.login.eq_ignore_ascii_case(&cfg.bot_login) {
-                gh.delete_reaction(&e.repo, e.comment.id, old.id).await?;
-                out.note(format!("removed stale {stale} on comment {}", e.comment.id));
-            }
-        }
+        clear_reactions(gh, cfg, e, &[stale], out).await?;
     }
-    let comments = gh.list_issue_comments(&e.repo, e.issue_number).await?;
-    let mut marker = Marker::new("reuse").with("pr", e.issue_number);
     let author = User::login_of(e.comment.user.as_ref());
     let context = match verdict {
-        Verdict::Accepted(command, run) => {
-            let name = match command.name {
-                CommandName::Use => "use",
-                CommandName::ReuseSweepRun => "reuse-sweep-run",
-            };
-            marker = marker.with("comment", e.comment.id).with("cmd", name).with("run", &run.id);
-            json!({
-                "accepted": true, "command": shown, "author": author,
-                "association": e.comment.author_association, "run_id": run.id,
-                "run_url": run.url, "run_sha": short(&run.head_sha),
-            })
-        }
+        Verdict::Accepted(run) => json!({
+            "accepted": true, "command": shown, "author": author,
+            "association": e.comment.author_association, "run_id": run.id,
+            "run_url": run.url, "run_sha": short(&run.head_sha), "partial": run.partial,
+        }),
         Verdict::Rejected(reasons) => {
-            // Keep the previous acknowledgement, in the marker and visibly above the refusal:
-            // a rejected (or unauthorized) command neither erases nor hides it.
-            let find = Marker::new("reuse").with("pr", e.issue_number);
-            let mut run_in_force = None;
-            if let Some((_, previous)) = find_own(&comments, &cfg.bot_login, &find) {
-                for key in ["comment", "cmd", "run"] {
-                    if let Some(v) = previous.get(key) {
-                        marker = marker.with(key, v);
-                    }
-                }
-                run_in_force = previous.get("run").and_then(|v| v.parse::<u64>().ok());
+            // What stays in force: the newest authorized command of another comment (a refused
+            // unauthorized or malformed command neither erases nor replaces it).
+            // Whether it was accepted is the bot's own 👍 on it (the reaction is the record).
+            let comments = gh.list_issue_comments(&e.repo, e.issue_number).await?;
+            let mut in_force = None;
+            if let Some(auth) = newest_authorized(&comments, &cfg.bot_login).filter(|a| a.comment_id != e.comment.id) {
+                let reactions = gh.list_reactions(&e.repo, auth.comment_id).await?;
+                let accepted =
+                    reactions.iter().any(|r| r.content == "+1" && r.user.login.eq_ignore_ascii_case(&cfg.bot_login));
+                let run_id = auth.command.run_id;
+                in_force = Some(json!({
+                    "command": auth.command.to_string(),
+                    "comment_id": auth.comment_id,
+                    "accepted": accepted,
+                    "run_id": run_id,
+                    "run_url": run_id.map(|id| format!("https://github.com/{}/actions/runs/{id}", e.repo)),
+                }));
             }
-            let in_force =
-                acks_from_comments(&comments, &cfg.bot_login, e.issue_number).into_iter().next().map(|ack| {
-                    let run_id = run_in_force.or(ack.command.run_id);
-                    json!({
-                        "command": ack.command.to_string(),
-                        "comment_id": ack.comment_id,
-                        "run_id": run_id,
-                        "run_url": run_id.map(|id| format!("https://github.com/{}/actions/runs/{id}", e.repo)),
-                    })
-                });
             // Never suggest a command to someone who cannot run it.
             let hint = !reasons.iter().any(|r| r.code == "unauthorized");
             json!({"accepted": false, "command": shown, "author": author, "reasons": reasons, "hint": hint, "in_force": in_force})
         }
     };
-    let body = render_bilingual("reuse", &context)?;
-    upsert(gh, &cfg.bot_login, Target { repo: &e.repo, number: e.issue_number }, &comments, &marker, &body, out).await
+    // A malformed comment's reasons quote its lines: bounded like every check-run summary.
+    let summary = preflight::bounded(render_bilingual("reuse", &context)?);
+    out.reuse = Some(summary.clone());
+    // The title is plain text; a malformed command line is the author's, so it is cut short.
+    let shown = match shown.char_indices().nth(MAX_TITLE_COMMAND_CHARS) {
+        Some((cut, _)) => format!("{}…", &shown[..cut]),
+        None => shown.to_owned(),
+    };
+    let (conclusion, title) = match verdict {
+        Verdict::Accepted(_) => ("success", format!("👍 {shown} accepted / 已接受")),
+        // Advisory (Check 4 only WARNs without a command): a refusal never blocks a merge.
+        Verdict::Rejected(_) => ("neutral", format!("👎 {shown} not accepted / 未接受")),
+    };
+    reuse_check_run(gh, e, conclusion, title, summary, out).await
 }
 
-/// The bot's acknowledgements recorded in its reuse comment marker (input of
-/// [`command::resolve`]).
-pub fn acks_from_comments(comments: &[Comment], bot_login: &str, pr: u64) -> Vec<Ack> {
-    let Some((_, marker)) = find_own(comments, bot_login, &Marker::new("reuse").with("pr", pr)) else {
-        return Vec::new();
-    };
-    let comment_id = marker.get("comment").and_then(|v| v.parse().ok());
-    let name = match marker.get("cmd") {
-        Some("use") => Some(CommandName::Use),
-        Some("reuse-sweep-run") => Some(CommandName::ReuseSweepRun),
-        _ => None,
-    };
-    let run_id = marker.get("run").and_then(|v| v.parse().ok());
-    let sweep = marker.get("run").and_then(command::SweepRef::parse);
-    match (comment_id, name) {
-        (Some(comment_id), Some(name)) => vec![Ack { comment_id, command: ReuseCommand { name, run_id, sweep } }],
-        _ => Vec::new(),
+/// Removes the bot's own `contents` reactions from the command comment (a human's stay).
+async fn clear_reactions<G: GitHub>(
+    gh: &G,
+    cfg: &BotConfig,
+    e: &CommentEvent,
+    contents: &[&str],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    for old in gh.list_reactions(&e.repo, e.comment.id).await? {
+        if contents.contains(&old.content.as_str()) && old.user.login.eq_ignore_ascii_case(&cfg.bot_login) {
+            gh.delete_reaction(&e.repo, e.comment.id, old.id).await?;
+            out.note(format!("removed stale {} on comment {}", old.content, e.comment.id));
+        }
     }
+    Ok(())
 }
 
-/// The command in force on a PR, for callers that hold its comments (verifier Check 4).
-pub fn reuse_in_force(comments: &[Comment], bot_login: &str, pr: u64) -> Option<command::Authorization> {
-    let acks = acks_from_comments(comments, bot_login, pr);
+/// Writes the answer's check run on the PR's head, edited in place for the next answer. A
+/// token that may not write check runs (an Action's) leaves the answer in the job summary only.
+async fn reuse_check_run<G: GitHub>(
+    gh: &G,
+    e: &CommentEvent,
+    conclusion: &str,
+    title: String,
+    summary: String,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let head = match gh.get_pull(&e.repo, e.issue_number).await {
+        Ok(pull) => pull.head.sha,
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    let existing = match gh.list_check_runs(&e.repo, &head).await {
+        Ok(runs) => {
+            runs.into_iter().find(|r| r.name == REUSE_CHECK && r.external_id.as_deref() == Some(REUSE_EXTERNAL_ID))
+        }
+        Err(err @ GitHubError::Http { status: 403, .. }) => {
+            out.note(format!("reuse check run not readable ({err}): the answer is only in the outcome"));
+            return Ok(());
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let input = CheckRunInput {
+        name: REUSE_CHECK.into(),
+        head_sha: head.clone(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        details_url: None,
+        external_id: Some(REUSE_EXTERNAL_ID.into()),
+        output: CheckRunOutput { title, summary, text: String::new() },
+    };
+    let written = match existing {
+        Some(run) => gh.update_check_run(&e.repo, run.id, &input).await,
+        None => gh.create_check_run(&e.repo, &input).await.map(drop),
+    };
+    match written {
+        Ok(()) => out.note(format!("reuse check run on {}: {conclusion}", short(&head))),
+        Err(err @ GitHubError::Http { status: 403, .. }) => {
+            out.note(format!("reuse check run not written ({err}): the answer is only in the outcome"))
+        }
+        Err(err) => return Err(err.into()),
+    }
+    Ok(())
+}
+
+/// The newest authorized reuse command among the PR's comments (decision I2; RV6).
+fn newest_authorized(comments: &[Comment], bot_login: &str) -> Option<command::Authorization> {
     let views: Vec<CommentView<'_>> = comments
         .iter()
         .map(|c| CommentView {
@@ -995,10 +1069,9 @@ pub fn reuse_in_force(comments: &[Comment], bot_login: &str, pr: u64) -> Option<
             author_association: &c.author_association,
             body: &c.body,
             created_at: c.created_at,
-            updated_at: c.updated_at,
         })
         .collect();
-    command::resolve(&views, bot_login, &acks)
+    command::resolve(&views, bot_login)
 }
 
 #[cfg(test)]

@@ -179,8 +179,8 @@ pub struct Known {
     pub comments: Option<Vec<crate::github::types::Comment>>,
     /// Collaborator permissions by login.
     pub permissions: BTreeMap<String, crate::github::types::CollaboratorPermission>,
-    /// The default branch's tip as [`resolve_policy`] answered it (eligibility read CODEOWNERS
-    /// there): the policy of one verification is resolved once.
+    /// The default branch's tip as [`resolve_policy`] answered it (the sign-off handler resolves
+    /// it before collecting): the policy of one verification is resolved once.
     pub policy: Option<Fact<String>>,
     /// The sign-off itself, when there is no resource to read (preflight judges the PR body as
     /// the additional detail section: `server::handlers::preflight`).

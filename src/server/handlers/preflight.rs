@@ -143,7 +143,7 @@ fn render(preflight: &Preflight, head: &str) -> Result<String, crate::report::Re
 }
 
 /// A summary within GitHub's bound, cut at a line and saying so.
-fn bounded(summary: String) -> String {
+pub(super) fn bounded(summary: String) -> String {
     if summary.chars().count() <= MAX_SUMMARY_CHARS {
         return summary;
     }

@@ -17,7 +17,6 @@ use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED};
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::checks::{verify, VerdictWord};
-use crate::domain::codeowners::Codeowners;
 use crate::domain::upstream_links::RECIPE_REPOSITORIES;
 use crate::evidence::collect::{
     collect, resolve_policy, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig,
@@ -28,9 +27,7 @@ use crate::github::types::{
 };
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::eligibility::{self, Eligibility};
-use crate::intake::labels::Permission;
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind, SignoffUrl};
-use crate::repo::Logical;
 use crate::report::marker::Marker;
 use crate::report::render_bilingual;
 use crate::report::verdict::{render_markdown, ReportOptions};
@@ -39,9 +36,6 @@ use super::unchanged::{Posted, PostedStatus};
 use super::{post_status, upsert, HandlerError, Outcome, Target};
 use crate::github::sticky::find_own;
 use crate::server::state::{now_ms, StateDb, StateError, WatchWait, WatchedPr, MAX_WATCHES};
-
-/// Largest CODEOWNERS read (GitHub ignores files of 3 MB or more).
-const MAX_CODEOWNERS_BYTES: u64 = 3 * 1024 * 1024;
 
 /// Settings of the sign-off verifier.
 #[derive(Debug, Clone)]
@@ -167,9 +161,11 @@ impl Default for VerifyConfig {
 /// What asked for a verification.
 #[derive(Debug, Clone, Copy)]
 pub enum Trigger<'a> {
-    /// A new or edited sign-off by `author`, posted at `posted_at` (`None`: the payload did not
+    /// A new or `edited` sign-off by `author`, posted at `posted_at` (`None`: the payload did not
     /// say): the PR must be open and ready, the author eligible, and no newer sign-off verified.
-    Event { author: &'a User, posted_at: Option<DateTime<Utc>> },
+    /// An edit is verified quietly: no `pending` first, so an edit that changes neither the
+    /// verdict nor its evidence posts nothing (issue 34 item 8, RV8).
+    Event { author: &'a User, posted_at: Option<DateTime<Utc>>, edited: bool },
     /// A manual `workflow_dispatch`, which only writers can start: any PR state, and Check 0
     /// alone judges the signer (spec 30 §1.2, docs/decisions.md C7/A1).
     Dispatch,
@@ -226,69 +222,23 @@ async fn set_status<G: GitHub>(
     Ok(())
 }
 
-/// The changed paths of the PR (both paths of a rename).
-async fn changed_paths<G: GitHub>(gh: &G, repo: &RepoRef, pr: u64) -> Result<Vec<String>, GitHubError> {
-    let mut paths = Vec::new();
-    for f in gh.list_pull_files(repo, pr).await? {
-        paths.extend(f.previous_filename);
-        paths.push(f.filename);
-    }
-    Ok(paths)
-}
-
-/// CODEOWNERS at `sha` from the first of GitHub's locations that has it; `None` when none does.
-async fn codeowners_at<G: GitHub>(gh: &G, repo: &RepoRef, sha: &str) -> Result<Option<Codeowners>, GitHubError> {
-    for path in Logical::Codeowners.default_candidates() {
-        if let Some(text) = gh.get_file_text(repo, path, sha, MAX_CODEOWNERS_BYTES).await? {
-            return Ok(Some(Codeowners::parse(&text, path).0));
-        }
-    }
-    Ok(None)
-}
-
-/// Whether `author` may sign off on `pull`: one permission call; CODEOWNERS at `policy` (the
-/// default branch's tip; when it could not be resolved a non-writer is not eligible, HT11), the
-/// changed paths and team memberships only for a non-writer. A membership answered 404 is not
-/// confirmed, one that fails otherwise is unknown (neither is eligibility); any other failed
-/// read is an error of the event (retried).
+/// Whether `author` may start a verification: one permission call (RV7). A permission GitHub
+/// does not answer is [`Eligibility::Unreadable`], never eligible; dry-run mode's refusal is an
+/// error, as for every other read.
 /// Also returns the permission as read, which the collector records instead of reading it again.
 pub async fn eligibility_of<G: GitHub>(
     gh: &G,
     repo: &RepoRef,
-    pull: &PullRequest,
-    policy: &Fact<String>,
     author: &str,
 ) -> Result<(Eligibility, CollaboratorPermission), GitHubError> {
-    let detail = gh.collaborator_permission_detail(repo, author).await?;
-    let permission =
-        Permission::parse(if detail.role_name.is_empty() { &detail.permission } else { &detail.role_name });
-    if permission.can_write() {
-        return Ok((Eligibility::Writer(permission), detail));
+    match gh.collaborator_permission_detail(repo, author).await {
+        Ok(detail) => Ok((eligibility::decide(&detail), detail)),
+        Err(err @ GitHubError::DryRun(_)) => Err(err),
+        Err(err) => {
+            let unread = CollaboratorPermission { permission: String::new(), role_name: String::new() };
+            Ok((Eligibility::Unreadable { why: err.to_string() }, unread))
+        }
     }
-    let at = match policy {
-        Fact::Ok(at) => at,
-        Fact::Unavailable(why) => return Ok((Eligibility::PolicyUnavailable { why: why.clone() }, detail)),
-    };
-    let Some(owners) = codeowners_at(gh, repo, at).await? else {
-        return Ok((Eligibility::NotEligible, detail));
-    };
-    let changed = changed_paths(gh, repo, pull.number).await?;
-    let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
-    let mut memberships = BTreeMap::new();
-    for (org, slug) in eligibility::teams_to_ask(&owners, &changed).into_iter().take(eligibility::MAX_TEAMS) {
-        let member = match gh.team_membership(&org, &slug, author).await {
-            Ok(member) => Some(member),
-            // GitHub answers 404 both for "not a member" and for "team not visible": either
-            // way membership is not confirmed, so the author is not eligible through it.
-            Err(err) if err.is_not_found() => Some(false),
-            Err(err) => {
-                tracing::debug!(org, slug, "team membership unreadable: {err}");
-                None
-            }
-        };
-        memberships.insert(format!("{org}/{slug}"), member);
-    }
-    Ok((eligibility::decide(author, permission, Some(&owners), &changed, &memberships), detail))
 }
 
 /// Posts the one reply per PR for sign-offs that do not count (edited in place for the next
@@ -306,29 +256,24 @@ async fn reply_not_counted<G: GitHub>(
     upsert(gh, bot_login, target, comments, &marker, &body, out).await
 }
 
-/// The reply for a signer who is not eligible (Check 0's question, asked cheaply).
+/// The reply for a signer without write access (RV7). A permission that could not be read gets
+/// no reply (it is not the signer's doing): the next reconcile pass asks again.
 async fn refuse<G: GitHub>(
     gh: &G,
     bot_login: &str,
-    target: (&RepoRef, &PullRequest, SignoffKey, &Fact<String>),
+    target: (&RepoRef, u64, SignoffKey),
     comments: &[Comment],
     author: &str,
     why: &Eligibility,
     out: &mut Outcome,
 ) -> Result<(), HandlerError> {
-    let (repo, pull, key, policy) = target;
-    let pr = pull.number;
-    let (teams, unavailable) = match why {
-        Eligibility::Unknown { teams } => (teams.clone(), None),
-        Eligibility::PolicyUnavailable { why } => (Vec::new(), Some(why.as_str())),
-        _ => (Vec::new(), None),
-    };
-    let context = json!({
-        "key": key.to_string(), "signer": author, "policy_sha": policy.as_ok(), "teams": teams,
-        "unavailable": unavailable,
-    });
-    reply_not_counted(gh, bot_login, Target { repo, number: pr }, comments, ("signoff_refused", &context), out).await?;
-    out.note(format!("sign-off {key} by {author} not counted ({why:?}): the status is unchanged"));
+    let (repo, pr, key) = target;
+    if let Eligibility::NotWriter { permission } = why {
+        let context = json!({"key": key.to_string(), "signer": author, "permission": permission});
+        let reply = ("signoff_refused", &context);
+        reply_not_counted(gh, bot_login, Target { repo, number: pr }, comments, reply, out).await?;
+    }
+    out.note(format!("sign-off {key} by {author} not counted ({why:?}): no verification, the status is unchanged"));
     Ok(())
 }
 
@@ -498,8 +443,6 @@ pub async fn verify_signoff<G: GitHub>(
     // The comment list read to judge the event is the collector's too (one read, not two).
     let mut listed_comments = None;
     let mut known_permissions = BTreeMap::new();
-    // Policy at the default branch's tip, resolved once: eligibility and the checks read it.
-    let policy = resolve_policy(gh, repo, &pull, &cfg.limits.policy_branches).await;
     // A sign-off delivered now is checked against the head it saw; a carried one by its fingerprint.
     let delivered = matches!(trigger, Trigger::Event { .. });
     let (carried, merged) = match trigger {
@@ -507,7 +450,8 @@ pub async fn verify_signoff<G: GitHub>(
         Trigger::RecipeMerged { signed, merged, .. } => (signed, Some(merged)),
         Trigger::Dispatch | Trigger::Event { .. } => (None, None),
     };
-    if let Trigger::Event { author, posted_at }
+    let quiet = matches!(trigger, Trigger::Event { edited: true, .. });
+    if let Trigger::Event { author, posted_at, .. }
     | Trigger::CarryForward { author, posted_at, .. }
     | Trigger::RecipeMerged { author, posted_at, .. } = trigger
     {
@@ -533,7 +477,7 @@ pub async fn verify_signoff<G: GitHub>(
             ));
             return Ok(());
         }
-        let eligibility = match eligibility_of(gh, repo, &pull, &policy, &author.login).await {
+        let eligibility = match eligibility_of(gh, repo, &author.login).await {
             Err(GitHubError::DryRun(what)) => {
                 out.note(format!("sign-off {key} not verified: dry-run mode cannot do {what}"));
                 return Ok(());
@@ -542,8 +486,7 @@ pub async fn verify_signoff<G: GitHub>(
         };
         let (eligibility, permission) = eligibility;
         if !eligibility.is_eligible() {
-            let target = (repo, &pull, key, &policy);
-            return refuse(gh, bot_login, target, &comments, &author.login, &eligibility, out).await;
+            return refuse(gh, bot_login, (repo, pr, key), &comments, &author.login, &eligibility, out).await;
         }
         out.note(format!("sign-off {key} by {} is eligible ({eligibility:?})", author.login));
         let seen = if delivered {
@@ -564,9 +507,15 @@ pub async fn verify_signoff<G: GitHub>(
         listed_comments = Some(comments);
         known_permissions.insert(author.login.clone(), permission);
     }
+    // Policy at the default branch's tip, resolved once for the collection and the checks.
+    let policy = resolve_policy(gh, repo, &pull, &cfg.limits.policy_branches).await;
     let head = pull.head.sha.clone();
-    set_status(gh, cfg, (repo, pr), &head, StatusState::Pending, format!("verifying sign-off {key}"), false, out)
-        .await?;
+    if !quiet {
+        let verifying = format!("verifying sign-off {key}");
+        set_status(gh, cfg, (repo, pr), &head, StatusState::Pending, verifying, false, out).await?;
+    }
+    // Whether this verification set `pending` on the head itself.
+    let own_pending = !quiet;
     let url = SignoffUrl { repo: repo.to_string(), pr, key };
     let request = CollectRequest { repo: repo.clone(), pr, signoff: url, review_date };
     let upstream = UpstreamClient::new(cfg.upstream.clone())
@@ -587,7 +536,7 @@ pub async fn verify_signoff<G: GitHub>(
         }
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
-            set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, true, out).await?;
+            set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, own_pending, out).await?;
             return Err(err.into());
         }
     };
@@ -597,7 +546,9 @@ pub async fn verify_signoff<G: GitHub>(
     let signed = signed_head.to_owned();
     let fingerprint = match run_checks(cfg.deadline, evidence.clone(), move |ev| Fingerprint::of(ev, &signed)).await {
         Ok(fingerprint) => fingerprint,
-        Err(overrun) => return overran(gh, cfg, (repo, pr), key, &pinned, pinned == head, overrun, out).await,
+        Err(overrun) => {
+            return overran(gh, cfg, (repo, pr), key, &pinned, own_pending && pinned == head, overrun, out).await
+        }
     };
     let comments = gh.list_issue_comments(repo, pr).await?;
     let find = Marker::new("verdict").with("signoff", key);
@@ -618,7 +569,9 @@ pub async fn verify_signoff<G: GitHub>(
     let fingerprint = fingerprint.map_err(|why| out.note(format!("no fingerprint recorded at {pinned}: {why}"))).ok();
     let verdict = match run_checks(cfg.deadline, evidence.clone(), verify).await {
         Ok(verdict) => verdict,
-        Err(overrun) => return overran(gh, cfg, (repo, pr), key, &pinned, pinned == head, overrun, out).await,
+        Err(overrun) => {
+            return overran(gh, cfg, (repo, pr), key, &pinned, own_pending && pinned == head, overrun, out).await
+        }
     };
     out.charts = FrontierChart::of_verdict(&verdict);
     let digest = fingerprint.as_ref().map(Fingerprint::digest);
@@ -693,7 +646,7 @@ pub async fn verify_signoff<G: GitHub>(
     } else {
         format!("sign-off {key}: {word} at {short}")
     };
-    set_status(gh, cfg, (repo, pr), &pinned, state, description, pinned == head, out).await
+    set_status(gh, cfg, (repo, pr), &pinned, state, description, own_pending && pinned == head, out).await
 }
 
 /// The checks gave no verdict (their deadline passed): the status on `pinned` is a failure
@@ -1166,12 +1119,8 @@ pub(super) async fn repair<G: GitHub>(
         }
     }
     candidates.sort_by_key(|(at, key, _)| std::cmp::Reverse((*at, *key)));
-    let policy = match candidates.is_empty() {
-        true => return Ok(()),
-        false => resolve_policy(gh, repo, pull, &cfg.verify.limits.policy_branches).await,
-    };
     for (at, key, author) in &candidates {
-        if !eligibility_of(gh, repo, pull, &policy, &author.login).await?.0.is_eligible() {
+        if !eligibility_of(gh, repo, &author.login).await?.0.is_eligible() {
             continue;
         }
         let has_verdict = find_own(comments, &cfg.bot_login, &Marker::new("verdict").with("signoff", key)).is_some();
@@ -1180,7 +1129,7 @@ pub(super) async fn repair<G: GitHub>(
             return follow_head(gh, cfg, repo, pull, comments, false, out).await;
         }
         out.note(format!("reconcile: re-verifying sign-off {key} (status {current:?})"));
-        let trigger = Trigger::Event { author, posted_at: Some(*at) };
+        let trigger = Trigger::Event { author, posted_at: Some(*at), edited: false };
         let target = SignoffTarget { repo, pr: pull.number, key: *key, trigger };
         let today = chrono::Utc::now().date_naive();
         return Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await;
