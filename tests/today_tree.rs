@@ -212,6 +212,63 @@ fn launch_resolves_every_config_of_the_2026_11_tree() {
     for ((name, class), count) in &table {
         println!("{name:<56} {:<8} {count:>6}", class.as_str());
     }
+    // Schema-2 recipes: each role's `args` and `env`, the top-level `environment` (every worker,
+    // srtctl's v1 -> v2 migration leaves it in place) and the router's `frontend.env` are settings,
+    // classed as a script's are (decision TD11).
+    let roles_of = |config: &str, name: &str, value: &str| -> BTreeSet<(String, Class)> {
+        let c = model.iter().find(|c| c.config == config).unwrap();
+        c.settings.iter().filter(|s| s.name == name && s.value == value).map(|s| (s.role.clone(), s.class)).collect()
+    };
+    let both = |class: Class| BTreeSet::from([("decode".to_owned(), class), ("prefill".to_owned(), class)]);
+    let tilert = "glm5.3-fp8-mi355x-tilert-agentic";
+    assert_eq!(roles_of(tilert, "TILERT_VERSION", "0.1.6.post3"), both(Class::Engine));
+    assert_eq!(roles_of(tilert, "RDMAV_FORK_SAFE", "1"), both(Class::Unknown));
+    assert_eq!(roles_of(tilert, "TILERT_ROLE", "router"), BTreeSet::from([("frontend".to_owned(), Class::Engine)]));
+    assert_eq!(roles_of(tilert, "--num-mtp", "3"), BTreeSet::from([("decode".to_owned(), Class::Engine)]));
+    let agg = |class: Class| BTreeSet::from([("aggregated".to_owned(), class)]);
+    let dspark = "dsv41flash-fp4-mi300x-vllm-agentic-dspark";
+    assert_eq!(roles_of(dspark, "VLLM_USE_RUST_FRONTEND", "1"), agg(Class::Engine));
+    assert_eq!(roles_of(dspark, "HF_HUB_CACHE", "/hf_hub_cache"), agg(Class::Harness));
+    assert_eq!(roles_of("dsv41flash-fp4-mi300x-vllm-agentic-nixl", "UCX_LOG_LEVEL", "info"), both(Class::Engine));
+    // TRT-LLM's nested engine args are one setting per top-level key, its mapping as JSON, one
+    // value per variant: `dsr1-fp4-b200-trt`'s `zip_override_tp4_ep1` zips
+    // `cuda_graph_config.max_batch_size: [4, 8, 16, 32]` into four variants.
+    let nested = |config: &str, name: &str| -> Vec<String> {
+        let c = model.iter().find(|c| c.config == config).unwrap();
+        c.settings.iter().filter(|s| s.name == name).map(|s| s.value.clone()).collect()
+    };
+    assert!(
+        nested("dsr1-fp4-gb200-dynamo-trt", "--kv-cache-config")
+            .iter()
+            .any(|v| v.contains("\"free_gpu_memory_fraction\":0.6")),
+        "{:?}",
+        nested("dsr1-fp4-gb200-dynamo-trt", "--kv-cache-config")
+    );
+    let graphs = value("--cuda-graph-config");
+    for bs in [4, 8, 16, 32] {
+        let json = format!("{{\"enable_padding\":true,\"max_batch_size\":{bs}}}");
+        assert!(graphs.contains(&json.as_str()), "{graphs:?}");
+    }
+    // The table's classes: every name has one class, and these are its rows for the names above.
+    let classes: BTreeMap<&str, BTreeSet<Class>> = table.keys().fold(BTreeMap::new(), |mut m, (name, class)| {
+        m.entry(*name).or_default().insert(*class);
+        m
+    });
+    assert!(classes.values().all(|c| c.len() == 1), "a name with two classes: {classes:?}");
+    let rows: Vec<(&str, Class, usize)> =
+        ["TILERT_VERSION", "RDMAV_FORK_SAFE", "VLLM_USE_RUST_FRONTEND", "UCX_LOG_LEVEL"]
+            .iter()
+            .map(|name| table.iter().find(|((n, _), _)| n == name).map(|((n, c), k)| (*n, *c, *k)).unwrap())
+            .collect();
+    assert_eq!(
+        rows,
+        [
+            ("TILERT_VERSION", Class::Engine, 2),
+            ("RDMAV_FORK_SAFE", Class::Unknown, 2),
+            ("VLLM_USE_RUST_FRONTEND", Class::Engine, 14),
+            ("UCX_LOG_LEVEL", Class::Engine, 8),
+        ]
+    );
     let with_recipe = model.iter().filter(|c| c.recipes.iter().any(|r| r.exists)).count();
     println!(
         "{} configs, {with_recipe} with a recipe in the copy; launchers the copy lacks: {}",
