@@ -4,9 +4,9 @@
 //!
 //! Two sources:
 //! - an SRT recipe: every variant (`override_*`, `zip_override_*[i]`, deep-merged with `base`),
-//!   per role, `backend.<engine>_config.<role>` flags, `backend.<role>_environment` and the
-//!   top-level `environment`, or, in a schema-2 recipe (InferenceX's single-node shape),
-//!   `roles.<role>.args` and `roles.<role>.env`;
+//!   per role, `backend.<engine>_config.<role>` flags and `backend.<role>_environment`, or, in a
+//!   schema-2 recipe, `roles.<role>.args` and `roles.<role>.env`; in both, the top-level
+//!   `environment` of every worker, and a schema-2 router's `frontend.args`/`frontend.env`;
 //! - a launcher script: the engine command (`sglang.launch_server`, `sglang serve`, `vllm serve`,
 //!   vLLM's `api_server`), its flags, the variables they expand (every value a variable is
 //!   assigned anywhere, branches included, and `${VAR:-default}`), exports and `VAR=x cmd`
@@ -99,8 +99,8 @@ pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<R
 
 /// Per role, every setting of the given resolved variants of recipe `file`, each value with the
 /// concurrencies of the variants that set it. Schema-2 recipes keep flags in
-/// `roles.<role>.args` and env in `roles.<role>.env`; srtctl's schema in
-/// `backend.<engine>_config.<role>`, `backend.<role>_environment` and `environment`.
+/// `roles.<role>.args` and env in `roles.<role>.env`; schema 1 in
+/// `backend.<engine>_config.<role>` and `backend.<role>_environment`; both in `environment`.
 pub fn from_variants(file: &str, variants: &[Variant]) -> Result<Vec<RoleSettings>, RecipeError> {
     let mut roles: BTreeMap<&'static str, RoleSettings> = BTreeMap::new();
     for variant in variants {
