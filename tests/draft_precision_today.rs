@@ -6,30 +6,18 @@
 //! named prohibition to "submissions under review, including image-only bumps and re-enabled
 //! recipes": a PR that only bumps that config's image is judged on the unchanged recipe.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sweepgate::checks::{c13_draft_precision, Context, Status};
 use sweepgate::evidence::{read_bundle, ChangedFile};
 use sweepgate::repo::MemTree;
 
+mod support;
+
+use support::today_tree::today_dir;
+
 const CONFIG: &str = "glm5.2-fp4-gb200-dynamo-sglang-agentic-agg";
 const RECIPE: &str = "inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes/glm5.2/sglang/gb200-fp4/agentx/agg.yaml";
-
-/// The 2026-11 tree, or `None` when `SWEEPGATE_SKIP_CORPUS=1` skips it on purpose.
-fn today_dir() -> Option<PathBuf> {
-    if std::env::var_os("SWEEPGATE_SKIP_CORPUS").is_some_and(|v| v == "1") {
-        eprintln!("SWEEPGATE_SKIP_CORPUS=1: the 2026-11 tree is skipped");
-        return None;
-    }
-    let candidates = [
-        std::env::var_os("SWEEPGATE_ACCEPTANCE_DIR").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acceptance")),
-        Some(PathBuf::from("/work/shared/acceptance")),
-    ];
-    let found = candidates.into_iter().flatten().map(|d| d.join("inferencex-2026-11")).find(|p| p.is_dir());
-    assert!(found.is_some(), "../shared/acceptance/inferencex-2026-11 is missing (SWEEPGATE_SKIP_CORPUS=1 skips it)");
-    found
-}
 
 /// Every file under `dir/sub`, keyed by its path relative to `dir`.
 fn read_into(tree: &mut MemTree, dir: &Path, sub: &str) {

@@ -23,6 +23,7 @@ mod support;
 
 use support::fixture_repo::fixture_git_repo;
 use support::slurm_sweep::{point, slurm_enabled, wait_output, wait_until, Sweep, BENCH, BIN};
+use support::today_tree::{commit_changelog_entry, git_copy, mi355x_pool, today_dir};
 
 const SLURM_UP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm-up.sh");
 
@@ -414,6 +415,89 @@ fn a_planned_sweep_runs_on_the_local_cluster() {
         let gpus = result["visible_gpus"].as_str().unwrap().split(',').count();
         assert_eq!(gpus as i64, point["row"]["tp"].as_i64().unwrap(), "{id}: tp GPUs visible");
         assert_eq!(record["provenance"]["power"][0]["power_valid"], true, "{id}: {}", record["provenance"]["power"]);
+    }
+    s.assert_one_job_per_point();
+}
+
+/// The Oct 2026 tree (issue 36): `plan --format dispatch` on a changelog change of a git copy of
+/// `../shared/acceptance/inferencex-2026-11` binds each row to one schema-2 variant; one native
+/// single-node row (`SRT_RECIPE=<recipe>:<selector>`) and one two-node disaggregated agentic row
+/// (`CONFIG_FILE=<recipe>:<selector>`) are dispatched on the local Slurm and succeed, each job
+/// running with the variant it was bound to, the multinode one on two nodes.
+#[test]
+fn a_2026_11_native_row_and_multinode_row_run_on_the_local_cluster() {
+    if !slurm_enabled("a_2026_11_native_row_and_multinode_row_run_on_the_local_cluster") {
+        return;
+    }
+    let Some(today) = today_dir() else { return };
+    let mut s = Sweep::new("today", 111);
+    let repo = s.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git_copy(&today, &repo);
+    commit_changelog_entry(&repo, &["dsr1-fp4-mi355x-sglang", "dsv4-fp4-mi355x-atom-disagg-agentic-lmcache-dspark"]);
+    // The local cluster serves both runners of the two configs (`mi355x`, `cluster:mi355x-amds`).
+    let pool = format!("runners = [\"mi355x\", \"cluster:mi355x-amds\"]\n{}", mi355x_pool(Some(&s.path("outputs"))));
+    std::fs::write(s.path("pool.toml"), pool).unwrap();
+    let planned = Command::new(BIN)
+        .args(["plan", "--repo", repo.to_str().unwrap(), "--base", "HEAD~1", "--head", "HEAD"])
+        .args(["--labels", "full-sweep-enabled", "--format", "dispatch", "--launcher", BENCH])
+        .args(["--github-repo", &s.repo, "--pr-number", &s.pr.to_string(), "--pool"])
+        .arg(s.path("pool.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&planned.stderr);
+    assert!(planned.status.success() && stderr.is_empty(), "{stderr}");
+    let mut plan: Value = serde_json::from_slice(&planned.stdout).unwrap();
+    for point in plan["families"].as_array().unwrap().iter().flat_map(|f| f["points"].as_array().unwrap()) {
+        let recipe = &point["job"]["recipe"];
+        assert!(recipe["selector"].as_str().is_some_and(|s| !s.is_empty()), "{} binds no variant", point["id"]);
+    }
+    // One point of each kind: the first native single-node row and the first multinode row.
+    let pick = |env: &str, nodes: u64| -> (String, Value) {
+        plan["families"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|f| {
+                let p =
+                    f["points"].as_array().unwrap().iter().find(|p| {
+                        p["job"]["env"].get(env).is_some() && p["job"]["nodes"].as_u64().unwrap_or(1) == nodes
+                    })?;
+                let mut family = f.clone();
+                family["points"] = json!([p]);
+                Some((p["id"].as_str().unwrap().to_owned(), family))
+            })
+            .unwrap_or_else(|| panic!("no {env} point on {nodes} node(s)"))
+    };
+    let (single, single_family) = pick("SRT_RECIPE", 1);
+    let (multi, multi_family) = pick("CONFIG_FILE", 2);
+    let bound: HashMap<String, Value> = [&single_family, &multi_family]
+        .iter()
+        .map(|f| (f["points"][0]["id"].as_str().unwrap().to_owned(), f["points"][0]["job"].clone()))
+        .collect();
+    plan.as_object_mut().unwrap().remove("canary");
+    plan["families"] = json!([single_family, multi_family]);
+    std::fs::write(s.path("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+    s.sweep_id = plan["sweep_id"].as_str().unwrap().to_owned();
+
+    let out = wait_output(s.dispatch("json").spawn().unwrap());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = records(&out);
+    assert_eq!(r.len(), 2, "{r:?}");
+    for (id, env, nodes) in [(&single, "SRT_RECIPE", 1), (&multi, "CONFIG_FILE", 2)] {
+        let record = &r[id.as_str()];
+        assert_eq!(record["state"], "succeeded", "{id}: {record}");
+        let job = &bound[id.as_str()];
+        let recipe = job["recipe"]["config_file"].as_str().unwrap();
+        assert_eq!(job["env"][env], recipe, "{id}: the job runs the variant it was bound to");
+        assert!(recipe.contains(".yaml:"), "{id}: {recipe} names its variant");
+        let job_id = record["job_id"].as_str().unwrap();
+        let shown = Command::new("scontrol").args(["show", "job", job_id]).output().unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(shown.contains(&format!("NumNodes={nodes} ")), "{id}: {shown}");
+        let log = std::fs::read_to_string(s.path("outputs").join(job_id).join(format!("logs/sweep_{job_id}.log")))
+            .unwrap_or_default();
+        assert!(log.contains("bench: mode=ok"), "{id}: {log}");
     }
     s.assert_one_job_per_point();
 }

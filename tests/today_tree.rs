@@ -5,45 +5,18 @@
 //! defect. The tree itself is never edited.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use sweepgate::diag::Severity;
 use sweepgate::domain::launch::{Class, LaunchTree, LAUNCH_DIRS};
 use sweepgate::matrix::generate::{self, TestConfigOptions};
 use sweepgate::matrix::inputs;
-use sweepgate::repo::{GitTree, Layout, MemTree};
+use sweepgate::repo::{Layout, MemTree};
 
-/// The 2026-11 tree, or `None` when `SWEEPGATE_SKIP_CORPUS=1` skips it on purpose.
-fn today_dir() -> Option<PathBuf> {
-    if std::env::var_os("SWEEPGATE_SKIP_CORPUS").is_some_and(|v| v == "1") {
-        eprintln!("SWEEPGATE_SKIP_CORPUS=1: the 2026-11 tree is skipped");
-        return None;
-    }
-    let candidates = [
-        std::env::var_os("SWEEPGATE_ACCEPTANCE_DIR").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acceptance")),
-        Some(PathBuf::from("/work/shared/acceptance")),
-    ];
-    let found = candidates.into_iter().flatten().map(|d| d.join("inferencex-2026-11")).find(|p| p.is_dir());
-    assert!(found.is_some(), "../shared/acceptance/inferencex-2026-11 is missing (SWEEPGATE_SKIP_CORPUS=1 skips it)");
-    found
-}
+mod support;
 
-/// A git copy of the tree (one commit), so it is read as a revision like a real repository.
-fn git_copy(dir: &Path, into: &Path) -> GitTree {
-    let copy = Command::new("cp").arg("-a").arg(format!("{}/.", dir.display())).arg(into).status().unwrap();
-    assert!(copy.success());
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "inferencex-2026-11"],
-    ] {
-        let out = Command::new("git").args(args).current_dir(into).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    GitTree::open(into, "HEAD").unwrap()
-}
+use support::today_tree::{commit_changelog_entry, git_copy, mi355x_pool, today_dir};
 
 /// `MISSING.txt`: each referenced path the copy lacks → the configs that reference it.
 fn missing(dir: &Path) -> BTreeMap<String, Vec<String>> {
@@ -212,6 +185,63 @@ fn launch_resolves_every_config_of_the_2026_11_tree() {
     for ((name, class), count) in &table {
         println!("{name:<56} {:<8} {count:>6}", class.as_str());
     }
+    // Schema-2 recipes: each role's `args` and `env`, the top-level `environment` (every worker,
+    // srtctl's v1 -> v2 migration leaves it in place) and the router's `frontend.env` are settings,
+    // classed as a script's are (decision TD11).
+    let roles_of = |config: &str, name: &str, value: &str| -> BTreeSet<(String, Class)> {
+        let c = model.iter().find(|c| c.config == config).unwrap();
+        c.settings.iter().filter(|s| s.name == name && s.value == value).map(|s| (s.role.clone(), s.class)).collect()
+    };
+    let both = |class: Class| BTreeSet::from([("decode".to_owned(), class), ("prefill".to_owned(), class)]);
+    let tilert = "glm5.3-fp8-mi355x-tilert-agentic";
+    assert_eq!(roles_of(tilert, "TILERT_VERSION", "0.1.6.post3"), both(Class::Engine));
+    assert_eq!(roles_of(tilert, "RDMAV_FORK_SAFE", "1"), both(Class::Unknown));
+    assert_eq!(roles_of(tilert, "TILERT_ROLE", "router"), BTreeSet::from([("frontend".to_owned(), Class::Engine)]));
+    assert_eq!(roles_of(tilert, "--num-mtp", "3"), BTreeSet::from([("decode".to_owned(), Class::Engine)]));
+    let agg = |class: Class| BTreeSet::from([("aggregated".to_owned(), class)]);
+    let dspark = "dsv41flash-fp4-mi300x-vllm-agentic-dspark";
+    assert_eq!(roles_of(dspark, "VLLM_USE_RUST_FRONTEND", "1"), agg(Class::Engine));
+    assert_eq!(roles_of(dspark, "HF_HUB_CACHE", "/hf_hub_cache"), agg(Class::Harness));
+    assert_eq!(roles_of("dsv41flash-fp4-mi300x-vllm-agentic-nixl", "UCX_LOG_LEVEL", "info"), both(Class::Engine));
+    // TRT-LLM's nested engine args are one setting per top-level key, its mapping as JSON, one
+    // value per variant: `dsr1-fp4-b200-trt`'s `zip_override_tp4_ep1` zips
+    // `cuda_graph_config.max_batch_size: [4, 8, 16, 32]` into four variants.
+    let nested = |config: &str, name: &str| -> Vec<String> {
+        let c = model.iter().find(|c| c.config == config).unwrap();
+        c.settings.iter().filter(|s| s.name == name).map(|s| s.value.clone()).collect()
+    };
+    assert!(
+        nested("dsr1-fp4-gb200-dynamo-trt", "--kv-cache-config")
+            .iter()
+            .any(|v| v.contains("\"free_gpu_memory_fraction\":0.6")),
+        "{:?}",
+        nested("dsr1-fp4-gb200-dynamo-trt", "--kv-cache-config")
+    );
+    let graphs = value("--cuda-graph-config");
+    for bs in [4, 8, 16, 32] {
+        let json = format!("{{\"enable_padding\":true,\"max_batch_size\":{bs}}}");
+        assert!(graphs.contains(&json.as_str()), "{graphs:?}");
+    }
+    // The table's classes: every name has one class, and these are its rows for the names above.
+    let classes: BTreeMap<&str, BTreeSet<Class>> = table.keys().fold(BTreeMap::new(), |mut m, (name, class)| {
+        m.entry(*name).or_default().insert(*class);
+        m
+    });
+    assert!(classes.values().all(|c| c.len() == 1), "a name with two classes: {classes:?}");
+    let rows: Vec<(&str, Class, usize)> =
+        ["TILERT_VERSION", "RDMAV_FORK_SAFE", "VLLM_USE_RUST_FRONTEND", "UCX_LOG_LEVEL"]
+            .iter()
+            .map(|name| table.iter().find(|((n, _), _)| n == name).map(|((n, c), k)| (*n, *c, *k)).unwrap())
+            .collect();
+    assert_eq!(
+        rows,
+        [
+            ("TILERT_VERSION", Class::Engine, 2),
+            ("RDMAV_FORK_SAFE", Class::Unknown, 2),
+            ("VLLM_USE_RUST_FRONTEND", Class::Engine, 14),
+            ("UCX_LOG_LEVEL", Class::Engine, 8),
+        ]
+    );
     let with_recipe = model.iter().filter(|c| c.recipes.iter().any(|r| r.exists)).count();
     println!(
         "{} configs, {with_recipe} with a recipe in the copy; launchers the copy lacks: {}",
@@ -400,22 +430,14 @@ fn plan_dispatch_on_a_changelog_change_binds_every_row() {
     let Some(dir) = today_dir() else { return };
     let work = tempfile::tempdir().unwrap();
     git_copy(&dir, work.path());
-    let entry = "\n- config-keys:\n    - dsr1-fp4-mi355x-sglang\n    - dsr1-fp4-mi355x-atom\n    - dsv4-fp4-mi355x-atom-disagg-agentic-lmcache-dspark\n  description:\n    - \"Plan test\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/9999\n";
-    let changelog = work.path().join("inferencex-e2e/perf-changelog.yaml");
-    let text = std::fs::read_to_string(&changelog).unwrap() + entry;
-    std::fs::write(&changelog, text).unwrap();
-    let commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "head"];
-    assert!(Command::new("git").args(commit).current_dir(work.path()).status().unwrap().success());
-    // The pool the multinode rows' `cluster:mi355x-amds` runner names (the pool profiles of
-    // runners/srt-slurm/ are not in the copy): the local profile, as an MI355X cluster that
-    // knows the recipe's model alias.
-    let local = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/pools/local.toml")).unwrap();
-    let pool = local
-        .replace("sku = \"h100\"", "sku = \"mi355x\"")
-        .replace("[models]\n", "[models]\n\"DeepSeek-V4-Pro-0813\" = \"/models/DeepSeek-V4-Pro-0813\"\n");
+    commit_changelog_entry(
+        work.path(),
+        &["dsr1-fp4-mi355x-sglang", "dsr1-fp4-mi355x-atom", "dsv4-fp4-mi355x-atom-disagg-agentic-lmcache-dspark"],
+    );
+    // The pool the multinode rows' `cluster:mi355x-amds` runner names.
     let pools = tempfile::tempdir().unwrap();
     let pool_file = pools.path().join("mi355x-amds.toml");
-    std::fs::write(&pool_file, pool).unwrap();
+    std::fs::write(&pool_file, mi355x_pool(None)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_sweepgate"))
         .args(["plan", "--repo"])
         .arg(work.path())

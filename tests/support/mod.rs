@@ -8,6 +8,7 @@ pub mod fake_upstream;
 pub mod fixture_repo;
 pub mod serve_bundle;
 pub mod slurm_sweep;
+pub mod today_tree;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -4,9 +4,9 @@
 //!
 //! Two sources:
 //! - an SRT recipe: every variant (`override_*`, `zip_override_*[i]`, deep-merged with `base`),
-//!   per role, `backend.<engine>_config.<role>` flags, `backend.<role>_environment` and the
-//!   top-level `environment`, or, in a schema-2 recipe (InferenceX's single-node shape),
-//!   `roles.<role>.args` and `roles.<role>.env`;
+//!   per role, `backend.<engine>_config.<role>` flags and `backend.<role>_environment`, or, in a
+//!   schema-2 recipe, `roles.<role>.args` and `roles.<role>.env`; in both, the top-level
+//!   `environment` of every worker, and a schema-2 router's `frontend.args`/`frontend.env`;
 //! - a launcher script: the engine command (`sglang.launch_server`, `sglang serve`, `vllm serve`,
 //!   vLLM's `api_server`), its flags, the variables they expand (every value a variable is
 //!   assigned anywhere, branches included, and `${VAR:-default}`), exports and `VAR=x cmd`
@@ -105,8 +105,8 @@ pub fn from_recipe(recipe: &Recipe, selector: Option<&Selector>) -> Result<Vec<R
 
 /// Per role, every setting of the given resolved variants of recipe `file`, each value with the
 /// concurrencies of the variants that set it. Schema-2 recipes keep flags in
-/// `roles.<role>.args` and env in `roles.<role>.env`; srtctl's schema in
-/// `backend.<engine>_config.<role>`, `backend.<role>_environment` and `environment`.
+/// `roles.<role>.args` and env in `roles.<role>.env`; schema 1 in
+/// `backend.<engine>_config.<role>` and `backend.<role>_environment`; both in `environment`.
 pub fn from_variants(file: &str, variants: &[Variant]) -> Result<Vec<RoleSettings>, RecipeError> {
     let mut roles: BTreeMap<&'static str, RoleSettings> = BTreeMap::new();
     for variant in variants {
@@ -140,8 +140,9 @@ pub fn from_variants(file: &str, variants: &[Variant]) -> Result<Vec<RoleSetting
                 touched.push((flag.clone(), text.clone()));
                 add(&mut out.settings, flag, SettingKind::Flag, text, at(value));
             }
-            let top_level = (!facts.schema2).then(|| config.get("environment")).flatten();
-            let env_maps = [at_path(&role.env_path(facts.schema2)), top_level];
+            // The top-level `environment` reaches every worker in both schemas: srtctl's v1 -> v2
+            // migration leaves it in place (srt-slurm `src/srtctl/core/migrate.py`).
+            let env_maps = [at_path(&role.env_path(facts.schema2)), config.get("environment")];
             for env in env_maps.into_iter().flatten().filter_map(Node::as_map) {
                 for (key, value) in env {
                     let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
@@ -162,14 +163,20 @@ pub fn from_variants(file: &str, variants: &[Variant]) -> Result<Vec<RoleSetting
 }
 
 /// Router/frontend settings of schema-2 variants (`frontend.args`, e.g. the sglang-router's
-/// `policy: cache_aware`): one `frontend` role, each value with its variants' concurrencies.
+/// `policy: cache_aware`, and `frontend.env`): one `frontend` role, each value with its variants'
+/// concurrencies.
 fn frontend_settings(file: &str, variants: &[Variant], roles: &mut BTreeMap<&'static str, RoleSettings>) {
     for variant in variants {
         let config = &variant.config;
         if !super::srt_recipe::is_schema2(config) {
             continue;
         }
-        let Some(args) = config.get("frontend").and_then(|f| f.get("args")).and_then(Node::as_map) else { continue };
+        let Some(frontend) = config.get("frontend") else { continue };
+        let args = frontend.get("args").and_then(Node::as_map);
+        let env = frontend.get("env").and_then(Node::as_map);
+        if args.is_none() && env.is_none() {
+            continue;
+        }
         let concurrencies: BTreeSet<i64> = RecipeFacts::read(config, file)
             .ok()
             .and_then(|f| f.concurrencies)
@@ -185,14 +192,18 @@ fn frontend_settings(file: &str, variants: &[Variant], roles: &mut BTreeMap<&'st
         });
         out.variants.push(variant.selector.clone());
         out.concurrencies.extend(&concurrencies);
-        for (key, value) in args {
+        let flags = args.into_iter().flatten().map(|kv| (kv, SettingKind::Flag));
+        for ((key, value), kind) in flags.chain(env.into_iter().flatten().map(|kv| (kv, SettingKind::Env))) {
             let (Some(key), Some(text)) = (key.key_text(), scalar_text(value)) else { continue };
-            if matches!(value.value, Value::Bool(false)) {
+            if kind == SettingKind::Flag && matches!(value.value, Value::Bool(false)) {
                 continue;
             }
-            let flag = format!("--{}", key.replace('_', "-"));
-            add(&mut out.settings, flag.clone(), SettingKind::Flag, text.clone(), format!("{file}:{}", value.pos.line));
-            if let Some(s) = out.settings.get_mut(&flag) {
+            let name = match kind {
+                SettingKind::Flag => format!("--{}", key.replace('_', "-")),
+                SettingKind::Env => key.into_owned(),
+            };
+            add(&mut out.settings, name.clone(), kind, text.clone(), format!("{file}:{}", value.pos.line));
+            if let Some(s) = out.settings.get_mut(&name) {
                 s.concurrencies.extend(&concurrencies);
                 s.value_concurrencies.entry(text).or_default().extend(&concurrencies);
             }
@@ -1243,6 +1254,27 @@ mod tests {
             (frontend.concurrencies.clone(), frontend.variants.clone()),
             ([40].into(), vec!["override_tp4_c40_hicache".to_owned()])
         );
+    }
+
+    /// Shaped like the Oct 2026 `glm5.3/tilert/mi355x-fp8/agentx/disagg-1p1d-tp8-mtp.yaml`: a
+    /// schema-2 top-level `environment`, per-role engines and env, and a router with its own env.
+    const SCHEMA2_DISAGG: &str = "schema: 2\nname: g\nresources: {gpu_type: mi355x, gpus_per_node: 8}\nenvironment: {TILERT_VERSION: '0.1.6.post3', NCCL_IB_HCA: '@fabric.nccl-ib-hca'}\nroles:\n  prefill:\n    engine: {type: vllm}\n    nodes: 1\n    workers: 1\n    gpus: 8\n    env: {TILERT_ROLE: prefill}\n    args: {tensor-parallel-size: 8}\n  decode:\n    engine: tilert\n    nodes: 1\n    workers: 1\n    gpus: 8\n    env: {TILERT_ROLE: decode}\n    args: {num-mtp: 3}\nfrontend:\n  type: tilert-router\n  env: {TILERT_ROLE: router}\n  args: {parser: none}\nbenchmark: {type: custom, command: bash run.sh, env: {CONC: '1'}}\n";
+
+    #[test]
+    fn schema2_top_level_environment_reaches_every_worker_and_the_router_env_is_read() {
+        let roles = from_recipe(&Recipe::parse(SCHEMA2_DISAGG, "g.yaml").unwrap(), None).unwrap();
+        let role = |name: &str| roles.iter().find(|r| r.role == name).unwrap_or_else(|| panic!("{name}: {roles:?}"));
+        for worker in ["prefill", "decode"] {
+            assert_eq!(values(role(worker), "TILERT_VERSION"), ["0.1.6.post3"], "{worker}");
+            assert_eq!(values(role(worker), "NCCL_IB_HCA"), ["@fabric.nccl-ib-hca"], "{worker}");
+            assert_eq!(role(worker).settings["TILERT_VERSION"].at, "g.yaml:4");
+            assert_eq!(values(role(worker), "TILERT_ROLE"), [worker], "the role's own env");
+        }
+        let router = role("frontend");
+        assert_eq!(values(router, "TILERT_ROLE"), ["router"]);
+        assert_eq!(router.settings["TILERT_ROLE"].kind, SettingKind::Env);
+        assert_eq!(values(router, "--parser"), ["none"]);
+        assert!(!router.settings.contains_key("TILERT_VERSION"), "the top-level environment is the workers'");
     }
 
     const DISAGG: &str = "name: dsr1-1p1d\nmodel: {path: m, container: c, precision: fp4}\nresources: {gpu_type: gb200, gpus_per_node: 4, prefill_nodes: 1, decode_nodes: 2, prefill_workers: 1, decode_workers: 1}\nbackend:\n  type: sglang\n  prefill_environment: {SGLANG_DISAGG_X: \"1\"}\n  sglang_config:\n    prefill: {tp-size: 4, disaggregation-mode: prefill, disaggregation-transfer-backend: nixl}\n    decode: {tp-size: 8, disaggregation-mode: decode, cuda-graph-max-bs: 256}\nbenchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [64, 128]}\n";
