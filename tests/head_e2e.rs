@@ -197,7 +197,7 @@ async fn reconcile_gives_a_head_without_a_status_the_same_answer() {
         .unwrap()
         .push(json!({"filename": "benchmarks/new_launcher.sh", "status": "added", "additions": 1, "deletions": 0}));
     push(&fake, pr, &pushed);
-    for _ in 0..200 {
+    for _ in 0..1200 {
         if !statuses_on(&fake, &pushed).is_empty() {
             break;
         }
@@ -270,7 +270,7 @@ async fn a_codeowners_change_on_the_target_branch_applies_to_the_next_verificati
 
 /// Waits until the last sign-off status on `sha` is `state` (the reconcile runs every second).
 async fn wait_for_state(fake: &FakeGitHub, sha: &str, state: &str) -> Vec<(String, String)> {
-    for _ in 0..300 {
+    for _ in 0..1200 {
         let now = statuses_on(fake, sha);
         if now.last().is_some_and(|(s, _)| s == state) {
             return now;
@@ -338,7 +338,7 @@ async fn a_linked_recipe_pr_closed_without_merge_stops_the_watch() {
     assert!(verdict(&fake, pr).1.lines().next().unwrap().contains(" watch="));
     upstream.state().pulls.get_mut(&recipe).unwrap().0["state"] = json!("closed");
     let mut body = String::new();
-    for _ in 0..300 {
+    for _ in 0..1200 {
         body = verdict(&fake, pr).1;
         if !body.lines().next().unwrap().contains(" watch=") {
             break;
@@ -499,7 +499,7 @@ async fn a_restarted_server_resumes_the_recipe_watch_with_its_backoff() {
         rows.collect::<Result<_, _>>().unwrap()
     };
     // The reconcile polls the open recipe PR and records its backoff.
-    for _ in 0..300 {
+    for _ in 0..1200 {
         if !rows(&state).is_empty() {
             break;
         }

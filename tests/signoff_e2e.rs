@@ -272,7 +272,9 @@ async fn reconcile_repairs_a_signoff_left_pending() {
     let chat = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", "thanks");
     server.deliver("issue_comment", "rc-1", &signoff_event(pr, chat, "random-dev", "thanks", None)).await;
     server.wait_handled(1).await;
-    for _ in 0..200 {
+    // The reconcile pass runs a whole verification (collect and checks, debug build): up to a
+    // minute on a loaded 2-core machine; the loop ends as soon as it is done.
+    for _ in 0..1200 {
         if !verdicts(&fake, pr).is_empty() && statuses(&fake).last().unwrap().2 != "pending" {
             break;
         }
@@ -368,7 +370,7 @@ async fn reconcile_repairs_review_and_inline_signoffs_newest_eligible_first() {
     let chat = fake.add_comment(REPO, pr, "random-dev", "CONTRIBUTOR", "thanks");
     server.deliver("issue_comment", "ri-1", &signoff_event(pr, chat, "random-dev", "thanks", None)).await;
     server.wait_handled(1).await;
-    for _ in 0..200 {
+    for _ in 0..1200 {
         if !verdicts(&fake, pr).is_empty() && statuses(&fake).last().is_some_and(|s| s.2 != "pending") {
             break;
         }
