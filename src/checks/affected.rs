@@ -4,37 +4,12 @@
 
 use std::collections::BTreeSet;
 
+use super::configs::AffectedConfig;
 use super::context::Side;
 use super::scan::{self, Role};
 use super::{reason, Context, Reason};
 use crate::domain::master_config::{entry_spans, is_entry_line, EntrySpan};
 use crate::yaml::{self, Node, Value};
-
-/// One affected master-config entry, with the fields the checks compare.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AffectedConfig {
-    pub key: String,
-    pub file: String,
-    pub line: u32,
-    pub image: String,
-    pub model_prefix: String,
-    pub precision: String,
-    pub framework: String,
-    pub runner: String,
-    pub multinode: bool,
-    /// `(isl, osl)` of each fixed-seq-len block.
-    pub fixed_seq: Vec<(i64, i64)>,
-    pub agentic: bool,
-    /// Distinct `spec-decoding` values of its search spaces (`none` when unset).
-    pub spec_decoding: BTreeSet<String>,
-}
-
-impl AffectedConfig {
-    /// Whether a search space of the entry runs a draft (`spec-decoding` other than `none`).
-    pub fn speculative(&self) -> bool {
-        self.spec_decoding.iter().any(|s| s != "none")
-    }
-}
 
 fn text_field(entry: &Node, key: &str) -> String {
     entry.get(key).and_then(Node::key_text).map(|t| t.into_owned()).unwrap_or_default()

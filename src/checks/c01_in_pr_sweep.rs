@@ -6,7 +6,8 @@ use serde_json::json;
 
 use std::collections::BTreeSet;
 
-use super::affected::{head_span, AffectedConfig};
+use super::affected::head_span;
+use super::configs::AffectedConfig;
 use super::generated;
 use super::reach;
 use super::{reason, Context, Outcome, Reason};

@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{json, Map, Value};
 
-use super::affected::{self, AffectedConfig};
+use super::affected;
+use super::configs::AffectedConfig;
 use super::{c01_in_pr_sweep, generated, reason, Context, Outcome, Reason};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};

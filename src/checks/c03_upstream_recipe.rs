@@ -16,7 +16,8 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value as Json};
 
-use super::affected::{affected_configs, AffectedConfig};
+use super::affected::affected_configs;
+use super::configs::AffectedConfig;
 use super::reach::affected_reach;
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;

@@ -14,7 +14,8 @@
 
 use serde_json::json;
 
-use super::affected::{affected_configs, all_configs, configs_in, sku, AffectedConfig};
+use super::affected::{affected_configs, all_configs, configs_in, sku};
+use super::configs::AffectedConfig;
 use super::context::Side;
 use super::{reason, with_fields, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;

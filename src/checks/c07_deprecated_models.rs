@@ -4,7 +4,8 @@
 
 use serde_json::json;
 
-use super::affected::{affected_configs, AffectedConfig};
+use super::affected::affected_configs;
+use super::configs::AffectedConfig;
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::{Arm, ModelsMd};

@@ -16,8 +16,9 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use super::affected::{affected_configs, all_configs, is_nvidia_sku, sku, AffectedConfig};
+use super::affected::{affected_configs, all_configs, is_nvidia_sku, sku};
 use super::c03_upstream_recipe::config_settings;
+use super::configs::AffectedConfig;
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;

@@ -9,7 +9,8 @@
 use serde_json::json;
 
 use super::affected::recipe_rows;
-use super::reach::{self, ConfigReach, ReachKind};
+use super::configs::ConfigReach;
+use super::reach::{self, ReachKind};
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome};
 use crate::yaml::{Node, Value};

@@ -7,14 +7,15 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::json;
 
-use super::affected::{all_configs, entry_items, recipe_rows, AffectedConfig, RecipeRow};
+use super::affected::{all_configs, entry_items, recipe_rows, RecipeRow};
+use super::configs::AffectedConfig;
 use super::reach::{self, LaunchPath, ReachKind};
 use super::scan::{self, Role};
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::domain::launch::runner::{self, Assignment};
 use crate::domain::launch::settings;
-use crate::domain::launch::shell::{Env, ScriptValues};
+use crate::domain::launch::shell::{self, Env, ScriptValues};
 use crate::repo::{Layout, Logical};
 
 const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];
@@ -100,7 +101,7 @@ fn printf_argument(text: &str, line: u32, key: &str) -> Option<String> {
     if !conversion.starts_with('%') {
         return None;
     }
-    let (_, joined) = settings::logical_lines(text).into_iter().take_while(|(start, _)| *start <= line).last()?;
+    let (_, joined) = shell::logical_lines(text).into_iter().take_while(|(start, _)| *start <= line).last()?;
     let words = settings::words(&joined);
     let printf = words.iter().position(|w| w.ends_with("printf"))?;
     let format = printf + 1 + words[printf + 1..].iter().position(|w| w.contains(key))?;

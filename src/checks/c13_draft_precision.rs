@@ -20,8 +20,9 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::affected::{affected_configs, AffectedConfig};
-use super::reach::{affected_reach, ConfigReach, Why};
+use super::affected::affected_configs;
+use super::configs::{AffectedConfig, ConfigReach};
+use super::reach::{affected_reach, Why};
 use super::scan::{self, Role};
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;

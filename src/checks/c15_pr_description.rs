@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::affected::{affected_configs, all_configs, AffectedConfig};
+use super::affected::{affected_configs, all_configs};
+use super::configs::AffectedConfig;
 use super::generated::rows_by_config;
 use super::{reason, Context, Outcome};
 use crate::matrix::evals::conc_values;

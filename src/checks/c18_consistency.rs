@@ -24,10 +24,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use super::affected::{affected_configs, all_configs, changelog_keys, configs_in, AffectedConfig};
+use super::affected::{affected_configs, all_configs, changelog_keys, configs_in};
 use super::c01_in_pr_sweep::qualifying_run;
 use super::c03_upstream_recipe::show_concurrencies;
 use super::c06_upstream_image::canonical_image;
+use super::configs::AffectedConfig;
 use super::context::Side;
 use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint, UnreadableArtifact};
 use super::generated::{has_config, rows_by_config, LoadError};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::affected::AffectedConfig;
+use super::configs::{AffectedConfig, ConfigReach};
 use super::{reason, Reason};
 use crate::domain::checklist_template::{ChecklistTemplate, Topic};
 use crate::domain::codeowners::Codeowners;
@@ -37,10 +37,10 @@ pub struct Context<'e> {
     template: OnceLock<Parsed<ChecklistTemplate>>,
     signoff: OnceLock<Result<Signoff, String>>,
     models_md: OnceLock<Parsed<ModelsMd>>,
-    /// Every master-config entry at the head (`affected::all_configs`).
+    /// Every master-config entry at the head (computed by `affected`).
     pub(super) all_configs: OnceLock<Result<Vec<AffectedConfig>, String>>,
-    /// The launcher reach of every affected config (`reach::affected_reach`).
-    pub(super) reach: OnceLock<Result<Vec<super::reach::ConfigReach>, Reason>>,
+    /// The launcher reach of every affected config (computed by `reach`).
+    pub(super) reach: OnceLock<Result<Vec<ConfigReach>, Reason>>,
     /// Bytes of scripts the launch reach and Check 3 may still scan ([`MAX_SCAN_BYTES`]).
     scan_left: AtomicUsize,
     /// Head recipes the checks read, each parsed once per verification ([`Context::head_recipe`]).

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::affected::{sku, AffectedConfig};
+use super::affected::sku;
+use super::configs::AffectedConfig;
 use super::{reason, Reason};
 use crate::evidence::{Evidence, Fact};
 use crate::results::benchmark::{AgenticAggregate, FixedSeqAggregate};

@@ -85,7 +85,7 @@ impl Fingerprint {
         let cx = Context::new(evidence);
         let mut configs = BTreeMap::new();
         // One reach per affected config, in order: the configs and what each runs, read once.
-        for super::reach::ConfigReach { config, path, .. } in super::reach::affected_reach(&cx)? {
+        for super::configs::ConfigReach { config, path, .. } in super::reach::affected_reach(&cx)? {
             if evidence.head.text(&config.file).is_none() {
                 return Err(reason("missing_at_head").arg("path", config.file.as_str()));
             }

@@ -1,7 +1,7 @@
 //! The generator's rows for the affected configs at one revision (the matrix module's own
 //! `test-config`), shared by Check 15 (claims vs parameters) and Check 18 (a)-(d).
 
-use super::affected::AffectedConfig;
+use super::configs::AffectedConfig;
 use super::{reason, Reason};
 use crate::domain::master_config::MasterConfigError;
 use crate::matrix::generate::{test_config_rows, CommonOptions, TestConfigOptions};

@@ -25,6 +25,7 @@ pub mod c16_nvidia_overview;
 pub mod c17_metrics_publication;
 pub mod c18_consistency;
 pub mod catalog;
+pub mod configs;
 mod context;
 pub mod curves;
 pub mod fingerprint;

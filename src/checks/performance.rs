@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::affected::{affected_configs, AffectedConfig};
+use super::affected::affected_configs;
 use super::c01_in_pr_sweep::qualifying_run;
+use super::configs::AffectedConfig;
 use super::curves::{run_curves, Curve, MeasuredPoint, RunCurves};
 use super::generated::has_config;
 use super::Context;

@@ -3,20 +3,13 @@
 //! scripts as its runner launchers compute them, its recipes in every layout, and the files
 //! they reach (bounded), once per Context.
 
-use super::affected::{affected_configs, AffectedConfig};
+use super::affected::affected_configs;
+use super::configs::ConfigReach;
 use super::context::Side;
 use super::scan::{self, Role};
 use super::{reason, Context, Reason};
-use crate::domain::launch::{ConfigLaunch, LaunchTree};
+use crate::domain::launch::LaunchTree;
 pub use crate::domain::launch::{LaunchPath, ReachKind, Reached, Unreachable, Why};
-
-/// The reach of one affected config, and the rest of its launch model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigReach {
-    pub config: AffectedConfig,
-    pub path: LaunchPath,
-    pub launch: ConfigLaunch,
-}
 
 fn compute(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
     let configs = affected_configs(cx)?;

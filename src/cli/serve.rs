@@ -492,7 +492,8 @@ async fn run_server<C: Clients>(
     let addr = listener.local_addr()?;
     if let Some(mut settings) = sweeps {
         settings.details = config.bot.verify.details.clone();
-        let checks = Arc::new(ClientCheckRuns(clients.clone(), config.bot.verify.clone()));
+        let verify = &config.bot.verify;
+        let checks = Arc::new(ClientCheckRuns(clients.clone(), verify.upstream.clone(), verify.limits.clone()));
         config.bot.sweeps = Some(SweepService::open(settings, checks, tokio::runtime::Handle::current())?);
     }
     let server = build(config, clients, metrics)?;

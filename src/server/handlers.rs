@@ -7,6 +7,7 @@
 mod merge_group;
 pub mod offload;
 pub(crate) mod preflight;
+mod shared_head;
 mod signoff;
 mod unchanged;
 

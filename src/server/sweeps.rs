@@ -17,11 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::handlers::preflight::head_request;
-use super::handlers::VerifyConfig;
 use super::Clients;
 use crate::checks::performance::{compare_run, Performance};
-use crate::evidence::collect::{collect, UpstreamClient};
+use crate::evidence::collect::head::head_request;
+use crate::evidence::collect::{collect, CollectLimits, UpstreamClient, UpstreamConfig};
 use crate::github::types::CheckRunInput;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::labels::LabelDecision;
@@ -86,8 +85,8 @@ pub trait CheckRuns: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<Performance, String>> + Send + 'a>>;
 }
 
-/// The server's clients as a [`CheckRuns`], with the verifier's settings the comparison collects by.
-pub struct ClientCheckRuns<C>(pub Arc<C>, pub VerifyConfig);
+/// The server's clients as a [`CheckRuns`], with the upstream settings and limits the comparison collects by.
+pub struct ClientCheckRuns<C>(pub Arc<C>, pub UpstreamConfig, pub CollectLimits);
 
 impl<C: Clients> CheckRuns for ClientCheckRuns<C> {
     fn create<'a>(
@@ -118,8 +117,8 @@ impl<C: Clients> CheckRuns for ClientCheckRuns<C> {
             let gh = self.0.client(installation).map_err(|e| e.to_string())?;
             let pull = gh.get_pull(repo, pr).await.map_err(|e| format!("the PR could not be read: {e}"))?;
             let (request, known) = head_request(repo, &pull);
-            let upstream = UpstreamClient::new(self.1.upstream.clone()).map_err(|e| e.to_string())?;
-            let evidence = collect(gh.as_ref(), &upstream, &request, &self.1.limits, known)
+            let upstream = UpstreamClient::new(self.1.clone()).map_err(|e| e.to_string())?;
+            let evidence = collect(gh.as_ref(), &upstream, &request, &self.2, known)
                 .await
                 .map_err(|e| format!("the PR's evidence could not be collected: {e}"))?;
             Ok(compare_run(&evidence, check_run))

@@ -11,7 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use super::settings::{add, logical_lines, words, RoleSettings, Setting, SettingKind};
+use super::settings::{add, words, RoleSettings, Setting, SettingKind};
+use super::shell::logical_lines;
 use crate::domain::master_config::{parallelism_label, FixedSpaces, MasterConfig, Worker};
 use crate::repo::MemTree;
 use crate::yaml::{self, Node, Value};

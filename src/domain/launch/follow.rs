@@ -13,7 +13,8 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::settings::{logical_lines, script_relative, words};
+use super::settings::{script_relative, words};
+use super::shell::logical_lines;
 use crate::repo::{normalize_path, MemTree};
 
 /// Deepest chain followed (launcher → submit.sh → job.slurm → server.sh → server_sglang.sh →

@@ -1285,7 +1285,8 @@ pub fn sourced(tree: &MemTree, from: &str, target: &str) -> Option<(String, Stri
         return Some((relative, text.to_owned()));
     }
     let tail = normalize_path(target.trim_start_matches("./").trim_start_matches("../"));
-    let found = tree.paths().find(|p| p.ends_with(&format!("/{tail}")) || *p == tail)?;
+    let suffix = format!("/{tail}");
+    let found = tree.paths().find(|p| p.ends_with(&suffix) || *p == tail)?;
     Some((found.to_owned(), tree.text(found)?.to_owned()))
 }
 

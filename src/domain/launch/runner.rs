@@ -2,7 +2,7 @@
 //! script it runs (decision LM1). Control flow is followed as bash runs it where the tests can
 //! be decided (see [`super::shell`]); undecided branches are *maybe*.
 
-use super::settings::logical_lines;
+use super::shell::logical_lines;
 use super::shell::{
     after_declaration, assignment, split_top, split_words, Env, Tri, Unresolved, Val, MAX_LINES, MAX_NESTING,
 };

@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::shell::logical_lines;
 use crate::domain::srt_recipe::{Recipe, RecipeError, RecipeFacts, Role, Selector, Variant};
 use crate::yaml::{Node, Value};
 
@@ -284,27 +285,6 @@ fn split_words(line: &str, substitutions: bool) -> Vec<String> {
     if any || !current.is_empty() {
         out.push(current);
     }
-    out
-}
-
-/// Lines with `\` continuations joined, each with its first line number.
-pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    let mut pending: Option<(u32, String)> = None;
-    for (index, raw) in text.lines().enumerate() {
-        let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
-        let (start, mut joined) = pending.take().unwrap_or((line, String::new()));
-        let trimmed = raw.trim_end();
-        if let Some(body) = trimmed.strip_suffix('\\') {
-            joined.push_str(body);
-            joined.push(' ');
-            pending = Some((start, joined));
-        } else {
-            joined.push_str(trimmed);
-            out.push((start, joined));
-        }
-    }
-    out.extend(pending);
     out
 }
 

@@ -642,7 +642,7 @@ pub struct ScriptValues {
 impl ScriptValues {
     pub fn of(text: &str) -> ScriptValues {
         let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (_, line) in super::settings::logical_lines(text).into_iter().take(MAX_LINES) {
+        for (_, line) in logical_lines(text).into_iter().take(MAX_LINES) {
             for statement in split_top(&line, &["&&", "||", ";"]).into_iter().map(|(_, st)| st) {
                 let mut words = split_words(statement.trim());
                 // A `case` arm's pattern (`8)`, `*)`) opens the statement it guards.
@@ -770,6 +770,27 @@ fn references(word: &str) -> Vec<(String, bool)> {
         }
         i = end.max(i + 1);
     }
+    out
+}
+
+/// Lines with `\` continuations joined, each with its first line number.
+pub fn logical_lines(text: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut pending: Option<(u32, String)> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        let (start, mut joined) = pending.take().unwrap_or((line, String::new()));
+        let trimmed = raw.trim_end();
+        if let Some(body) = trimmed.strip_suffix('\\') {
+            joined.push_str(body);
+            joined.push(' ');
+            pending = Some((start, joined));
+        } else {
+            joined.push_str(trimmed);
+            out.push((start, joined));
+        }
+    }
+    out.extend(pending);
     out
 }
 

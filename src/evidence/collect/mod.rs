@@ -16,6 +16,7 @@
 //! bound leaves out is recorded per artifact.
 
 pub mod archive;
+pub mod head;
 pub mod published;
 pub mod sweepgate;
 pub mod upstream;

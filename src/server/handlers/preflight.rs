@@ -14,12 +14,11 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::evidence::collect::head::{author_signoff, head_request};
 use crate::evidence::collect::upstream::RequestBudget;
-use crate::evidence::collect::{collect, for_signoff, CollectRequest, Known, UpstreamClient};
-use crate::evidence::{Signoff, SignoffKind};
+use crate::evidence::collect::{collect, for_signoff, UpstreamClient};
 use crate::github::types::{CheckRunInput, CheckRunOutput, PullRequest};
 use crate::github::{GitHub, GitHubError, RepoRef};
-use crate::intake::signoff::{SignoffKey, SignoffUrl};
 use crate::report::render_bilingual;
 use crate::report::verdict::message_text;
 
@@ -33,8 +32,21 @@ pub const PREFLIGHT_CHECK: &str = "sweepgate/preflight";
 pub const PREFLIGHT_ACTIONS: [&str; 4] = ["opened", "reopened", "synchronize", "edited"];
 /// Its `external_id`: the bot edits only the preflight check run it made.
 pub(super) const EXTERNAL_ID: &str = "sweepgate-preflight";
-/// Most bytes of the PR body judged (a sign-off body is bounded the same way).
-const MAX_BODY_BYTES: usize = 64 * 1024;
+
+impl PostedPreflight {
+    /// The completed preflight check run that shows this report on `head`.
+    pub(super) fn check_run(&self, head: &str, details_url: Option<String>, title: String) -> CheckRunInput {
+        CheckRunInput {
+            name: PREFLIGHT_CHECK.into(),
+            head_sha: head.to_owned(),
+            status: "completed".into(),
+            conclusion: Some(self.conclusion.clone()),
+            details_url,
+            external_id: Some(EXTERNAL_ID.into()),
+            output: CheckRunOutput { title, summary: self.summary.clone(), text: String::new() },
+        }
+    }
+}
 /// GitHub refuses a check-run summary above 65535 characters.
 const MAX_SUMMARY_CHARS: usize = 60_000;
 
@@ -86,36 +98,6 @@ impl PreflightBudgets {
             ),
         }
     }
-}
-
-/// The PR body as the additional detail section of a sign-off by the PR's author.
-fn author_signoff(repo: &RepoRef, pull: &PullRequest) -> Signoff {
-    let body = pull.body.as_deref().unwrap_or_default();
-    let end = (0..=body.len().min(MAX_BODY_BYTES)).rev().find(|i| body.is_char_boundary(*i)).unwrap_or(0);
-    Signoff {
-        kind: SignoffKind::Comment,
-        id: 0,
-        author: crate::github::types::User::login_of(pull.user.as_ref()).to_string(),
-        body: format!("### Additional detail section:\n{}\n", &body[..end]),
-        url: format!("https://github.com/{repo}/pull/{}", pull.number),
-        created_at: String::new(),
-        updated_at: String::new(),
-    }
-}
-
-/// What the collector needs to gather the Evidence of the PR's head before any sign-off: the PR
-/// (already read) and its body as the author's sign-off. Preflight and the sweep check run's
-/// comparison with the published curve (decision PF6) collect through it.
-pub(crate) fn head_request(repo: &RepoRef, pull: &PullRequest) -> (CollectRequest, Known) {
-    let key = SignoffKey { kind: crate::intake::signoff::SignoffKind::ConversationComment, id: 0 };
-    let request = CollectRequest {
-        repo: repo.clone(),
-        pr: pull.number,
-        signoff: SignoffUrl { repo: repo.to_string(), pr: pull.number, key },
-        review_date: chrono::Utc::now().date_naive(),
-    };
-    let known = Known { pull: Some(pull.clone()), signoff: Some(author_signoff(repo, pull)), ..Known::default() };
-    (request, known)
 }
 
 /// The check run's body: each would-be FAIL with its fix, then what waits for the sign-off.
@@ -244,17 +226,9 @@ pub(super) async fn preflight<G: GitHub>(
     };
     let summary = bounded(summary);
     out.preflight = Some(summary.clone());
-    let posted = PostedPreflight { conclusion: conclusion.to_owned(), title: title.clone(), summary: summary.clone() };
+    let posted = PostedPreflight { conclusion: conclusion.to_owned(), title: title.clone(), summary };
+    let input = posted.check_run(&head, cfg.verify.details.as_ref().map(|d| d.url(repo, pull.number)), title);
     cfg.verify.judged.posted(repo, pull.number, &head, Posted::Preflight(posted));
-    let input = CheckRunInput {
-        name: PREFLIGHT_CHECK.into(),
-        head_sha: head.clone(),
-        status: "completed".into(),
-        conclusion: Some(conclusion.into()),
-        details_url: cfg.verify.details.as_ref().map(|d| d.url(repo, pull.number)),
-        external_id: Some(EXTERNAL_ID.into()),
-        output: CheckRunOutput { title, summary, text: String::new() },
-    };
     let written = match existing {
         None => {
             out.note(format!("preflight on {head}: {conclusion} (no check run)"));

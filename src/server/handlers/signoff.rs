@@ -32,6 +32,7 @@ use crate::report::marker::Marker;
 use crate::report::render_bilingual;
 use crate::report::verdict::{render_markdown, ReportOptions};
 
+use super::shared_head::{approved_at, newest_verdict, shared_head_description, uncovered_sharer, MAX_SHARERS};
 use super::unchanged::{Posted, PostedStatus};
 use super::{post_status, upsert, HandlerError, Outcome, Target};
 use crate::github::sticky::find_own;
@@ -859,137 +860,6 @@ pub(super) async fn follow_head<G: GitHub>(
     fresh_signoff_needed(gh, &cfg.verify, target, Some(comment), stale, false, out).await
 }
 
-/// Most other open PRs at one head whose verdicts are read (one comment list each).
-const MAX_SHARERS: usize = 5;
-
-/// The sign-off status of a head that open PR `sharer` shares without an approved sign-off of
-/// its own, in English and 中文 (within GitHub's 140 characters).
-pub(super) fn shared_head_description(sharer: u64) -> String {
-    format!(
-        "#{sharer} shares this commit without its own approved sign-off / #{sharer} 共用此提交，但没有自己通过的签核"
-    )
-}
-
-/// The sign-off of the bot's newest verdict in `comments` when it is APPROVED at `sha`.
-fn approved_at(comments: &[Comment], bot_login: &str, sha: &str) -> Option<SignoffKey> {
-    let (comment, marker) = newest_verdict(comments, bot_login)?;
-    // The verdict's heading follows its marker line (`report::verdict`).
-    let heading = comment.body.lines().nth(1).unwrap_or_default();
-    let approved = marker.get("sha") == Some(sha) && heading.starts_with("## ") && heading.contains("**APPROVED**");
-    approved.then(|| marker.get("signoff").and_then(|k| k.parse().ok())).flatten()
-}
-
-/// The first open PR other than `pr` whose head is `sha` and whose own newest verdict is not
-/// APPROVED at `sha` (issue 35 case 5, HT15): a commit status shows on every PR at its
-/// commit, so `success` there needs every one of them signed off. More sharers than
-/// [`MAX_SHARERS`] are not known to be approved.
-pub(super) async fn uncovered_sharer<G: GitHub>(
-    gh: &G,
-    bot_login: &str,
-    repo: &RepoRef,
-    pr: u64,
-    sha: &str,
-) -> Result<Option<u64>, GitHubError> {
-    let pulls = match gh.list_commit_pulls(repo, sha).await {
-        Ok(pulls) => pulls,
-        Err(GitHubError::DryRun(_)) => return Ok(None),
-        Err(err) => return Err(err),
-    };
-    let sharers: Vec<u64> =
-        pulls.iter().filter(|p| p.number != pr && p.state == "open" && p.head.sha == sha).map(|p| p.number).collect();
-    for sharer in sharers.iter().take(MAX_SHARERS) {
-        let comments = gh.list_issue_comments(repo, *sharer).await?;
-        if approved_at(&comments, bot_login, sha).is_none() {
-            return Ok(Some(*sharer));
-        }
-    }
-    Ok(sharers.get(MAX_SHARERS).copied())
-}
-
-/// A PR without any verdict whose head carries another PR's `success` (a second PR opened on
-/// an approved head, issue 35 case 5): that success was not computed for this PR and its
-/// base, so the head gets `failure` naming this PR until it has its own approved sign-off or
-/// is closed (HT15).
-pub(super) async fn claim_shared_head<G: GitHub>(
-    gh: &G,
-    cfg: &super::BotConfig,
-    repo: &RepoRef,
-    pull: &PullRequest,
-    comments: &[Comment],
-    out: &mut Outcome,
-) -> Result<(), HandlerError> {
-    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
-    // A PR with a verdict is followed by its own (follow_head, verify_signoff).
-    if pull.state != "open" || newest_verdict(comments, &cfg.bot_login).is_some() {
-        return Ok(());
-    }
-    let head = &pull.head.sha;
-    let current = match gh.list_commit_statuses(repo, head).await {
-        Ok(list) => list.into_iter().find(|s| &s.context == context),
-        Err(GitHubError::DryRun(_)) => return Ok(()),
-        Err(err) => return Err(err.into()),
-    };
-    if current.is_none_or(|s| s.state != StatusState::Success) {
-        return Ok(());
-    }
-    out.note(format!("{head} carries another PR's success: #{} needs a sign-off of its own", pull.number));
-    let description = shared_head_description(pull.number);
-    set_status(gh, &cfg.verify, (repo, pull.number), head, StatusState::Failure, description, false, out).await
-}
-
-/// `closed` was the PR a shared head's failure named: another open PR at the head whose own
-/// verdict there is APPROVED gets its success back (or the failure names the next PR at the
-/// head without one).
-pub(super) async fn release_shared_head<G: GitHub>(
-    gh: &G,
-    cfg: &super::BotConfig,
-    repo: &RepoRef,
-    closed: &PullRequest,
-    out: &mut Outcome,
-) -> Result<(), HandlerError> {
-    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
-    let head = &closed.head.sha;
-    let current = match gh.list_commit_statuses(repo, head).await {
-        Ok(list) => list.into_iter().find(|s| &s.context == context),
-        Err(GitHubError::DryRun(_)) => return Ok(()),
-        Err(err) => return Err(err.into()),
-    };
-    let named: String = shared_head_description(closed.number).chars().take(140).collect();
-    if current.and_then(|s| s.description).is_none_or(|d| d != named) {
-        return Ok(());
-    }
-    let pulls = match gh.list_commit_pulls(repo, head).await {
-        Ok(pulls) => pulls,
-        Err(GitHubError::DryRun(_)) => return Ok(()),
-        Err(err) => return Err(err.into()),
-    };
-    let others = pulls.iter().filter(|p| p.number != closed.number && p.state == "open" && p.head.sha == *head);
-    for other in others.take(MAX_SHARERS) {
-        let comments = gh.list_issue_comments(repo, other.number).await?;
-        let Some(key) = approved_at(&comments, &cfg.bot_login, head) else { continue };
-        let (state, description) = match uncovered_sharer(gh, &cfg.bot_login, repo, other.number, head).await? {
-            Some(sharer) => (StatusState::Failure, shared_head_description(sharer)),
-            None => (StatusState::Success, format!("sign-off {key}: APPROVED at {}", head.get(..7).unwrap_or(head))),
-        };
-        out.note(format!(
-            "#{} was closed: the status on {head} follows #{}'s own verdict",
-            closed.number, other.number
-        ));
-        return set_status(gh, &cfg.verify, (repo, other.number), head, state, description, false, out).await;
-    }
-    out.note(format!("#{} was closed: no other open PR at {head} has an approved sign-off", closed.number));
-    Ok(())
-}
-
-/// The bot's newest verdict comment on the PR and its marker.
-fn newest_verdict<'c>(comments: &'c [Comment], bot_login: &str) -> Option<(&'c Comment, Marker)> {
-    comments
-        .iter()
-        .rev()
-        .filter(|c| c.user.as_ref().is_some_and(|u| u.login.eq_ignore_ascii_case(bot_login)))
-        .find_map(|c| Some((c, Marker::parse(&c.body).filter(|m| m.kind == "verdict")?)))
-}
-
 /// The recipe PRs of a verdict marker's `watch=` (`owner/repo:N` joined by `+`).
 fn watched(marker: &Marker) -> Vec<(String, u64)> {
     let Some(list) = marker.get("watch") else { return Vec::new() };
@@ -1134,6 +1004,81 @@ pub(super) async fn repair<G: GitHub>(
         let today = chrono::Utc::now().date_naive();
         return Box::pin(verify_signoff(gh, &cfg.bot_login, &cfg.verify, target, today, out)).await;
     }
+    Ok(())
+}
+
+/// A PR without any verdict whose head carries another PR's `success` (a second PR opened on
+/// an approved head, issue 35 case 5): that success was not computed for this PR and its
+/// base, so the head gets `failure` naming this PR until it has its own approved sign-off or
+/// is closed (HT15).
+pub(super) async fn claim_shared_head<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    pull: &PullRequest,
+    comments: &[Comment],
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
+    // A PR with a verdict is followed by its own (follow_head, verify_signoff).
+    if pull.state != "open" || newest_verdict(comments, &cfg.bot_login).is_some() {
+        return Ok(());
+    }
+    let head = &pull.head.sha;
+    let current = match gh.list_commit_statuses(repo, head).await {
+        Ok(list) => list.into_iter().find(|s| &s.context == context),
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    if current.is_none_or(|s| s.state != StatusState::Success) {
+        return Ok(());
+    }
+    out.note(format!("{head} carries another PR's success: #{} needs a sign-off of its own", pull.number));
+    let description = shared_head_description(pull.number);
+    set_status(gh, &cfg.verify, (repo, pull.number), head, StatusState::Failure, description, false, out).await
+}
+
+/// `closed` was the PR a shared head's failure named: another open PR at the head whose own
+/// verdict there is APPROVED gets its success back (or the failure names the next PR at the
+/// head without one).
+pub(super) async fn release_shared_head<G: GitHub>(
+    gh: &G,
+    cfg: &super::BotConfig,
+    repo: &RepoRef,
+    closed: &PullRequest,
+    out: &mut Outcome,
+) -> Result<(), HandlerError> {
+    let Some(context) = &cfg.verify.status_context else { return Ok(()) };
+    let head = &closed.head.sha;
+    let current = match gh.list_commit_statuses(repo, head).await {
+        Ok(list) => list.into_iter().find(|s| &s.context == context),
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    let named: String = shared_head_description(closed.number).chars().take(140).collect();
+    if current.and_then(|s| s.description).is_none_or(|d| d != named) {
+        return Ok(());
+    }
+    let pulls = match gh.list_commit_pulls(repo, head).await {
+        Ok(pulls) => pulls,
+        Err(GitHubError::DryRun(_)) => return Ok(()),
+        Err(err) => return Err(err.into()),
+    };
+    let others = pulls.iter().filter(|p| p.number != closed.number && p.state == "open" && p.head.sha == *head);
+    for other in others.take(MAX_SHARERS) {
+        let comments = gh.list_issue_comments(repo, other.number).await?;
+        let Some(key) = approved_at(&comments, &cfg.bot_login, head) else { continue };
+        let (state, description) = match uncovered_sharer(gh, &cfg.bot_login, repo, other.number, head).await? {
+            Some(sharer) => (StatusState::Failure, shared_head_description(sharer)),
+            None => (StatusState::Success, format!("sign-off {key}: APPROVED at {}", head.get(..7).unwrap_or(head))),
+        };
+        out.note(format!(
+            "#{} was closed: the status on {head} follows #{}'s own verdict",
+            closed.number, other.number
+        ));
+        return set_status(gh, &cfg.verify, (repo, other.number), head, state, description, false, out).await;
+    }
+    out.note(format!("#{} was closed: no other open PR at {head} has an approved sign-off", closed.number));
     Ok(())
 }
 

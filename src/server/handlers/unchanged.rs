@@ -12,10 +12,9 @@ use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::preflight::{EXTERNAL_ID, PREFLIGHT_CHECK};
-use super::signoff::{shared_head_description, uncovered_sharer};
+use super::shared_head::{shared_head_description, uncovered_sharer};
 use super::{BotConfig, HandlerError, Outcome};
-use crate::github::types::{CheckRunInput, CheckRunOutput, Comparison, PullRequest, StatusInput, StatusState};
+use crate::github::types::{Comparison, PullRequest, StatusInput, StatusState};
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::event::PullRequestEvent;
 use crate::intake::labels::{self, PrFacts};
@@ -241,19 +240,8 @@ pub(super) async fn answer_unchanged<G: GitHub>(
         out.note(format!("status {context} {:?} on {head}: same files as {short}", posted.state));
     }
     if let Some(preflight) = preflight {
-        let input = CheckRunInput {
-            name: PREFLIGHT_CHECK.into(),
-            head_sha: head.to_owned(),
-            status: "completed".into(),
-            conclusion: Some(preflight.conclusion.clone()),
-            details_url: target_url.clone(),
-            external_id: Some(EXTERNAL_ID.into()),
-            output: CheckRunOutput {
-                title: format!("{} · same files as {short} / 文件与 {short} 相同", preflight.title),
-                summary: preflight.summary.clone(),
-                text: String::new(),
-            },
-        };
+        let title = format!("{} · same files as {short} / 文件与 {short} 相同", preflight.title);
+        let input = preflight.check_run(head, target_url.clone(), title);
         out.preflight = Some(preflight.summary.clone());
         match gh.create_check_run(&e.repo, &input).await {
             Ok(_) => out.note(format!("preflight on {head}: {} (same files as {short})", preflight.conclusion)),
