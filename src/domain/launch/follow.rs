@@ -11,7 +11,8 @@
 //! not a repository file (a container or orchestrator checkout path) and is not followed.
 //! Cycles stop (each file once).
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::settings::{script_relative, words};
 use super::shell::logical_lines;
@@ -116,7 +117,7 @@ const READ: [&str; 7] = [".yaml", ".yml", ".json", ".conf", ".toml", ".env", ".c
 
 /// One file a line names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Reference {
+pub struct Reference {
     written: String,
     line: u32,
     /// Candidate repository paths, most likely first.
@@ -225,7 +226,30 @@ fn references(path: &str, text: &str) -> Vec<Reference> {
 }
 
 /// Everything `roots` reach in `head` (pure: the tree is the evidence's head).
-pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unreachable>) -> LaunchPath {
+/// The files each file of a tree names, read once per tree: every config's launch reaches the
+/// same libraries (`benchmark_lib.sh`), which were read again for each.
+#[derive(Debug, Default)]
+pub struct References(Mutex<HashMap<String, Arc<Vec<Reference>>>>);
+
+impl References {
+    fn of(&self, path: &str, text: &str) -> Arc<Vec<Reference>> {
+        let mut read = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(read.entry(path.to_owned()).or_insert_with(|| Arc::new(references(path, text))))
+    }
+}
+
+/// What `roots` reach in `head` (one reading of each file's references).
+pub fn reach_from(head: &MemTree, roots: Vec<Reached>, unavailable: Vec<Unreachable>) -> LaunchPath {
+    reach_with(&References::default(), head, roots, unavailable)
+}
+
+/// What `roots` reach in `head`, with the references `known` has read of `head` already.
+pub fn reach_with(
+    known: &References,
+    head: &MemTree,
+    roots: Vec<Reached>,
+    mut unavailable: Vec<Unreachable>,
+) -> LaunchPath {
     let mut seen: BTreeSet<String> = roots.iter().map(|r| r.path.clone()).collect();
     let mut queue: VecDeque<Reached> = roots.into();
     let mut files = Vec::new();
@@ -251,7 +275,7 @@ pub fn reach_from(head: &MemTree, roots: Vec<Reached>, mut unavailable: Vec<Unre
             }
         };
         if matches!(file.kind, ReachKind::Launcher | ReachKind::Recipe | ReachKind::Script) {
-            for reference in references(&file.path, text) {
+            for reference in known.of(&file.path, text).iter() {
                 let via = format!("{}:{}", file.path, reference.line);
                 let found = reference.candidates.iter().find(|c| head.get(c).is_some());
                 let Some(target) = found else {

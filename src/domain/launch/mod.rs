@@ -349,6 +349,7 @@ pub struct LaunchTree<'t> {
     root: String,
     runners: Result<Runners, Unresolved>,
     recipes_dir: Option<String>,
+    references: follow::References,
 }
 
 fn text_field(entry: &Node, key: &str) -> String {
@@ -608,7 +609,7 @@ impl<'t> LaunchTree<'t> {
                 .map_err(|e| Unresolved::new(&e.to_string(), "unparsable_runners", &runners_file)),
         };
         let recipes_dir = layout.resolve(tree, Logical::SrtRecipesDir).ok().flatten();
-        LaunchTree { tree, root, runners, recipes_dir }
+        LaunchTree { tree, root, runners, recipes_dir, references: follow::References::default() }
     }
 
     pub fn tree(&self) -> &MemTree {
@@ -633,11 +634,24 @@ impl<'t> LaunchTree<'t> {
 
     /// The model of every entry (`keys`: only those).
     pub fn all(&self, keys: &[String]) -> Vec<ConfigLaunch> {
-        self.entries()
+        let entries = self.entries();
+        let wanted: Vec<&(String, Node, Node)> = entries
             .iter()
             .filter(|(_, k, _)| keys.is_empty() || k.key_text().is_some_and(|t| keys.iter().any(|x| *x == *t)))
-            .map(|(file, key, entry)| self.config(file, key, entry))
-            .collect()
+            .collect();
+        // Each config is read on its own: the tree's configs are split over the machine's cores
+        // in contiguous runs, so the output keeps the file order.
+        let workers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let per_worker = wanted.len().div_ceil(workers.max(1)).max(1);
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = wanted
+                .chunks(per_worker)
+                .map(|run| scope.spawn(move || run.iter().map(|(f, k, e)| self.config(f, k, e)).collect::<Vec<_>>()))
+                .collect();
+            runs.into_iter()
+                .flat_map(|run| run.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        })
     }
 
     /// The model of the entry `key_node: entry` of master file `file`.
@@ -826,7 +840,7 @@ impl<'t> LaunchTree<'t> {
                 why: Why::NoLauncher,
             });
         }
-        out.reach = follow::reach_from(self.tree, roots, unavailable);
+        out.reach = follow::reach_with(&self.references, self.tree, roots, unavailable);
     }
 
     /// The effective settings, each source read once: the recipe variants that serve each

@@ -737,15 +737,17 @@ fn read_scope(
     let in_body = |number: u32| bodies.iter().find(|(_, lines)| lines.contains(&number));
     // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
     // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
-    let server_at =
-        (depth == 0).then(|| lines.iter().find(|(_, l)| is_engine_command(&shell_words(l))).map(|(n, _)| *n)).flatten();
-    for (number, line) in lines {
+    let split: Vec<Vec<String>> = lines.iter().map(|(_, l)| shell_words(l)).collect();
+    let server_at = (depth == 0)
+        .then(|| lines.iter().zip(&split).find(|(_, w)| is_engine_command(w)).map(|((n, _), _)| *n))
+        .flatten();
+    for ((number, _), words) in lines.iter().zip(&split) {
         let number = *number;
         if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
-            scope.called.extend(shell_words(line));
+            scope.called.extend(words.iter().cloned());
         }
     }
-    for (number, line) in lines {
+    for ((number, _), words) in lines.iter().zip(split) {
         let number = *number;
         if dead.contains(&number) && array.is_none() {
             continue;
@@ -753,7 +755,6 @@ fn read_scope(
         if in_body(number).is_some_and(|(name, _)| !scope.called.contains(name)) {
             continue;
         }
-        let words = shell_words(line);
         if array.is_none() {
             if let Some(target) = sourced_path(&words) {
                 if depth < MAX_SOURCE_DEPTH {
