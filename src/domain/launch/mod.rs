@@ -857,9 +857,12 @@ impl<'t> LaunchTree<'t> {
                 Err(e) => out.gaps.push(SettingsGap::InvalidEntry { error: e.to_string() }),
             }
         }
-        for r in out.recipes.clone().iter().filter(|r| !srt_written.contains(&r.written.as_str())) {
+        // Lent out while their settings are read (reading adds no recipe).
+        let recipes = std::mem::take(&mut out.recipes);
+        for r in recipes.iter().filter(|r| !srt_written.contains(&r.written.as_str())) {
             self.recipe_settings(out, r);
         }
+        out.recipes = recipes;
         // A variant whose rows run a recipe serves the recipe's settings, not its script's.
         let plain: Vec<String> = plan
             .iter()
@@ -869,7 +872,8 @@ impl<'t> LaunchTree<'t> {
         let rows = master.as_ref().map(row_inputs).unwrap_or_default();
         let resolve = |from: &str, target: &str| sourced(self.tree, from, target);
         let mut read: Vec<(&str, &str)> = Vec::new();
-        let jobs = out.jobs.clone();
+        // Lent out while the scripts are read (reading adds no job).
+        let jobs = std::mem::take(&mut out.jobs);
         for job in jobs.iter().filter(|j| j.script_exists && plain.contains(&j.variant)) {
             let Some(script) = job.script.as_deref() else { continue };
             if read.contains(&(script, job.variant.as_str())) {
@@ -912,6 +916,7 @@ impl<'t> LaunchTree<'t> {
                 out.scopes.push(SettingScope { variant: job.variant.clone(), row, settings: roles });
             }
         }
+        out.jobs = jobs;
         let mut flat = Vec::new();
         for scope in &out.scopes {
             let role = &scope.settings;
