@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use super::settings::{add, words, RoleSettings, Setting, SettingKind};
-use super::shell::logical_lines;
+use super::settings::{add, dead_lines, flag_pairs, scalar_text, words, RoleSettings, Setting, SettingKind};
+use super::shell::{logical_lines, ScriptValues};
 use crate::domain::master_config::{parallelism_label, FixedSpaces, MasterConfig, Worker};
 use crate::repo::MemTree;
 use crate::yaml::{self, Node, Value};
@@ -74,29 +74,16 @@ fn workspace_path(written: &str) -> Option<String> {
     (!rest.is_empty() && !rest.contains('$') && !rest.split('/').any(|p| p == "..")).then(|| rest.to_owned())
 }
 
-/// The table `job.slurm` reads for `engine`: its `if [[ "$ENGINE" == "<x>" ]]` chain of
-/// `MODELS_YAML="$(pwd)/<file>"` assignments, the `else` arm for any other engine.
+/// The table `job.slurm` reads for `engine`: the `MODELS_YAML="$(pwd)/<file>"` assignment its
+/// `if [[ "$ENGINE" == "<x>" ]]` chain leaves live for that engine (`dead_lines`, decision PM8).
 fn table_path(job: &str, dir: &str, engine: &str) -> Option<String> {
-    let mut arm: Option<Option<String>> = None;
-    let mut fallback = None;
-    for (_, line) in logical_lines(job) {
-        let line = line.trim();
-        if line.starts_with("if ") || line.starts_with("elif ") {
-            arm = Some(line.split("\"$ENGINE\" == \"").nth(1).and_then(|r| r.split('"').next()).map(str::to_owned));
-        } else if line == "else" {
-            arm = Some(None);
-        } else if line == "fi" {
-            arm = None;
-        } else if let Some(file) = line.strip_prefix("MODELS_YAML=\"$(pwd)/").and_then(|r| r.strip_suffix('"')) {
-            let path = format!("{dir}/{file}");
-            match &arm {
-                Some(Some(e)) if e == engine => return Some(path),
-                Some(None) | None => fallback = Some(path),
-                Some(Some(_)) => {}
-            }
-        }
-    }
-    fallback
+    let lines = logical_lines(job);
+    let dead = dead_lines(&lines, &[("ENGINE", engine)]);
+    lines
+        .iter()
+        .filter(|(number, _)| !dead.contains(number))
+        .find_map(|(_, line)| line.trim().strip_prefix("MODELS_YAML=\"$(pwd)/")?.strip_suffix('"').map(str::to_owned))
+        .map(|file| format!("{dir}/{file}"))
 }
 
 /// One search-space row as the job sees it.
@@ -171,9 +158,8 @@ pub struct TableEntry {
     pub path: String,
     pub key: String,
     node: Node,
-    /// Exports of the folder's `env.sh` that every assignment gives one numeric value (a
-    /// `chunked_prefill_size` formula reads them).
-    env: BTreeMap<String, i64>,
+    /// The values the folder's `env.sh` assigns (a `chunked_prefill_size` formula reads them).
+    env: ScriptValues,
 }
 
 /// The table entry `submission`'s job reads for a config of `engine` serving `model`.
@@ -201,7 +187,7 @@ pub fn table_entry(
     let Some((key, node)) = tried.iter().find_map(|k| root.get(k).map(|n| (k.clone(), n.clone()))) else {
         return Err(TableGap::NoEntry { path, tried });
     };
-    let env = tree.text(&format!("{dir}/env.sh")).map(numeric_exports).unwrap_or_default();
+    let env = tree.text(&format!("{dir}/env.sh")).map(ScriptValues::of).unwrap_or_default();
     Ok(TableEntry { path, key, node, env })
 }
 
@@ -209,27 +195,9 @@ fn is_sglang_table(root: &Node) -> bool {
     root.as_map().is_some_and(|m| m.iter().any(|(_, v)| v.get("base_flags").is_some()))
 }
 
-/// `export NAME=<integer>` of a script whose every assignment of NAME agrees.
-fn numeric_exports(text: &str) -> BTreeMap<String, i64> {
-    let mut seen: BTreeMap<String, Option<i64>> = BTreeMap::new();
-    for (_, line) in logical_lines(text) {
-        let Some(rest) = line.trim().strip_prefix("export ") else { continue };
-        let Some((name, value)) = rest.split_once('=') else { continue };
-        let value = value.trim().parse::<i64>().ok();
-        let slot = seen.entry(name.trim().to_owned()).or_insert(value);
-        if *slot != value {
-            *slot = None;
-        }
-    }
-    seen.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect()
-}
-
+/// A table value as written (`None` when empty or null).
 fn text(node: &Node) -> Option<String> {
-    match &node.value {
-        Value::Null => None,
-        Value::Map(_) | Value::Seq(_) => Some(node.to_json().to_string()),
-        _ => node.key_text().map(|t| t.into_owned()).filter(|t| !t.is_empty()),
-    }
+    scalar_text(node).filter(|t| !t.is_empty())
 }
 
 fn truthy(node: Option<&Node>) -> Option<bool> {
@@ -254,25 +222,15 @@ impl RoleReader<'_> {
 
     /// A flag string (`"--a 1 --b"`): each flag with the word after it, `true` when none.
     fn flags(&mut self, node: Option<&Node>) {
-        let Some(node) = node else { return };
-        let Some(written) = text(node) else { return };
-        let w = words(&written);
-        let mut i = 0;
-        while i < w.len() {
-            let word = &w[i];
-            i += 1;
-            let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else { continue };
-            let (name, value) = match flag.split_once('=') {
-                Some((f, v)) => (f.to_owned(), v.to_owned()),
-                None => match w.get(i).filter(|v| !v.starts_with("--")) {
-                    Some(v) => {
-                        i += 1;
-                        (flag.to_owned(), v.clone())
-                    }
-                    None => (flag.to_owned(), "true".to_owned()),
-                },
-            };
-            self.flag(&format!("--{}", name.replace('_', "-")), value, node);
+        if let Some((node, written)) = node.and_then(|n| Some((n, text(n)?))) {
+            self.flag_string(&written, node);
+        }
+    }
+
+    /// The flags of `written`, at `node`'s line.
+    fn flag_string(&mut self, written: &str, node: &Node) {
+        for (name, value) in flag_pairs(&words(written), |w| !w.starts_with("--")) {
+            self.flag(&name, value, node);
         }
     }
 
@@ -372,7 +330,7 @@ fn sglang_role(r: &mut RoleReader, entry: &TableEntry, role: &str, (tp, ep, dpa)
     r.value(mode, "max_running_requests", "--max-running-requests");
     if role == "prefill" {
         if let Some(node) = mode.and_then(|b| b.get("chunked_prefill_size")) {
-            r.flag("--chunked-prefill-size", formula(node, entry, (tp, row)), node);
+            r.flag("--chunked-prefill-size", formula(node, entry, tp), node);
         }
         if truthy(block.and_then(|b| b.get("disable_cuda_graph"))) == Some(true) {
             r.switch(block, "disable_cuda_graph", "--disable-cuda-graph");
@@ -414,28 +372,28 @@ fn graph_sizes(r: &mut RoleReader, mode: Option<&Node>) {
 }
 
 /// A `chunked_prefill_size` (an integer, or a product of names the renderer resolves from the
-/// environment): the role's TP size from the row, the rest from `env.sh`; a name neither gives
-/// stays an unresolved `$((…))`.
-fn formula(node: &Node, entry: &TableEntry, (tp, _row): (i64, &DisaggRow)) -> String {
+/// environment): the role's TP size from the row, the rest from `env.sh` where every assignment
+/// gives the name one integer; otherwise it stays an unresolved `$((…))`.
+fn formula(node: &Node, entry: &TableEntry, tp: i64) -> String {
     let Some(written) = text(node) else { return String::new() };
     if written.parse::<i64>().is_ok() {
         return written;
     }
-    let factors: Vec<Option<i64>> = written
+    let factor = |f: &str| -> Option<i64> {
+        match f {
+            "PREFILL_TP_SIZE" | "DECODE_TP_SIZE" => Some(tp),
+            name => name.parse().ok().or_else(|| {
+                let values = entry.env.expand(&format!("${name}"), &[], 2).ok()?;
+                let [value] = values.as_slice() else { return None };
+                value.parse().ok()
+            }),
+        }
+    };
+    written
         .split('*')
         .map(str::trim)
-        .map(|f| match f {
-            "PREFILL_TP_SIZE" | "DECODE_TP_SIZE" => Some(tp),
-            name => name.parse().ok().or_else(|| entry.env.get(name).copied()),
-        })
-        .collect();
-    match factors.iter().copied().collect::<Option<Vec<i64>>>() {
-        Some(values) => values
-            .iter()
-            .try_fold(1i64, |acc, v| acc.checked_mul(*v))
-            .map_or(format!("$(({written}))"), |p| p.to_string()),
-        None => format!("$(({written}))"),
-    }
+        .try_fold(1i64, |acc, f| acc.checked_mul(factor(f)?))
+        .map_or_else(|| format!("$(({written}))"), |product| product.to_string())
 }
 
 /// `server_atom.sh`: the environment, the mode flags (EP+DPA or TP+DPA, the role's own key
@@ -449,12 +407,9 @@ fn atom_role(r: &mut RoleReader, m: &Node, role: &str, (ep, dpa): (bool, bool), 
         r.envs(m.get(&format!("{mode}_env")));
     }
     if mtp > 0 {
-        if let Some(node) = m.get("mtp_flags") {
-            let with_size = text(node).map(|t| format!("{t} {mtp}"));
-            if let Some(t) = with_size {
-                let sized = Node { value: Value::Str(t), ..node.clone() };
-                r.flags(Some(&sized));
-            }
+        // `SPEC_ARGS=(${MODEL_MTP_FLAGS} "$DECODE_MTP_SIZE")`: the size is the last flag's value.
+        if let Some((node, written)) = m.get("mtp_flags").and_then(|n| Some((n, text(n)?))) {
+            r.flag_string(&format!("{written} {mtp}"), node);
         }
     }
     r.flags(m.get("kv_cache_flags"));

@@ -950,26 +950,33 @@ impl<'t> LaunchTree<'t> {
     ) {
         let rows = amd_disagg::rows(master);
         let mut read: Vec<(Vec<RoleSettings>, Vec<String>)> = Vec::new();
+        // The job reads one entry for agentic rows and one for the others.
+        let mut entries: BTreeMap<bool, amd_disagg::TableEntry> = BTreeMap::new();
         for row in &rows {
-            let entry =
-                match amd_disagg::table_entry(self.tree, submission, &master.framework, &master.model, row.agentic) {
-                    Ok(entry) => entry,
-                    Err(gap) => {
-                        out.gaps.push(match gap {
-                            amd_disagg::TableGap::Unparsable { path, error } => {
-                                SettingsGap::UnparsableRecipe { path, error }
-                            }
-                            amd_disagg::TableGap::NoTable { dir, .. } => {
-                                SettingsGap::DisaggTable { path: dir, at: submission.at.clone(), tried: Vec::new() }
-                            }
-                            amd_disagg::TableGap::NoEntry { path, tried } => {
-                                SettingsGap::DisaggTable { path, at: submission.at.clone(), tried }
-                            }
-                        });
-                        return;
+            let entry = match entries.entry(row.agentic) {
+                std::collections::btree_map::Entry::Occupied(known) => known.into_mut(),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    match amd_disagg::table_entry(self.tree, submission, &master.framework, &master.model, row.agentic)
+                    {
+                        Ok(entry) => slot.insert(entry),
+                        Err(gap) => {
+                            out.gaps.push(match gap {
+                                amd_disagg::TableGap::Unparsable { path, error } => {
+                                    SettingsGap::UnparsableRecipe { path, error }
+                                }
+                                amd_disagg::TableGap::NoTable { dir, .. } => {
+                                    SettingsGap::DisaggTable { path: dir, at: submission.at.clone(), tried: Vec::new() }
+                                }
+                                amd_disagg::TableGap::NoEntry { path, tried } => {
+                                    SettingsGap::DisaggTable { path, at: submission.at.clone(), tried }
+                                }
+                            });
+                            return;
+                        }
                     }
-                };
-            let roles = amd_disagg::role_settings(&entry, row);
+                }
+            };
+            let roles = amd_disagg::role_settings(entry, row);
             match read.iter_mut().find(|(r, _)| *r == roles) {
                 Some((_, labels)) => labels.push(row.label()),
                 None => read.push((roles, vec![row.label()])),

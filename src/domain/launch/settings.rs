@@ -70,7 +70,7 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-fn scalar_text(node: &Node) -> Option<String> {
+pub(super) fn scalar_text(node: &Node) -> Option<String> {
     match &node.value {
         Value::Null => None,
         Value::Seq(items) => Some(items.iter().filter_map(scalar_text).collect::<Vec<_>>().join(",")),
@@ -661,7 +661,7 @@ struct Branch {
 
 /// The lines of `text` inside an `if`/`elif`/`else` branch or a `case` arm that `inputs` rule
 /// out. Tests it cannot decide keep every branch (the reader then takes every value).
-fn dead_lines(lines: &[(u32, String)], inputs: &[(&str, &str)]) -> BTreeSet<u32> {
+pub(super) fn dead_lines(lines: &[(u32, String)], inputs: &[(&str, &str)]) -> BTreeSet<u32> {
     let mut open: Vec<Branch> = Vec::new();
     let mut dead = BTreeSet::new();
     for (line, logical) in lines {
@@ -837,6 +837,30 @@ fn read_scope(
 /// Whether the word after a flag is its value: not another flag, a redirection (`>>`, `2>&1`),
 /// a pipe or `&`, nor a variable that expands to nothing or to flags (`$EVAL_CONTEXT_ARGS`, `""`
 /// or `--context-length …`, word-split by the shell after a boolean flag, #2492).
+/// The `--flag value` and `--flag=value` pairs of an argument list, each name written `--a-b`
+/// (`_` read as `-`); a flag whose next word is no value (`is_value`) is `true`.
+pub(super) fn flag_pairs(words: &[String], is_value: impl Fn(&str) -> bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else { continue };
+        let (flag, value) = match flag.split_once('=') {
+            Some((f, v)) => (f, v.to_owned()),
+            None => match words.get(i).filter(|w| is_value(w)) {
+                Some(v) => {
+                    i += 1;
+                    (flag, v.clone())
+                }
+                None => (flag, "true".to_owned()),
+            },
+        };
+        out.push((format!("--{}", flag.replace('_', "-")), value));
+    }
+    out
+}
+
 fn is_value(scope: &Scope, word: &str) -> bool {
     let redirect = word.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['>', '<', '|', '&']);
     let flags = || scope.expand(word, 0).iter().any(|v| v.is_empty() || v.starts_with("--"));
@@ -955,22 +979,7 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
                 }
             }
         }
-        let mut i = start + 1;
-        while i < words.len() {
-            let word = &words[i];
-            i += 1;
-            let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) else { continue };
-            let (flag, value) = match flag.split_once('=') {
-                Some((f, v)) => (f.to_owned(), v.to_owned()),
-                None => match words.get(i).filter(|w| is_value(&scope, w)) {
-                    Some(v) => {
-                        i += 1;
-                        (flag.to_owned(), v.clone())
-                    }
-                    None => (flag.to_owned(), "true".to_owned()),
-                },
-            };
-            let name = format!("--{}", flag.replace('_', "-"));
+        for (name, value) in flag_pairs(&words[start + 1..], |w| is_value(&scope, w)) {
             if OPTION_FILE_FLAGS.contains(&name.as_str()) {
                 // The file the script writes with a heredoc holds the engine's settings.
                 let files = scope.expand(&value, 0);
