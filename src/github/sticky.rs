@@ -2,7 +2,7 @@
 //! keeps (label decision, dispatch status). Comments by anyone but the bot are never touched,
 //! so a user quoting a marker cannot capture the comment.
 
-use super::types::Comment;
+use super::types::{CheckRun, CheckRunInput, Comment};
 use super::{GitHub, GitHubError, RepoRef};
 use crate::report::marker::{with_marker, Marker};
 
@@ -20,6 +20,32 @@ pub fn find_own<'a>(comments: &'a [Comment], bot_login: &str, wanted: &Marker) -
         let marker = Marker::parse(&c.body)?;
         marker.matches(wanted).then_some((c, marker))
     })
+}
+
+/// The bot's check run `name` on `sha`, told apart by its `external_id` (the check-run form of
+/// a sticky comment: found, then edited in place by [`write_check_run`]).
+pub async fn own_check_run<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    sha: &str,
+    name: &str,
+    external_id: &str,
+) -> Result<Option<CheckRun>, GitHubError> {
+    let runs = gh.list_check_runs(repo, sha).await?;
+    Ok(runs.into_iter().find(|r| r.name == name && r.external_id.as_deref() == Some(external_id)))
+}
+
+/// Writes `input` over the bot's `existing` check run, or creates it.
+pub async fn write_check_run<G: GitHub>(
+    gh: &G,
+    repo: &RepoRef,
+    existing: Option<&CheckRun>,
+    input: &CheckRunInput,
+) -> Result<(), GitHubError> {
+    match existing {
+        Some(run) => gh.update_check_run(repo, run.id, input).await,
+        None => gh.create_check_run(repo, input).await.map(drop),
+    }
 }
 
 /// The issue or pull request a sticky comment lives on, and whose comments count as the bot's.

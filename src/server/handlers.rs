@@ -1027,10 +1027,8 @@ async fn reuse_check_run<G: GitHub>(
         Err(GitHubError::DryRun(_)) => return Ok(()),
         Err(err) => return Err(err.into()),
     };
-    let existing = match gh.list_check_runs(&e.repo, &head).await {
-        Ok(runs) => {
-            runs.into_iter().find(|r| r.name == REUSE_CHECK && r.external_id.as_deref() == Some(REUSE_EXTERNAL_ID))
-        }
+    let existing = match sticky::own_check_run(gh, &e.repo, &head, REUSE_CHECK, REUSE_EXTERNAL_ID).await {
+        Ok(run) => run,
         Err(err @ GitHubError::Http { status: 403, .. }) => {
             out.note(format!("reuse check run not readable ({err}): the answer is only in the outcome"));
             return Ok(());
@@ -1046,11 +1044,7 @@ async fn reuse_check_run<G: GitHub>(
         external_id: Some(REUSE_EXTERNAL_ID.into()),
         output: CheckRunOutput { title, summary, text: String::new() },
     };
-    let written = match existing {
-        Some(run) => gh.update_check_run(&e.repo, run.id, &input).await,
-        None => gh.create_check_run(&e.repo, &input).await.map(drop),
-    };
-    match written {
+    match sticky::write_check_run(gh, &e.repo, existing.as_ref(), &input).await {
         Ok(()) => out.note(format!("reuse check run on {}: {conclusion}", short(&head))),
         Err(err @ GitHubError::Http { status: 403, .. }) => {
             out.note(format!("reuse check run not written ({err}): the answer is only in the outcome"))

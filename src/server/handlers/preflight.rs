@@ -18,7 +18,7 @@ use crate::evidence::collect::head::{author_signoff, head_request};
 use crate::evidence::collect::upstream::RequestBudget;
 use crate::evidence::collect::{collect, for_signoff, UpstreamClient};
 use crate::github::types::{CheckRunInput, CheckRunOutput, PullRequest};
-use crate::github::{GitHub, GitHubError, RepoRef};
+use crate::github::{sticky, GitHub, GitHubError, RepoRef};
 use crate::report::render_bilingual;
 use crate::report::verdict::message_text;
 
@@ -151,10 +151,8 @@ pub(super) async fn preflight<G: GitHub>(
     let head = pull.head.sha.clone();
     // `None`: the token may not read or write check runs; the report still reaches the
     // Action's job summary (`out.preflight`).
-    let existing = match gh.list_check_runs(repo, &head).await {
-        Ok(runs) => {
-            Some(runs.into_iter().find(|r| r.name == PREFLIGHT_CHECK && r.external_id.as_deref() == Some(EXTERNAL_ID)))
-        }
+    let existing = match sticky::own_check_run(gh, repo, &head, PREFLIGHT_CHECK, EXTERNAL_ID).await {
+        Ok(run) => Some(run),
         Err(GitHubError::DryRun(_)) => return Ok(()),
         Err(err) if refused(&err) => {
             out.note(format!("preflight check run not readable ({err}): the report is only in the outcome"));
@@ -234,8 +232,7 @@ pub(super) async fn preflight<G: GitHub>(
             out.note(format!("preflight on {head}: {conclusion} (no check run)"));
             return Ok(());
         }
-        Some(Some(run)) => gh.update_check_run(repo, run.id, &input).await,
-        Some(None) => gh.create_check_run(repo, &input).await.map(drop),
+        Some(run) => sticky::write_check_run(gh, repo, run.as_ref(), &input).await,
     };
     match written {
         Ok(()) => out.note(format!("preflight on {head}: {conclusion}")),
