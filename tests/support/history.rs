@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The bundle, or `None` when `SWEEPGATE_SKIP_CORPUS=1` skips `what` on purpose. A missing
-/// bundle fails the test (CI has `../shared/` beside the clone).
-pub fn history_bundle(what: &str) -> Option<PathBuf> {
+/// The entry `name` of `../shared/acceptance/` (`present` says it is what is expected), or `None`
+/// when `SWEEPGATE_SKIP_CORPUS=1` skips `what` on purpose. A missing entry fails the test (CI has
+/// `../shared/` beside the clone).
+pub fn acceptance(name: &str, what: &str, present: fn(&Path) -> bool) -> Option<PathBuf> {
     if std::env::var_os("SWEEPGATE_SKIP_CORPUS").is_some_and(|v| v == "1") {
         eprintln!("SWEEPGATE_SKIP_CORPUS=1: {what} is skipped");
         return None;
@@ -17,13 +18,18 @@ pub fn history_bundle(what: &str) -> Option<PathBuf> {
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acceptance")),
         Some(PathBuf::from("/work/shared/acceptance")),
     ];
-    let found = candidates.into_iter().flatten().map(|d| d.join("inferencex-history.bundle")).find(|p| p.is_file());
+    let found = candidates.into_iter().flatten().map(|d| d.join(name)).find(|p| present(p));
     assert!(
         found.is_some(),
-        "../shared/acceptance/inferencex-history.bundle is missing: {what} cannot run \
+        "../shared/acceptance/{name} is missing: {what} cannot run \
          (set SWEEPGATE_ACCEPTANCE_DIR, or SWEEPGATE_SKIP_CORPUS=1 to skip it on purpose)"
     );
     found
+}
+
+/// The bundle, or `None` when `SWEEPGATE_SKIP_CORPUS=1` skips `what` on purpose.
+pub fn history_bundle(what: &str) -> Option<PathBuf> {
+    acceptance("inferencex-history.bundle", what, Path::is_file)
 }
 
 /// A clone of the bundle's `upto-2026-08-19` branch (no work tree) at `into`.

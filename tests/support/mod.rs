@@ -6,6 +6,7 @@
 pub mod fake_github;
 pub mod fake_upstream;
 pub mod fixture_repo;
+pub mod history;
 pub mod serve_bundle;
 pub mod slurm_sweep;
 pub mod today_tree;

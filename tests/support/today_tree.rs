@@ -9,18 +9,7 @@ use sweepgate::repo::GitTree;
 
 /// The 2026-11 tree, or `None` when `SWEEPGATE_SKIP_CORPUS=1` skips it on purpose.
 pub fn today_dir() -> Option<PathBuf> {
-    if std::env::var_os("SWEEPGATE_SKIP_CORPUS").is_some_and(|v| v == "1") {
-        eprintln!("SWEEPGATE_SKIP_CORPUS=1: the 2026-11 tree is skipped");
-        return None;
-    }
-    let candidates = [
-        std::env::var_os("SWEEPGATE_ACCEPTANCE_DIR").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acceptance")),
-        Some(PathBuf::from("/work/shared/acceptance")),
-    ];
-    let found = candidates.into_iter().flatten().map(|d| d.join("inferencex-2026-11")).find(|p| p.is_dir());
-    assert!(found.is_some(), "../shared/acceptance/inferencex-2026-11 is missing (SWEEPGATE_SKIP_CORPUS=1 skips it)");
-    found
+    super::history::acceptance("inferencex-2026-11", "the 2026-11 tree", Path::is_dir)
 }
 
 /// A git copy of the tree (one commit), so it is read as a revision like a real repository.
