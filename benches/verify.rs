@@ -35,6 +35,6 @@ fn main() {
     let (per, fails) =
         time(|| sweepgate::checks::verify(&evidence).with_status(sweepgate::checks::Status::Fail).count());
     println!("verify seed-004 (comparison included): {per:?} per verdict ({ROUNDS} rounds, {fails} FAIL rows)");
-    let (per, rows) = time(|| sweepgate::checks::performance::compare(&evidence).rows.len());
+    let (per, rows) = time(|| sweepgate::pr::performance::compare(&evidence).rows.len());
     println!("comparison seed-004: {per:?} per comparison ({ROUNDS} rounds, {} rows)", rows / ROUNDS as usize);
 }

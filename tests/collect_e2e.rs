@@ -430,20 +430,23 @@ async fn a_malformed_head_master_config_still_gives_a_bundle_with_named_facts() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reused_out_is_refused_without_force_and_replaced_whole_with_it() {
     let (original, fake, upstream, url) = green_sweep().await;
-    let dir = tempfile::tempdir().unwrap();
-    let stale = dir.path().join(format!("artifacts/{RUN}/eval_stale/results_2026.json"));
+    // The out dir sits alone in its own parent, so a concurrent test's staging dirs in the
+    // system temp dir are never taken for this collection's leftovers.
+    let parent = tempfile::tempdir().unwrap();
+    let out_dir = parent.path().join("out");
+    let stale = out_dir.join(format!("artifacts/{RUN}/eval_stale/results_2026.json"));
     std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
     std::fs::write(&stale, "{}").unwrap();
     let before = fake.world().log.len();
-    let out = collect(&fake, &upstream, original.pull_request.number, &url, dir.path());
+    let out = collect(&fake, &upstream, original.pull_request.number, &url, &out_dir);
     assert!(!out.status.success() && stderr(&out).contains("--force"), "{}", stderr(&out));
     assert_eq!(fake.world().log.len(), before, "refused before any request");
     assert!(stale.exists(), "nothing was touched");
-    let out = collect_with(&fake, &upstream, original.pull_request.number, &url, dir.path(), &["--force"]);
+    let out = collect_with(&fake, &upstream, original.pull_request.number, &url, &out_dir, &["--force"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stale.exists(), "the stale eval is gone");
-    assert!(dir.path().join("evidence.json").exists());
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path().parent().unwrap())
+    assert!(out_dir.join("evidence.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(parent.path())
         .unwrap()
         .filter_map(Result::ok)
         .filter(|e| {

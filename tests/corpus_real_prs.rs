@@ -28,15 +28,16 @@ use std::process::Command;
 
 use serde::Deserialize;
 use serde_json::Value;
-use sweepgate::checks::affected::{affected_configs, is_nvidia_sku, sku};
-use sweepgate::checks::reach::affected_reach;
-use sweepgate::checks::{generated, verify, Context, Status, Verdict};
+use sweepgate::checks::{verify, Context, Status, Verdict};
 use sweepgate::domain::codeowners::{Codeowners, Owner};
 use sweepgate::evidence::{
     read_bundle, write_bundle, ChangedFile, CheckRun, Evidence, Fact, Permission, PublishedRun, PullRequest, Signoff,
     SignoffKind, UpstreamContent, UpstreamPull, WorkflowRun,
 };
 use sweepgate::matrix::{MatrixOutput, Row};
+use sweepgate::pr::affected::{affected_configs, is_nvidia_sku, sku};
+use sweepgate::pr::generated;
+use sweepgate::pr::reach::affected_reach;
 use sweepgate::repo::{GitTree, Layout, Logical, MemTree, Tree};
 use sweepgate::results::shapes::{self, ArtifactKind};
 

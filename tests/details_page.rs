@@ -94,7 +94,7 @@ fn chromium_present() -> bool {
 fn the_performance_overlay_shows_both_frontiers_in_chromium() {
     let evidence = read_bundle(&fixture("seed-004")).unwrap();
     let verdict = sweepgate::checks::verify(&evidence);
-    let performance = sweepgate::checks::performance::compare(&evidence);
+    let performance = sweepgate::pr::performance::compare(&evidence);
     let dir = tempfile::tempdir().unwrap();
     let store = DetailsStore::open(&dir.path().join("d.sqlite"), PUBLIC_URL, true).unwrap();
     let repo = RepoRef::parse(REPO).unwrap();

@@ -91,7 +91,7 @@ fn an_online_quantization_beside_a_separate_draft_is_missing_evidence_not_a_viol
             .into(),
     );
     assert!(
-        c13_draft_precision::draft_models(&e).contains("Inferact/Kimi-K3-DSpark"),
+        sweepgate::pr::drafts::draft_models(&e).contains("Inferact/Kimi-K3-DSpark"),
         "ATOM's draft-model is the draft"
     );
     let o = c13_draft_precision::check(&Context::new(&e));

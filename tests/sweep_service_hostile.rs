@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::{ServerProcess, SECRET};
-use sweepgate::checks::performance::Performance;
 use sweepgate::github::types::CheckRunInput;
 use sweepgate::github::{GitHubError, RepoRef};
+use sweepgate::pr::performance::Performance;
 use sweepgate::server::sweeps::{CheckRuns, SweepService, SweepSettings};
 
 fn executable(path: &Path, body: &str) {

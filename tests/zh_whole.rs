@@ -171,14 +171,18 @@ const REVIEWED: &[(&str, &str, &str)] = &[
     ("c14_pareto_coverage.rs", "Total tput per GPU (tok/s)", "the Mermaid chart's axis label, inside a code block"),
     ("c14_pareto_coverage.rs", "E2EL (s), by concurrency", "the Mermaid chart's axis label, inside a code block"),
     ("catalog.rs", "", "the catalog's load errors: a broken embedded catalog is a build defect, never a row"),
-    ("c01_in_pr_sweep.rs", "multi-node agentic eval /", "upstream's eval job-name prefix, matched, never shown"),
+    ("pr/sweep_runs.rs", "multi-node agentic eval /", "upstream's eval job-name prefix, matched, never shown"),
     ("c09_chat_template.rs", "vllm bench serve", "a benchmark command searched for in scripts, never shown"),
     ("c06_upstream_image.rs", "new model architecture", "words an exception is searched for (decision CO5)"),
     ("c06_upstream_image.rs", "not yet supported", "words an exception is searched for (decision CO5)"),
     ("c06_upstream_image.rs", "not supported upstream", "words an exception is searched for (decision CO5)"),
     ("c06_upstream_image.rs", "no upstream support", "words an exception is searched for (decision CO5)"),
     ("c06_upstream_image.rs", "does not support", "words an exception is searched for (decision CO5)"),
-    ("generated.rs", "{file} does not exist", "the matrix layer's missing-file error, quoted as code (decision ZH2)"),
+    (
+        "pr/generated.rs",
+        "{file} does not exist",
+        "the matrix layer's missing-file error, quoted as code (decision ZH2)",
+    ),
     (
         "text.rs",
         "",
@@ -240,20 +244,24 @@ fn longest_english_run(literal: &str) -> usize {
     best
 }
 
-/// The English sentences (4+ words) among the string literals of `src/checks/**/*.rs` outside
-/// tests, comments, error/log/panic texts: `(file, literal)`.
+/// The English sentences (4+ words) among the string literals of `src/checks/*.rs` and of the
+/// PR model, `src/pr/*.rs` (its reasons reach the rows), outside tests, comments, error/log/panic
+/// texts: `(file, literal)`, a PR-model file named `pr/<file>`.
 fn english_literals_in_src_checks() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/checks");
-    let mut files: Vec<_> = std::fs::read_dir(&root)
-        .expect("src/checks")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for (dir, prefix) in [("checks", ""), ("pr", "pr/")] {
+        let found = std::fs::read_dir(src.join(dir)).expect("src/checks and src/pr");
+        for path in found.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        {
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            files.push((format!("{prefix}{name}"), path));
+        }
+    }
     files.sort();
     let tests_start = regex::Regex::new(r"#\[cfg\(test\)\]\n(?:pub(?:\(crate\))? )?mod tests").expect("regex");
     let mut found = Vec::new();
-    for path in files {
-        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    for (name, path) in files {
         if name == "tests_support.rs" {
             continue; // compiled only for tests
         }
@@ -285,8 +293,11 @@ fn no_english_sentence_for_a_report_is_built_in_src_checks() {
     let found = english_literals_in_src_checks();
     let reviewed =
         |file: &str, literal: &str| REVIEWED.iter().any(|(f, start, _)| *f == file && literal.starts_with(start));
-    let new: Vec<String> =
-        found.iter().filter(|(f, l)| !reviewed(f, l)).map(|(f, l)| format!("src/checks/{f}: \"{l}\"")).collect();
+    let new: Vec<String> = found
+        .iter()
+        .filter(|(f, l)| !reviewed(f, l))
+        .map(|(f, l)| format!("src/{}{f}: \"{l}\"", if f.starts_with("pr/") { "" } else { "checks/" }))
+        .collect();
     assert!(
         new.is_empty(),
         "English sentences built in Rust for a report (give them a kind in checks/reasons.toml):\n{}",

@@ -12,14 +12,15 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{json, Map, Value};
 
-use super::affected;
-use super::configs::AffectedConfig;
-use super::{c01_in_pr_sweep, generated, reason, Context, Outcome, Reason};
+use super::{reason, Context, Outcome, Reason};
 use crate::domain::eval_thresholds::{EvalThresholds, ThresholdSource};
 use crate::evidence::{Evidence, Fact};
 use crate::matrix::evals::conc_values;
 use crate::matrix::process::{parse_additions, ProcessOptions};
 use crate::matrix::Row;
+use crate::pr::affected;
+use crate::pr::configs::AffectedConfig;
+use crate::pr::generated;
 use crate::repo::{Layout, Logical};
 use crate::results::eval::{
     assessed_score, build_row, check_scores, ep_from_result_name, partial_sets, result_concurrency, two_sigma,
@@ -481,7 +482,7 @@ fn cohort_runs(ev: &Evidence, configs: &[AffectedConfig], qualifying: u64, probl
             }
             // A config at base has a published series: no record of its lookup is unknown, not
             // "no cohort" (as 18(g) reads it); a config new at head has none.
-            None if super::generated::has_config(&ev.base, &config.key) => {
+            None if crate::pr::generated::has_config(&ev.base, &config.key) => {
                 problems.push(json!({"kind": "cohort_unrecorded", "config": config.key}));
             }
             Some(Fact::Ok(None)) | None => {}
@@ -546,7 +547,7 @@ fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Ve
             Some((json!({"job": id, "job_name": name}), m))
         });
         let enabled = enabled_in_job.or_else(|| {
-            super::scan::changed(ev).find_map(|(file, _)| {
+            crate::pr::scan::changed(ev).find_map(|(file, _)| {
                 let m = eval_logs::find_line(ev.head.get(&file.filename)?, &path.enabled_by, &mut budget)?;
                 Some((json!({"file": file.filename}), m))
             })
@@ -591,7 +592,7 @@ fn kernel_path_findings(ev: &Evidence, run_id: u64, paths: &[KernelPath]) -> (Ve
 
 pub fn check(cx: &Context) -> Outcome {
     let ev = cx.evidence;
-    let Some(run) = c01_in_pr_sweep::qualifying_run(ev) else { return Outcome::fail("no_run") };
+    let Some(run) = crate::pr::sweep_runs::qualifying_run(ev) else { return Outcome::fail("no_run") };
     let policy = ev.policy_tree();
     let thresholds = match Layout::default().resolve(policy, Logical::EvalThresholds) {
         Ok(Some(path)) => match policy.text(&path).map(|t| EvalThresholds::parse(t, &path)) {

@@ -16,15 +16,15 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value as Json};
 
-use super::affected::affected_configs;
-use super::configs::AffectedConfig;
-use super::reach::affected_reach;
-use super::{reason, Context, Outcome, Reason};
+use super::{reason, Context, Outcome};
 use crate::domain::checklist_template::Topic;
-use crate::domain::launch::{self, ConfigLaunch, RoleSettings, Setting, SettingKind, SettingScope, SettingsGap};
+use crate::domain::launch::{self, ConfigLaunch, RoleSettings, Setting, SettingKind};
 use crate::domain::upstream_links::{upstream_links, LinkKind, UpstreamLink, RECIPE_REPOSITORIES};
 use crate::evidence::{Fact, UpstreamContent};
 use crate::intake::signoff::Signoff;
+use crate::pr::affected::affected_configs;
+use crate::pr::configs::AffectedConfig;
+use crate::pr::settings::{effective_settings, launch_of};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Engine {
@@ -185,78 +185,6 @@ impl Classes {
                 })
         })
     }
-}
-
-/// What Check 3 reads of an affected config: its launch model (`domain::launch`), read once
-/// per verification with the rest of the PR's launches.
-fn launch_of<'c>(cx: &'c Context, config: &AffectedConfig) -> Result<&'c ConfigLaunch, Reason> {
-    affected_reach(cx)?
-        .iter()
-        .find(|r| r.config.key == config.key && r.config.file == config.file)
-        .map(|r| &r.launch)
-        .ok_or_else(|| reason("not_affected").arg("key", config.key.as_str()))
-}
-
-/// Why a settings source could not be read, as a maintainer opens it.
-fn gap_reason(launch: &ConfigLaunch, gap: &SettingsGap) -> Reason {
-    match gap {
-        SettingsGap::InvalidEntry { error } | SettingsGap::UnparsableRecipe { error, .. } => error.as_str().into(),
-        SettingsGap::RecipeAbsent { path, row: Some(row), .. } => {
-            reason("srt_recipe_absent").arg("path", path.as_str()).arg("at", row.as_str())
-        }
-        SettingsGap::RecipeAbsent { path, written, row: None } => {
-            reason("config_file_recipe_absent").arg("path", path.as_str()).arg("written", written.as_str())
-        }
-        SettingsGap::ExternalRecipe { checkout, path, at } => reason("external_recipe_unread")
-            .arg("checkout", checkout.as_str())
-            .arg("path", path.as_str())
-            .arg("at", at.as_str()),
-        SettingsGap::RecipeUnlocated { written, at } => {
-            let what = format!("CONFIG_FILE={written}");
-            let why = launch.unresolved.iter().find(|u| u.what == what).map_or("no_checkout", |u| u.why);
-            reason("launch_unresolved").arg("what", what).arg("why", why).arg("at", at.as_str())
-        }
-        SettingsGap::NoServingVariant { path, label, conc, row } => reason("srt_no_serving_variant")
-            .arg("path", path.as_str())
-            .arg("label", label.as_str())
-            .arg("conc", *conc)
-            .arg("at", row.as_str()),
-        SettingsGap::NotText { path } => reason("path_not_text").arg("path", path.as_str()),
-        SettingsGap::NoServerStarted { path } => reason("no_server_started").arg("path", path.as_str()),
-        SettingsGap::DisaggTable { path, at, tried } if tried.is_empty() => {
-            reason("disagg_table_absent").arg("path", path.as_str()).arg("at", at.as_str())
-        }
-        SettingsGap::DisaggTable { path, at, tried } => reason("disagg_entry_absent")
-            .arg("path", path.as_str())
-            .arg("at", at.as_str())
-            .arg("tried", tried.join(", ")),
-    }
-}
-
-/// The effective settings of a config, as the launch model reads them (decision PM7): the
-/// recipe variants of its `srt-recipe` rows, its `CONFIG_FILE` recipes, the benchmark scripts
-/// of its other rows. A source that could not be read names what to open.
-fn effective_settings(launch: &ConfigLaunch) -> Result<&[SettingScope], Reason> {
-    if let Some(gap) = launch.gaps.first() {
-        return Err(gap_reason(launch, gap));
-    }
-    if launch.scopes.is_empty() && launch.recipes.is_empty() {
-        let unresolved: Vec<serde_json::Value> = (launch.unresolved.iter())
-            .map(|u| {
-                let why = reason("launch_unresolved").arg("what", u.what.as_str()).arg("why", u.why);
-                why.arg("at", u.at.as_str()).into()
-            })
-            .collect();
-        return Err(reason("no_launch_source").arg("key", launch.config.as_str()).arg("unresolved", unresolved));
-    }
-    Ok(&launch.scopes)
-}
-
-/// The effective serving settings of an affected config per role (its recipes, else its launcher
-/// scripts with the scripts they source), for checks that judge the effective recipe (Check 8's
-/// integer all-reduce). `Err` names what could not be read.
-pub(super) fn config_settings(cx: &Context, config: &AffectedConfig) -> Result<Vec<RoleSettings>, Reason> {
-    Ok(effective_settings(launch_of(cx, config)?)?.iter().map(|scope| scope.settings.clone()).collect())
 }
 
 /// Lowercase letters and digits only, so `Muse-Spark-Open` matches `MuseSparkOpen.mdx`.

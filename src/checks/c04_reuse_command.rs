@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::{c01_in_pr_sweep, Context, Outcome};
+use super::{Context, Outcome};
 use crate::intake::command::{association_may_command, resolve, scan, CommentView, Scan};
 
 fn timestamp(text: &str) -> DateTime<Utc> {
@@ -27,7 +27,7 @@ pub fn check(cx: &Context) -> Outcome {
     if let Some(auth) = resolve(&views, "") {
         let url = ev.comments.iter().find(|c| c.id == auth.comment_id).map(|c| c.url.clone()).unwrap_or_default();
         // A pin names a workflow run or a sweepgate sweep; the qualifying run may be either.
-        let other_run = match (auth.command.run_id, auth.command.sweep, c01_in_pr_sweep::qualifying_run(ev)) {
+        let other_run = match (auth.command.run_id, auth.command.sweep, crate::pr::sweep_runs::qualifying_run(ev)) {
             (Some(pinned), _, Some(q)) if q.sweep_id.is_some() || q.run_id != pinned => Some(q.label()),
             (None, Some(pinned), Some(q)) if q.sweep_id != Some(pinned.to_string()) => Some(q.label()),
             _ => None,

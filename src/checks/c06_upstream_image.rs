@@ -14,12 +14,12 @@
 
 use serde_json::json;
 
-use super::affected::{affected_configs, all_configs, configs_in, sku};
-use super::configs::AffectedConfig;
-use super::context::Side;
 use super::{reason, with_fields, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::{Engine, ModelsMd};
+use crate::pr::affected::{affected_configs, all_configs, configs_in, sku};
+use crate::pr::configs::AffectedConfig;
+use crate::pr::Side;
 use crate::repo::Logical;
 
 const ESTABLISHED_SKUS: [&str; 9] = ["h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"];
@@ -263,7 +263,7 @@ enum Judged {
 
 pub fn check(cx: &Context) -> Outcome {
     let changed_master =
-        cx.evidence.files.iter().any(|f| super::scan::role(&f.filename) == super::scan::Role::MasterConfig);
+        cx.evidence.files.iter().any(|f| crate::pr::scan::role(&f.filename) == crate::pr::scan::Role::MasterConfig);
     if !changed_master {
         return Outcome::na("untouched");
     }

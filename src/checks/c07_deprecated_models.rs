@@ -4,11 +4,11 @@
 
 use serde_json::json;
 
-use super::affected::affected_configs;
-use super::configs::AffectedConfig;
-use super::{reason, with_fields, Context, Outcome};
+use super::{not_in_force, reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::models_md::{Arm, ModelsMd};
+use crate::pr::affected::affected_configs;
+use crate::pr::configs::AffectedConfig;
 
 /// Whether `config` runs in `arm`: with speculative decoding (any search-space entry), or
 /// without it at all (a config that also runs a draft method is that method's arm: upstream's
@@ -134,7 +134,7 @@ fn findings_for(config: &AffectedConfig, models: &ModelsMd, date: chrono::NaiveD
 }
 
 pub fn check(cx: &Context) -> Outcome {
-    if let Some(outcome) = cx.not_in_force(Topic::T8) {
+    if let Some(outcome) = not_in_force(cx, Topic::T8) {
         return outcome;
     }
     let configs = match affected_configs(cx) {

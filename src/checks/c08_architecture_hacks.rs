@@ -16,25 +16,13 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use super::affected::{affected_configs, all_configs, is_nvidia_sku, sku};
-use super::c03_upstream_recipe::config_settings;
-use super::configs::AffectedConfig;
-use super::scan::{self, Role};
 use super::{reason, Context, Outcome, Reason};
 use crate::domain::checklist_template::Topic;
 use crate::domain::launch::settings::SettingKind;
-use crate::matrix::inputs;
-use crate::repo::Layout;
-
-/// Knobs that rewrite a model's architecture at load time.
-const OVERRIDE_KNOBS: [&str; 6] = [
-    "--hf-overrides",
-    "hf_overrides",
-    "hf-overrides",
-    "--json-model-override-args",
-    "json-model-override-args",
-    "json_model_override_args",
-];
+use crate::pr::affected::{affected_configs, is_nvidia_sku, sku};
+use crate::pr::overrides::{served_models, OVERRIDE_KNOBS};
+use crate::pr::scan::{self, Role};
+use crate::pr::settings::config_settings;
 
 const DATA_FILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/data/08-architecture.toml"));
 
@@ -167,53 +155,6 @@ fn not_native(overrides: &Json, configs: &[(String, Result<&Json, &'static str>)
                 },
                 Err(problem) => out.push(not_native_fact(problem, &path, &value, model, None)),
             }
-        }
-    }
-    out
-}
-
-/// The model repos a changed file serves: a recipe's `model.path`, else the `model` of every
-/// master-config entry whose launcher stem (`<prefix>_<precision>_<sku>_<engine>`) starts the
-/// file name, else the models of the PR's affected configs.
-fn served_models(cx: &Context, path: &str) -> Vec<String> {
-    let ev = cx.evidence;
-    if scan::role(path) == Role::Recipe {
-        let recipe = cx.head_recipe(path);
-        let model = recipe.as_deref().and_then(|r| r.as_ref().ok()).and_then(|r| r.model_path().map(str::to_owned));
-        if let Some(model) = model {
-            return vec![model];
-        }
-    }
-    let Ok(master) = inputs::load_master(&ev.head, &Layout::default()) else { return Vec::new() };
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let stem = |c: &AffectedConfig| {
-        let engine = c.framework.trim_start_matches("dynamo-").replace('-', "_");
-        format!("{}_{}_{}_{engine}", c.model_prefix, c.precision, sku(&c.runner)).to_ascii_lowercase()
-    };
-    let model_of = |c: &AffectedConfig| master.get(&c.key).map(|m| m.model.clone());
-    let mut models: BTreeSet<String> = all_configs(cx)
-        .unwrap_or_default()
-        .iter()
-        .filter(|c| name.starts_with(&stem(c)))
-        .filter_map(model_of)
-        .collect();
-    if models.is_empty() {
-        models = affected_configs(cx).unwrap_or_default().iter().filter_map(model_of).collect();
-    }
-    models.into_iter().filter(|m| !m.is_empty()).collect()
-}
-
-/// Model repos whose config.json Check 8 reads: those served by changed files that add an
-/// override (the collector fetches them with the other Hugging Face configs).
-pub fn override_models(cx: &Context) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for (file, role) in scan::changed(cx.evidence) {
-        let adds_override = role != Role::Other
-            && scan::added_lines_of(cx.evidence, file).is_some_and(|lines| {
-                lines.iter().any(|l| OVERRIDE_KNOBS.iter().any(|k| scan::code_part(l.text).contains(k)))
-            });
-        if adds_override {
-            out.extend(served_models(cx, &file.filename));
         }
     }
     out
@@ -567,7 +508,7 @@ mod tests {
         assert_eq!(o.message.args["findings"][0]["why"][0]["problem"], "no_config", "{o:?}");
         assert_renders(&o);
         assert_eq!(
-            override_models(&Context::new(&override_pr("{}"))),
+            crate::pr::overrides::override_models(&Context::new(&override_pr("{}"))),
             BTreeSet::from(["deepseek-ai/DeepSeek-V4".to_owned()])
         );
     }

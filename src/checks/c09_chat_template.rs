@@ -8,11 +8,11 @@
 
 use serde_json::json;
 
-use super::affected::recipe_rows;
-use super::configs::ConfigReach;
-use super::reach::{self, ReachKind};
-use super::scan::{self, Role};
 use super::{reason, Context, Outcome};
+use crate::pr::affected::recipe_rows;
+use crate::pr::configs::ConfigReach;
+use crate::pr::reach::{self, ReachKind};
+use crate::pr::scan::{self, Role};
 use crate::yaml::{Node, Value};
 
 const SPEC_NAME_MARKERS: [&str; 4] = ["mtp", "eagle", "dspark", "dflash"];

@@ -5,12 +5,12 @@ use serde_json::json;
 
 use std::collections::BTreeSet;
 
-use super::affected::affected_configs;
-use super::reach::{self, LaunchPath, ReachKind, Why};
-use super::scan::{self, Role};
 use super::{reason, Context, Outcome};
 use crate::domain::launch::shell::ScriptValues;
 use crate::domain::waiver::{links_to_waiver, Waiver};
+use crate::pr::affected::affected_configs;
+use crate::pr::reach::{self, LaunchPath, ReachKind, Why};
+use crate::pr::scan::{self, Role};
 use crate::repo::{Layout, Logical};
 
 /// Markers of an installed engine or its container, wherever they appear in the line.

@@ -7,15 +7,15 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::json;
 
-use super::affected::{all_configs, entry_items, recipe_rows, RecipeRow};
-use super::configs::AffectedConfig;
-use super::reach::{self, LaunchPath, ReachKind};
-use super::scan::{self, Role};
 use super::{reason, with_fields, Context, Outcome};
 use crate::domain::golden_al::{GoldenAlFile, GoldenAlSet, GoldenName, ThinkingMode};
 use crate::domain::launch::runner::{self, Assignment};
 use crate::domain::launch::settings;
 use crate::domain::launch::shell::{self, Env, ScriptValues};
+use crate::pr::affected::{all_configs, entry_items, recipe_rows, RecipeRow};
+use crate::pr::configs::AffectedConfig;
+use crate::pr::reach::{self, LaunchPath, ReachKind};
+use crate::pr::scan::{self, Role};
 use crate::repo::{Layout, Logical};
 
 const METHODS: [&str; 5] = ["eagle3", "eagle", "dspark", "dflash", "mtp"];

@@ -2,10 +2,10 @@
 //! `append_only_delta` and scope rule decide the mechanics; behavioural isolation is proven only
 //! for files that cannot reach an existing point (docs/decisions.md D13).
 
-use super::scan::{self, Role};
 use super::{reason, Context, Outcome};
-use crate::matrix::diff::{additions_between, additions_from_unified_diff, Additions};
 use crate::matrix::process::{parse_additions, process, ProcessOptions, Revision};
+use crate::pr::generated::appended;
+use crate::pr::scan::{self, Role};
 use crate::repo::{Layout, Logical};
 
 /// Where what a sweep runs lives: the benchmark scripts and recipes, the runners, the CI
@@ -24,22 +24,6 @@ fn isolated(path: &str, status: &str) -> bool {
         Role::MasterConfig => true, // the scope rule checks the entries themselves
         Role::Recipe => status == "added",
         _ => p == "perf-changelog.yaml" || p.ends_with(".md") || !SWEEP_ROOTS.iter().any(|r| p.starts_with(r)),
-    }
-}
-
-/// The lines the PR appended to the changelog: from its own diff when the evidence has it (the
-/// diff upstream's processor reads; a re-computed line diff may slide an inserted entry across
-/// the boundary of its repeated `- config-keys:` neighbours and cut it in two), else re-derived
-/// from the two texts.
-pub(crate) fn appended(
-    ev: &crate::evidence::Evidence,
-    path: &str,
-    base: &str,
-    head: &str,
-) -> Result<Additions, String> {
-    match ev.files.iter().find(|f| f.filename == path).and_then(|f| f.patch.as_deref()) {
-        Some(patch) => additions_from_unified_diff(patch, path).map_err(|e| e.to_string()),
-        None => additions_between(base, head, path).map_err(|e| e.to_string()),
     }
 }
 

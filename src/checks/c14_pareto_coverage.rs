@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::affected::affected_configs;
-use super::c01_in_pr_sweep::qualifying_run;
-use super::curves::{run_curves, Curve};
 use super::{reason, Context, Outcome, Verdict};
 use crate::evidence::{Evidence, Fact};
+use crate::pr::affected::affected_configs;
+use crate::pr::curves::{run_curves, Curve};
+use crate::pr::sweep_runs::qualifying_run;
 use crate::results::chart::{self, CurveChart};
 use crate::results::pareto::{assess_curve, CoverageStatus, CurveEvidence, Point, RECOMMENDED_POINTS};
 
@@ -204,10 +204,10 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::curves::fixtures::add_fixed_point;
     use crate::checks::tests_support::{evidence, run, with_change};
     use crate::checks::Status;
     use crate::evidence::{Comment, Permission};
+    use crate::pr::curves::fixtures::add_fixed_point;
 
     const MASTER: &str = "dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 8, 16, 32, 64] }\n";
 

@@ -10,12 +10,12 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::affected::{affected_configs, all_configs};
-use super::configs::AffectedConfig;
-use super::generated::rows_by_config;
 use super::{reason, Context, Outcome};
 use crate::matrix::evals::conc_values;
 use crate::matrix::Row;
+use crate::pr::affected::{affected_configs, all_configs};
+use crate::pr::configs::AffectedConfig;
+use crate::pr::generated::rows_by_config;
 
 /// Bodies are read up to this many bytes (GitHub allows 65536 characters).
 const MAX_BODY_BYTES: usize = 64 * 1024;

@@ -5,8 +5,8 @@
 //! unpublished). Affected configs that cannot be determined FAIL: whether the check applies at
 //! all is then unknown (fail closed, decision FC1).
 
-use super::affected::{affected_configs, is_nvidia_sku, sku};
 use super::{Context, Outcome};
+use crate::pr::affected::{affected_configs, is_nvidia_sku, sku};
 
 pub fn check(cx: &Context) -> Outcome {
     let affected = match affected_configs(cx) {

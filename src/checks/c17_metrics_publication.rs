@@ -9,11 +9,11 @@
 
 use serde_json::json;
 
-use super::reach;
-use super::scan::{self, Role};
-use super::{reason, with_fields, Context, Outcome};
+use super::{not_in_force, reason, with_fields, Context, Outcome};
 use crate::domain::checklist_template::Topic;
 use crate::domain::srt_recipe::RecipeError;
+use crate::pr::reach;
+use crate::pr::scan::{self, Role};
 use crate::yaml::{Node, Value};
 
 /// The first dev-build date that ships the decoupled metrics controls (Dynamo PR #12162).
@@ -108,7 +108,7 @@ fn judge(file: &str, root: &Node) -> Judgement {
 }
 
 pub fn check(cx: &Context) -> Outcome {
-    if let Some(outcome) = cx.not_in_force(Topic::T11) {
+    if let Some(outcome) = not_in_force(cx, Topic::T11) {
         return outcome;
     }
     let ev = cx.evidence;

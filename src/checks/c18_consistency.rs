@@ -24,15 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use super::affected::{affected_configs, all_configs, changelog_keys, configs_in};
-use super::c01_in_pr_sweep::qualifying_run;
 use super::c03_upstream_recipe::show_concurrencies;
 use super::c06_upstream_image::canonical_image;
-use super::configs::AffectedConfig;
-use super::context::Side;
-use super::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint, UnreadableArtifact};
-use super::generated::{has_config, rows_by_config, LoadError};
-use super::reach::affected_reach;
 use super::{reason, Context, Outcome, Reason, Status};
 use crate::domain::launch::RecipeSources;
 use crate::domain::master_config::{self, SrtRecipeRow};
@@ -42,6 +35,13 @@ use crate::domain::srt::{
 use crate::domain::srt_recipe::{FactVariant, Recipe, Role, SingleNodePoint};
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
 use crate::matrix::Row;
+use crate::pr::affected::{affected_configs, all_configs, changelog_keys, configs_in};
+use crate::pr::configs::AffectedConfig;
+use crate::pr::curves::{recipe_of, run_curves, scenario_of, text, Curve, MeasuredPoint, UnreadableArtifact};
+use crate::pr::generated::{has_config, rows_by_config, LoadError};
+use crate::pr::reach::affected_reach;
+use crate::pr::sweep_runs::qualifying_run;
+use crate::pr::Side;
 use crate::results::pareto::{removed_point_coverage, retune_deltas, Point};
 
 /// What a finding says about its sub-item.
@@ -794,9 +794,9 @@ pub fn check(cx: &Context) -> Outcome {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::checks::curves::fixtures::add_fixed_point;
     use crate::checks::tests_support::assert_renders;
     use crate::checks::tests_support::{english, evidence, run, with_change};
+    use crate::pr::curves::fixtures::add_fixed_point;
 
     const RUNNERS: &str = "labels:\n  b200:\n    - b200-nb_0\n  gb200:\n    - gb200-nv_0\n";
     const SINGLE: &str = "dsr1-fp4-b200-sglang:\n  image: lmsysorg/sglang:v0.5.9\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: b200\n  precision: fp4\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4, 16] }\n";

@@ -4,7 +4,6 @@
 //! arguments, so all wording lives in `checks/*.toml` in both languages) and evidence
 //! references. `verify` runs all 19 and aggregates: APPROVED iff no check FAILs.
 
-pub mod affected;
 pub mod c00_codeowner;
 pub mod c01_in_pr_sweep;
 pub mod c02_evals_pass;
@@ -25,15 +24,7 @@ pub mod c16_nvidia_overview;
 pub mod c17_metrics_publication;
 pub mod c18_consistency;
 pub mod catalog;
-pub mod configs;
-mod context;
-pub mod curves;
-pub mod fingerprint;
-pub mod generated;
-pub mod performance;
 pub mod preflight;
-pub mod reach;
-pub mod scan;
 #[cfg(test)]
 pub(crate) mod tests_support;
 pub mod text;
@@ -43,8 +34,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::Evidence;
+pub use crate::pr::{reason, Context, Reason, REASON_KEY};
 pub use catalog::{Bilingual, Catalog, CheckSpec, Lang, CHECK_COUNT};
-pub use context::Context;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Status {
@@ -95,63 +86,11 @@ pub struct Message {
     pub args: BTreeMap<String, serde_json::Value>,
 }
 
-/// The key of a JSON object that is a reason of `checks/reasons.toml` (its kind); the object's
-/// other fields are the reason's arguments. A message prints it, rendered in the row's language.
-pub const REASON_KEY: &str = "$reason";
-
-/// A reason of `checks/reasons.toml` passed into a message as a value (decision ZH1): a kind and
-/// the values of its placeholders, never an English sentence.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reason(serde_json::Map<String, serde_json::Value>);
-
-/// The reason `kind` (`checks/reasons.toml`), without arguments yet.
-pub fn reason(kind: &str) -> Reason {
-    let mut fields = serde_json::Map::new();
-    fields.insert(REASON_KEY.to_owned(), kind.into());
-    Reason(fields)
-}
-
-impl Reason {
-    /// Sets a placeholder value (a string, number, list or another reason).
-    pub fn arg(mut self, name: &str, value: impl Into<serde_json::Value>) -> Reason {
-        self.0.insert(name.to_owned(), value.into());
-        self
-    }
-
-    /// Sets `error`: a lower layer's or the evidence's own error text, which the catalog quotes
-    /// as code inside a sentence of its own; without its closing period (the sentence has one).
-    pub fn error(self, error: impl std::fmt::Display) -> Reason {
-        let text = error.to_string();
-        let text = text.trim_end();
-        self.arg("error", text.strip_suffix('.').unwrap_or(text))
-    }
-}
-
-/// A text from outside the catalog (a lower layer's error, the evidence's own reason): quoted as
-/// code inside a sentence of the catalog's (`quoted` in checks/reasons.toml).
-impl From<String> for Reason {
-    fn from(text: String) -> Reason {
-        reason("quoted").error(text)
-    }
-}
-
-impl From<&str> for Reason {
-    fn from(text: &str) -> Reason {
-        reason("quoted").error(text)
-    }
-}
-
 /// A reason read outside a report (a log note, the collector's own text of an unavailable
 /// fact): its English text of the catalog.
 impl std::fmt::Display for Reason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&text::reason_text(&self.0, Lang::En))
-    }
-}
-
-impl From<Reason> for serde_json::Value {
-    fn from(reason: Reason) -> serde_json::Value {
-        serde_json::Value::Object(reason.0)
+        f.write_str(&text::reason_text(self.fields(), Lang::En))
     }
 }
 
@@ -226,7 +165,7 @@ pub struct Verdict {
     pub results: Vec<CheckResult>,
     /// The head run against the published curve (advisory, issue 26), computed once in the
     /// verification's context for every report that shows it.
-    pub performance: performance::Performance,
+    pub performance: crate::pr::performance::Performance,
 }
 
 impl Verdict {
@@ -327,7 +266,7 @@ fn decide(evidence: &Evidence, checks: &[(CheckFn, Reads); CHECK_COUNT], render:
     } else {
         VerdictWord::Approved
     };
-    Verdict { word, results, performance: performance::compare_in(&cx) }
+    Verdict { word, results, performance: crate::pr::performance::compare_in(&cx) }
 }
 
 /// The catalog key (checks/common.toml) of a row that reports a sweepgate defect.
@@ -362,6 +301,14 @@ fn fail_closed_on_trees(cx: &Context, reads: Reads, allowed: &[Status], outcome:
     let Some((tree, why)) = missing else { return outcome };
     let status = if allowed.contains(&Status::Fail) { Status::Fail } else { Status::Warn };
     Outcome::new(status, TREE_UNAVAILABLE).arg("what", reason("what_tree").arg("tree", tree)).arg("reason", why)
+}
+
+/// The N/A of a rule that came into force after the PR's base (spec 30 §4.5 "Since"), or
+/// `None` when it applies.
+pub fn not_in_force(cx: &Context, topic: crate::domain::checklist_template::Topic) -> Option<Outcome> {
+    let path = cx.template().as_ref().map(|(path, _)| path.clone()).ok()?;
+    (cx.in_force(topic) == Some(false))
+        .then(|| Outcome::na("not_in_force").arg("item", topic.short_name()).evidence(path))
 }
 
 #[cfg(test)]

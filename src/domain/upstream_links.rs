@@ -81,3 +81,26 @@ pub fn upstream_links<'a>(detail: &str, urls: impl Iterator<Item = &'a str>) -> 
         })
         .collect()
 }
+
+/// `https://huggingface.co/<org>/<name>[/…]` → `org/name`.
+pub fn hf_repo_of(url: &str) -> Option<String> {
+    let rest = url.trim().strip_prefix("https://huggingface.co/")?;
+    let mut parts = rest.split(['/', '#', '?']);
+    let (org, name) = (parts.next()?, parts.next()?);
+    let ok = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    (ok(org) && ok(name) && !["datasets", "spaces", "docs"].contains(&org)).then(|| format!("{org}/{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hugging_face_repos_are_read_from_model_links() {
+        assert_eq!(
+            hf_repo_of("https://huggingface.co/nvidia/DSR1-Eagle3/blob/main/config.json").as_deref(),
+            Some("nvidia/DSR1-Eagle3")
+        );
+        assert_eq!(hf_repo_of("https://huggingface.co/datasets/x/y"), None);
+    }
+}

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::checks::performance::{Performance, WarnPoint};
 use crate::checks::Lang;
+use crate::pr::performance::{Performance, WarnPoint};
 use crate::results::chart::{overlay_svg, OverlayChart};
 use crate::results::compare::{Class, Coverage, Metric, Note, Row};
 use crate::results::pareto::Point;
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn the_opted_in_warn_row_shows_in_both_languages_escaped() {
-        let warning = crate::checks::performance::Warning {
+        let warning = crate::pr::performance::Warning {
             policy: ".github/sweepgate.yaml".into(),
             unreadable: None,
             points: vec![WarnPoint {
@@ -301,7 +301,7 @@ mod tests {
         assert!(!en.contains("<b>") && !zh.contains("<b>"), "PR-sourced point labels are escaped: {en}");
         assert!(zh.contains("k c16 &lt;b&gt;\\|x（每 GPU 吞吐量）"), "{zh}");
         let unknown = Performance {
-            warning: Some(crate::checks::performance::Warning { unreadable: Some("HTTP 502".into()), ..warning }),
+            warning: Some(crate::pr::performance::Warning { unreadable: Some("HTTP 502".into()), ..warning }),
             ..perf.clone()
         };
         let en = markdown(&performance_view(&unknown, true), Lang::En).unwrap();

@@ -198,7 +198,7 @@ struct JsonVerdict {
     performance_truncated: usize,
     /// The opted-in WARN row (decision PF4); absent when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    performance_warning: Option<crate::checks::performance::Warning>,
+    performance_warning: Option<crate::pr::performance::Warning>,
 }
 
 /// The machine-readable verdict (`sweepgate verify --format json`).

@@ -22,11 +22,11 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::checks::c14_pareto_coverage::FrontierChart;
-use crate::checks::fingerprint::Fingerprint;
-use crate::checks::performance::Performance;
 use crate::checks::{Catalog, Lang, Verdict, VerdictWord};
 use crate::github::RepoRef;
 use crate::intake::labels::LabelDecision;
+use crate::pr::fingerprint::Fingerprint;
+use crate::pr::performance::Performance;
 use crate::report::performance::{overlays, performance_view};
 use crate::report::verdict::message_text;
 use crate::sweep::ledger::Ledger;
@@ -530,7 +530,7 @@ mod tests {
         let verdict = crate::checks::verify(&crate::checks::tests_support::evidence());
         store.record_verdict(&repo(), 7, "issuecomment-1", &"b".repeat(40), &verdict);
         let blobs = BTreeMap::from([("configs/<x>.yaml".to_owned(), "f".repeat(40))]);
-        let files = crate::checks::fingerprint::file_states([("configs/<x>.yaml", None, "modified")], &blobs);
+        let files = crate::pr::fingerprint::file_states([("configs/<x>.yaml", None, "modified")], &blobs);
         let configs = BTreeMap::from([("dsr1-fp4".to_owned(), "e".repeat(64))]);
         let fp = Fingerprint { signed: "a".repeat(40), head: "b".repeat(40), files, configs };
         store.record_inputs(&repo(), 7, "issuecomment-1", Some(&"1".repeat(40)), Some(&fp));

@@ -91,7 +91,7 @@ pub struct Outcome {
     /// Check 14's frontier charts of the verdict the handler posted (Action mode draws them).
     pub charts: Vec<FrontierChart>,
     /// The verdict's comparison with the published curve (issue 26; Action mode shows it).
-    pub performance: crate::checks::performance::Performance,
+    pub performance: crate::pr::performance::Performance,
     /// The label decision posted: "sweep" or "no-sweep" (the Action's `decision` output).
     pub decision: Option<&'static str>,
     /// The sign-off verdict posted: "APPROVED" or "REJECTED" (the Action's `verdict` output).

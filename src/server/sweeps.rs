@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::Clients;
-use crate::checks::performance::{compare_run, Performance};
 use crate::evidence::collect::head::head_request;
 use crate::evidence::collect::{collect, CollectLimits, UpstreamClient, UpstreamConfig};
 use crate::github::types::CheckRunInput;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::labels::LabelDecision;
+use crate::pr::performance::{compare_run, Performance};
 use crate::server::details::DetailsStore;
 use crate::sweep::cancel::{cancel_pull_request, CancelError, Cancelled};
 use crate::sweep::check_run::SweepView;

@@ -11,10 +11,10 @@ use super::dispatch::Counts;
 use super::ledger::{PointRecord, PointState};
 use super::plan_jobs::SkippedRow;
 use super::scheduler::Refusal;
-use crate::checks::performance::Performance;
 use crate::checks::Lang;
 use crate::domain::ci_priority::PolicySource;
 use crate::github::types::{CheckRunInput, CheckRunOutput};
+use crate::pr::performance::Performance;
 use crate::report::performance::{markdown, performance_view};
 use crate::report::{render, render_bilingual, RenderError};
 

@@ -26,11 +26,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use futures_util::stream::{self, StreamExt};
 
-use crate::checks::c01_in_pr_sweep::qualifying_run;
-use crate::checks::scan::{role, Role};
-use crate::checks::{affected, Context};
 use crate::domain::codeowners::Codeowners;
-use crate::domain::upstream_links::{upstream_links, LinkKind, UpstreamLink};
+use crate::domain::upstream_links::{LinkKind, UpstreamLink};
 use crate::evidence::limits::{bound_patches, check_tree, MAX_ARTIFACT_BYTES, MAX_TREE_BYTES};
 use crate::evidence::{
     ChangedFile, CheckRun, Comment, Evidence, Fact, Job, Permission, PullRequest, Signoff, SignoffKind, Trees,
@@ -40,6 +37,9 @@ use crate::github::types::Artifact;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Scan};
 use crate::intake::signoff::{self, SignoffUrl};
+use crate::pr::scan::{role, Role};
+use crate::pr::sweep_runs::qualifying_run;
+use crate::pr::{needs, Context, Needs};
 use crate::repo::{Layout, Logical, MemTree};
 use crate::results::shapes::is_eval_results_artifact;
 use archive::{unpack_artifact, unpack_tarball, ArchiveError, ArchiveLimits};
@@ -1059,22 +1059,7 @@ async fn read_upstream(
     limits: &CollectLimits,
 ) -> crate::evidence::Upstream {
     let mut out = crate::evidence::Upstream::default();
-    let cx = Context::new(evidence);
-    let links: Vec<String> = match cx.signoff() {
-        Ok(parsed) => parsed.detail_links().map(|l| l.url.clone()).collect(),
-        Err(_) => Vec::new(),
-    };
-    // Check 3's recipe links (URLs and `owner/repo#N`): PR state and content, page text.
-    let recipe_links = upstream_links(cx.detail(), links.iter().map(String::as_str));
-    // Linked HF repos, and the separate draft checkpoints Check 13 judges by their own config.
-    let mut models: BTreeSet<String> = links.iter().filter_map(|url| hf_repo_of(url)).collect();
-    models.extend(crate::checks::c13_draft_precision::draft_models(evidence));
-    // The models a changed file overrides, whose config.json tells Check 8 what is native.
-    models.extend(crate::checks::c08_architecture_hacks::override_models(&cx));
-    let images: BTreeSet<String> = match affected::affected_configs(&cx) {
-        Ok(configs) => configs.into_iter().map(|c| c.image).filter(|i| !i.is_empty()).collect(),
-        Err(_) => BTreeSet::new(),
-    };
+    let Needs { recipe_links, images, models } = needs(&Context::new(evidence));
     let n = limits.concurrency;
     let recipe = |link: UpstreamLink| async move {
         match &link.kind {
@@ -1110,15 +1095,6 @@ async fn read_upstream(
     out.image_digests = image_digests.into_iter().collect();
     out.model_configs = model_configs.into_iter().collect();
     out
-}
-
-/// `https://huggingface.co/<org>/<name>[/…]` → `org/name`.
-fn hf_repo_of(url: &str) -> Option<String> {
-    let rest = url.trim().strip_prefix("https://huggingface.co/")?;
-    let mut parts = rest.split(['/', '#', '?']);
-    let (org, name) = (parts.next()?, parts.next()?);
-    let ok = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-    (ok(org) && ok(name) && !["datasets", "spaces", "docs"].contains(&org)).then(|| format!("{org}/{name}"))
 }
 
 #[cfg(test)]
@@ -1159,15 +1135,6 @@ mod tests {
         assert_eq!(run_id_of("https://github.com/o/r/actions/runs/9"), Some(9));
         assert_eq!(run_id_of("https://ci.example.com/build/9"), None);
         assert_eq!(run_id_of("https://github.com/o/r/actions/runs/x"), None);
-    }
-
-    #[test]
-    fn upstream_links() {
-        assert_eq!(
-            hf_repo_of("https://huggingface.co/nvidia/DSR1-Eagle3/blob/main/config.json").as_deref(),
-            Some("nvidia/DSR1-Eagle3")
-        );
-        assert_eq!(hf_repo_of("https://huggingface.co/datasets/x/y"), None);
     }
 
     #[test]

@@ -11,12 +11,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::checks::{affected, Context};
 use crate::domain::changelog::Changelog;
 use crate::evidence::{Evidence, Fact, PublishedRun, ALL_SERIES};
 use crate::github::types::{RunQuery, WorkflowRun};
 use crate::github::{GitHub, RepoRef};
 use crate::intake::command::{self, Scan};
+use crate::pr::{affected, Context};
 use crate::repo::{Layout, Logical, MemTree};
 use crate::yaml;
 
@@ -95,7 +95,7 @@ fn plan(repo: &RepoRef, evidence: &Evidence) -> BTreeMap<String, Result<Option<u
 /// Every top-level key of every master config at base.
 fn base_master_keys(base: &MemTree) -> Result<BTreeSet<String>, String> {
     let mut keys = BTreeSet::new();
-    for path in base.paths().filter(|p| crate::checks::scan::role(p) == crate::checks::scan::Role::MasterConfig) {
+    for path in base.paths().filter(|p| crate::pr::scan::role(p) == crate::pr::scan::Role::MasterConfig) {
         let text = base.text(path).ok_or_else(|| format!("base {path} is not UTF-8"))?;
         let root = yaml::parse(text, path).map_err(|e| format!("base {path}: {e}"))?;
         let map = root.as_map().ok_or_else(|| format!("base {path} is not a mapping"))?;

@@ -15,7 +15,6 @@ use serde_json::json;
 use super::offload::{run_checks, Overrun};
 use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED};
 use crate::checks::c14_pareto_coverage::FrontierChart;
-use crate::checks::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::checks::{verify, VerdictWord};
 use crate::domain::upstream_links::RECIPE_REPOSITORIES;
 use crate::evidence::collect::{
@@ -28,6 +27,7 @@ use crate::github::types::{
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::eligibility::{self, Eligibility};
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind, SignoffUrl};
+use crate::pr::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::report::marker::Marker;
 use crate::report::render_bilingual;
 use crate::report::verdict::{render_markdown, ReportOptions};

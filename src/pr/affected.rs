@@ -39,6 +39,7 @@ fn entry_of(file: &str, key: &Node, entry: &Node) -> AffectedConfig {
         file: file.to_owned(),
         line: key.pos.line,
         image: text_field(entry, "image"),
+        model: text_field(entry, "model"),
         model_prefix: text_field(entry, "model-prefix"),
         precision: text_field(entry, "precision"),
         framework: text_field(entry, "framework"),

@@ -168,7 +168,7 @@ pub fn changes(signed: &Fingerprint, now: &Fingerprint) -> Changes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::affected::affected_configs;
+    use crate::pr::affected::affected_configs;
 
     /// The green-sweep fixture with the blob SHAs of its changed files at the head.
     fn bundle(name: &str) -> Evidence {

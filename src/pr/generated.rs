@@ -4,6 +4,7 @@
 use super::configs::AffectedConfig;
 use super::{reason, Reason};
 use crate::domain::master_config::MasterConfigError;
+use crate::matrix::diff::{additions_between, additions_from_unified_diff, Additions};
 use crate::matrix::generate::{test_config_rows, CommonOptions, TestConfigOptions};
 use crate::matrix::inputs;
 use crate::matrix::{MatrixError, Row};
@@ -101,6 +102,17 @@ pub fn pr_changelog(ev: &crate::evidence::Evidence) -> Result<Option<PrChangelog
     let labelled = |name: &str| ev.pull_request.labels.iter().any(|l| l == name);
     let options =
         ProcessOptions { all_evals: labelled("all-evals"), evals_only: labelled("evals-only"), ..Default::default() };
-    let additions = super::c12_append_only::appended(ev, &path, base, head)?;
+    let additions = appended(ev, &path, base, head)?;
     Ok(Some(PrChangelog { path, additions, options }))
+}
+
+/// The lines the PR appended to the changelog: from its own diff when the evidence has it (the
+/// diff upstream's processor reads; a re-computed line diff may slide an inserted entry across
+/// the boundary of its repeated `- config-keys:` neighbours and cut it in two), else re-derived
+/// from the two texts.
+pub fn appended(ev: &crate::evidence::Evidence, path: &str, base: &str, head: &str) -> Result<Additions, String> {
+    match ev.files.iter().find(|f| f.filename == path).and_then(|f| f.patch.as_deref()) {
+        Some(patch) => additions_from_unified_diff(patch, path).map_err(|e| e.to_string()),
+        None => additions_between(base, head, path).map_err(|e| e.to_string()),
+    }
 }

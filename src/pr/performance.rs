@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::affected::affected_configs;
-use super::c01_in_pr_sweep::qualifying_run;
 use super::configs::AffectedConfig;
 use super::curves::{run_curves, Curve, MeasuredPoint, RunCurves};
 use super::generated::has_config;
+use super::sweep_runs::qualifying_run;
 use super::Context;
 use crate::domain::sweepgate_policy::SweepgatePolicy;
 use crate::evidence::{Evidence, Fact, ALL_SERIES};
@@ -112,7 +112,7 @@ pub fn compare(evidence: &Evidence) -> Performance {
 
 /// [`compare`] in a verification's context: the affected configs and curves the checks derived
 /// are not derived again (`checks::verify` computes it once, into the [`super::Verdict`]).
-pub(super) fn compare_in(cx: &Context) -> Performance {
+pub fn compare_in(cx: &Context) -> Performance {
     qualifying_run(cx.evidence).map(|run| compare_run_in(cx, run.run_id)).unwrap_or_default()
 }
 
@@ -287,8 +287,8 @@ fn series_inputs<'c>(
 mod tests {
     use super::*;
     use crate::checks::c18_consistency::tests::with_curves;
-    use crate::checks::curves::fixtures::add_fixed_point;
     use crate::evidence::{PublishedRun, WorkflowRun};
+    use crate::pr::curves::fixtures::add_fixed_point;
     use crate::results::compare::Note;
 
     fn classes(perf: &Performance, metric: Metric) -> Vec<(&str, Class, Option<f64>)> {

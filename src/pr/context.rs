@@ -92,7 +92,7 @@ impl<'e> Context<'e> {
     }
 
     /// Whether the scan budget of this verification is spent.
-    pub(super) fn scan_spent(&self) -> bool {
+    pub fn scan_spent(&self) -> bool {
         self.scan_left.load(Ordering::Relaxed) == 0
     }
 
@@ -100,7 +100,7 @@ impl<'e> Context<'e> {
     /// budget; `Err` names the bound once it is spent, so the fact that needed the scan is
     /// unavailable (decision HE9). Checks run in a fixed order, so the same evidence spends the
     /// budget on the same files.
-    pub(super) fn charge_scan(&self, what: impl Into<serde_json::Value>, bytes: usize) -> Result<(), Reason> {
+    pub fn charge_scan(&self, what: impl Into<serde_json::Value>, bytes: usize) -> Result<(), Reason> {
         let left = self.scan_left.load(Ordering::Relaxed);
         self.scan_left.store(left.saturating_sub(bytes), Ordering::Relaxed);
         match bytes > left {
@@ -226,14 +226,6 @@ impl<'e> Context<'e> {
     pub fn in_force(&self, topic: Topic) -> Option<bool> {
         let (_, template) = self.template().as_ref().ok()?;
         Some(template.items.iter().any(|item| item.topic == Some(topic)))
-    }
-
-    /// The N/A of a rule that came into force after the PR's base (spec 30 §4.5 "Since"), or
-    /// `None` when it applies.
-    pub fn not_in_force(&self, topic: Topic) -> Option<super::Outcome> {
-        let path = self.template().as_ref().map(|(path, _)| path.clone()).ok()?;
-        (self.in_force(topic) == Some(false))
-            .then(|| super::Outcome::na("not_in_force").arg("item", topic.short_name()).evidence(path))
     }
 }
 

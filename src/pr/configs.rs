@@ -13,6 +13,8 @@ pub struct AffectedConfig {
     pub file: String,
     pub line: u32,
     pub image: String,
+    /// The checkpoint it serves (`model`: a Hugging Face repo id).
+    pub model: String,
     pub model_prefix: String,
     pub precision: String,
     pub framework: String,
