@@ -306,8 +306,9 @@ pub struct LaunchSetting {
     pub resolved: bool,
 }
 
-/// Whether a setting's value is fully evaluated: no `$(…)`, no backquote, no `$NAME`/`${…}`
-/// left (an escaped `\$` is a literal dollar).
+/// Whether a setting's value is fully evaluated: no `$(…)`, no backquote, no `$NAME`/`${…}`,
+/// no positional or special parameter (`$2`, `$@`, `$#`, …: a function's arguments are never
+/// known) left (an escaped `\$` is a literal dollar).
 pub fn is_resolved(value: &str) -> bool {
     let bytes = value.as_bytes();
     !bytes.iter().enumerate().any(|(i, &b)| {
@@ -316,7 +317,9 @@ pub fn is_resolved(value: &str) -> bool {
             b'`' => !escaped,
             b'$' => {
                 !escaped
-                    && bytes.get(i + 1).is_some_and(|&n| n == b'(' || n == b'{' || n == b'_' || n.is_ascii_alphabetic())
+                    && bytes
+                        .get(i + 1)
+                        .is_some_and(|&n| b"({_@*#?!$".contains(&n) || n.is_ascii_alphabetic() || n.is_ascii_digit())
             }
             _ => false,
         }
@@ -1332,6 +1335,10 @@ mod tests {
         assert!(is_resolved("{\"method\": \"mtp\", \"num_speculative_tokens\": 3}"));
         assert!(is_resolved("0.85"));
         assert!(is_resolved("$"), "a lone dollar names nothing");
+        // benchmark_lib.sh's `start_gpu_monitor`: `--output) output="$2"` then `GPU_METRICS_CSV="$output"`.
+        assert!(!is_resolved("$2"), "a function's positional argument is never known");
+        assert!(!is_resolved("--x \"$@\""));
+        assert!(is_resolved("10 $ per hour"));
     }
 
     #[test]
