@@ -902,6 +902,13 @@ pub(crate) mod tests {
         let [en, zh] = assert_renders(18, &o);
         assert!(en.contains("srt-slurm checkout `NVIDIA/srt-slurm@v1`"), "{en}");
         assert!(zh.contains("`NVIDIA/srt-slurm@v1`"), "{zh}");
+        // Fetched by the collector (EX3), the checkout's recipe is Check 3's to judge; (b) stays
+        // informational (`recipe_in_checkout`, decision LM12).
+        let fetched = [("recipes/sglang/demo/gone.yaml".to_owned(), Fact::Ok(RECIPE.to_owned()))].into();
+        e.upstream.checkouts.insert("NVIDIA/srt-slurm@v1".into(), fetched);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "noted")), (Status::Warn, vec!["b".to_owned()]), "{o:?}");
+        assert!(sub_items(&o, "missing").is_empty() && sub_items(&o, "fails").is_empty(), "{o:?}");
     }
 
     #[test]
