@@ -15,11 +15,12 @@ use crate::checks::reach::affected_reach;
 use crate::checks::Context;
 use crate::evidence::{Evidence, Fact};
 
-/// The repositories whose files are fetched for a launcher's checkout (decision EX2): the
-/// srt-slurm repository upstream's multi-node launchers clone (`runners/launch_*.sh`: `git clone
-/// https://github.com/NVIDIA/srt-slurm.git`). A PR's launcher can name any repository; reading
-/// another one is a reviewer's call, so it is named, not fetched.
-pub const CHECKOUT_REPOS: [&str; 1] = ["NVIDIA/srt-slurm"];
+/// The repositories whose files are fetched for a launcher's checkout (decision EX2): those
+/// upstream's multi-node launchers clone for `srtctl apply` (`runners/launch_*.sh` of the history
+/// tip: `https://github.com/NVIDIA/srt-slurm.git`, and `cquil11/srt-slurm-nv.git` in
+/// `launch_gb200-nv.sh`'s last branch). A PR's launcher can name any repository; reading another
+/// one is a maintainer's call, so it is named, not fetched.
+pub const CHECKOUT_REPOS: [&str; 2] = ["NVIDIA/srt-slurm", "cquil11/srt-slurm-nv"];
 
 /// Largest recipe read from a checkout (upstream's largest srt-slurm recipe is a few KiB).
 pub const MAX_CHECKOUT_FILE_BYTES: usize = 256 * 1024;
