@@ -62,47 +62,42 @@ fn plain_path(path: &str) -> bool {
         && path.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/+".contains(&b))
 }
 
-/// The files of [`wanted`], fetched through `client` within the bounds.
-pub async fn read_checkouts(client: &UpstreamClient, evidence: &Evidence, limits: &CollectLimits) -> Checkouts {
-    let mut out = Checkouts::new();
+/// What is not fetched, each with why (another repository, a name or path the contents API is
+/// not asked with, beyond `max_files`), and what is, in order.
+fn plan(wanted: BTreeSet<(String, String)>, max_files: usize) -> (Checkouts, Vec<(String, String)>) {
+    let mut refused = Checkouts::new();
     let mut fetch = Vec::new();
-    for (checkout, path) in wanted(evidence) {
-        let fact = match split_checkout(&checkout) {
-            None => {
-                Some(Fact::Unavailable(format!("{checkout}: not an owner/repo@ref the contents API is asked with")))
+    for (checkout, path) in wanted {
+        let why = match split_checkout(&checkout) {
+            None => Some(format!("{checkout}: not an owner/repo@ref the contents API is asked with")),
+            Some((repo, _)) if !CHECKOUT_REPOS.iter().any(|r| r.eq_ignore_ascii_case(repo)) => Some(format!(
+                "{repo} is not a repository sweepgate reads recipes from ({}); not fetched",
+                CHECKOUT_REPOS.join(", ")
+            )),
+            Some(_) if !plain_path(&path) => Some(format!("{path:?} is not a plain path; not fetched")),
+            Some(_) if fetch.len() >= max_files => {
+                Some(format!("beyond the {max_files} checkout files read per verification; not fetched"))
             }
-            Some((repo, _)) if !CHECKOUT_REPOS.iter().any(|r| r.eq_ignore_ascii_case(repo)) => {
-                Some(Fact::Unavailable(format!(
-                    "{repo} is not a repository sweepgate reads recipes from ({}); not fetched",
-                    CHECKOUT_REPOS.join(", ")
-                )))
-            }
-            Some(_) if !plain_path(&path) => {
-                Some(Fact::Unavailable(format!("{path:?} is not a plain path; not fetched")))
-            }
-            Some(_) if fetch.len() >= limits.max_upstream => Some(Fact::Unavailable(format!(
-                "beyond the {} checkout files read per verification; not fetched",
-                limits.max_upstream
-            ))),
             Some(_) => None,
         };
-        match fact {
-            Some(fact) => {
-                out.entry(checkout).or_default().insert(path, fact);
+        match why {
+            Some(why) => {
+                refused.entry(checkout).or_default().insert(path, Fact::Unavailable(why));
             }
             None => fetch.push((checkout, path)),
         }
     }
-    let get = |(checkout, path): (String, String)| async move {
-        let (repo, rev) = split_checkout(&checkout).unwrap_or((checkout.as_str(), None));
-        let fact = client.repository_file(repo, rev, &path, MAX_CHECKOUT_FILE_BYTES).await;
-        (checkout, path, fact)
-    };
+    (refused, fetch)
+}
+
+/// `fetched` added to `out` in order, each text kept while the texts kept stay within
+/// `max_bytes` in all; past it a file is unavailable, naming the bound.
+fn keep_within(out: &mut Checkouts, fetched: Vec<(String, String, Fact<String>)>, max_bytes: usize) {
     let mut total = 0usize;
-    for (checkout, path, fact) in bounded(limits.concurrency, fetch.into_iter().map(get)).await {
+    for (checkout, path, fact) in fetched {
         let fact = match fact {
-            Fact::Ok(text) if total + text.len() > MAX_CHECKOUT_BYTES => Fact::Unavailable(format!(
-                "beyond the {MAX_CHECKOUT_BYTES} bytes read from checkouts per verification; not kept"
+            Fact::Ok(text) if total + text.len() > max_bytes => Fact::Unavailable(format!(
+                "beyond the {max_bytes} bytes read from checkouts per verification; not kept"
             )),
             other => other,
         };
@@ -111,6 +106,18 @@ pub async fn read_checkouts(client: &UpstreamClient, evidence: &Evidence, limits
         }
         out.entry(checkout).or_default().insert(path, fact);
     }
+}
+
+/// The files of [`wanted`], fetched through `client` within the bounds.
+pub async fn read_checkouts(client: &UpstreamClient, evidence: &Evidence, limits: &CollectLimits) -> Checkouts {
+    let (mut out, fetch) = plan(wanted(evidence), limits.max_upstream);
+    let get = |(checkout, path): (String, String)| async move {
+        let (repo, rev) = split_checkout(&checkout).unwrap_or((checkout.as_str(), None));
+        let fact = client.repository_file(repo, rev, &path, MAX_CHECKOUT_FILE_BYTES).await;
+        (checkout, path, fact)
+    };
+    let fetched = bounded(limits.concurrency, fetch.into_iter().map(get)).await;
+    keep_within(&mut out, fetched, MAX_CHECKOUT_BYTES);
     out
 }
 
@@ -130,5 +137,57 @@ mod tests {
         for bad in ["../x.yaml", "/etc/passwd", "a//b", "a/./b", "a?ref=x", "a b"] {
             assert!(!plain_path(bad), "{bad}");
         }
+    }
+
+    /// EX2: only the listed repositories are asked, at most `max_files` files; the rest is named.
+    #[test]
+    fn only_listed_repositories_are_fetched_within_the_count() {
+        let pair = |c: &str, p: &str| (c.to_owned(), p.to_owned());
+        let wanted = BTreeSet::from([
+            pair("NVIDIA/srt-slurm@v1.0.50", "recipes/a.yaml"),
+            pair("NVIDIA/srt-slurm@v1.0.50", "recipes/b.yaml"),
+            pair("cquil11/srt-slurm-nv@cam/sa-submission-q2-2026", "recipes/c.yaml"),
+            pair("someone/srt-slurm@main", "recipes/d.yaml"),
+            pair("NVIDIA/srt-slurm@v1.0.50", "../secrets.yaml"),
+        ]);
+        let (refused, fetch) = plan(wanted.clone(), 16);
+        assert_eq!(
+            fetch,
+            [
+                pair("NVIDIA/srt-slurm@v1.0.50", "recipes/a.yaml"),
+                pair("NVIDIA/srt-slurm@v1.0.50", "recipes/b.yaml"),
+                pair("cquil11/srt-slurm-nv@cam/sa-submission-q2-2026", "recipes/c.yaml"),
+            ]
+        );
+        let why = |c: &str, p: &str| match &refused[c][p] {
+            Fact::Unavailable(why) => why.clone(),
+            ok => panic!("{ok:?}"),
+        };
+        assert!(why("someone/srt-slurm@main", "recipes/d.yaml").starts_with("someone/srt-slurm is not a repository"));
+        assert!(why("NVIDIA/srt-slurm@v1.0.50", "../secrets.yaml").contains("not a plain path"));
+
+        let (refused, fetch) = plan(wanted, 2);
+        assert_eq!(fetch.len(), 2);
+        let beyond = &refused["cquil11/srt-slurm-nv@cam/sa-submission-q2-2026"]["recipes/c.yaml"];
+        assert!(matches!(beyond, Fact::Unavailable(why) if why.contains("beyond the 2 checkout files")), "{beyond:?}");
+    }
+
+    /// EX2: texts are kept up to the total bound; a file past it is named, not cut.
+    #[test]
+    fn fetched_texts_are_kept_within_the_total() {
+        let c = "NVIDIA/srt-slurm@v1".to_owned();
+        let fetched = vec![
+            (c.clone(), "a.yaml".to_owned(), Fact::Ok("x".repeat(6))),
+            (c.clone(), "b.yaml".to_owned(), Fact::Ok("y".repeat(6))),
+            (c.clone(), "c.yaml".to_owned(), Fact::Unavailable("not found: HTTP 404".into())),
+            (c.clone(), "d.yaml".to_owned(), Fact::Ok("z".repeat(4))),
+        ];
+        let mut out = Checkouts::new();
+        keep_within(&mut out, fetched, 10);
+        let files = &out[&c];
+        assert_eq!(files["a.yaml"], Fact::Ok("x".repeat(6)));
+        assert!(matches!(&files["b.yaml"], Fact::Unavailable(why) if why.contains("beyond the 10 bytes")));
+        assert!(files["c.yaml"].is_not_found());
+        assert_eq!(files["d.yaml"], Fact::Ok("z".repeat(4)));
     }
 }
