@@ -714,3 +714,74 @@ async fn the_draft_the_launcher_serves_has_its_config_collected() {
         got.upstream.model_configs
     );
 }
+
+/// The checkout ref the fixture's launcher pins, as upstream's `runners/launch_gb200-nv.sh` does
+/// for its `dynamo-vllm` branch (`git checkout sa-submission-q2-2026`).
+const SRT_REF: &str = "sa-submission-q2-2026";
+const SRT_RECIPE: &str = "recipes/gb200-fp8/8k1k/low-latency.yaml";
+
+/// green-sweep with one more affected entry, shaped like upstream's `dsr1-fp8-gb200-dynamo-sglang`
+/// (nvidia-master.yaml at the history tip): a multi-node config whose `CONFIG_FILE` names a recipe
+/// of the srt-slurm checkout its gb200 launcher clones at a pinned ref and copies nothing over.
+fn with_external_recipe() -> sweepgate::evidence::Evidence {
+    let mut e = read_bundle(&fixture("green-sweep")).unwrap();
+    let master = e.head.text("configs/nvidia-master.yaml").unwrap().to_owned();
+    let entry = format!(
+        "dsr1-fp8-gb200-dynamo-sglang:\n  image: lmsysorg/sglang:v0.5.8.post1-cu130\n  model: deepseek-ai/DeepSeek-R1-0528\n  model-prefix: dsr1\n  runner: gb200\n  precision: fp8\n  framework: dynamo-sglang\n  multinode: true\n  disagg: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - conc-list: [4, 8, 16]\n        prefill:\n          num-worker: 1\n          tp: 8\n          ep: 1\n          dp-attn: false\n          additional-settings:\n          - \"CONFIG_FILE={SRT_RECIPE}\"\n        decode:\n          num-worker: 1\n          tp: 8\n          ep: 1\n          dp-attn: false\n"
+    );
+    let (before, base_lines) =
+        (master.lines().count(), e.base.text("configs/nvidia-master.yaml").unwrap().lines().count());
+    e.head.insert("configs/nvidia-master.yaml", format!("{master}{entry}"));
+    let hunk: String = entry.lines().map(|l| format!("+{l}\n")).collect();
+    let file = e.files.iter_mut().find(|f| f.filename == "configs/nvidia-master.yaml").unwrap();
+    let patch = file.patch.take().unwrap_or_default();
+    file.patch = Some(format!("{patch}@@ -{base_lines},0 +{},{} @@\n{hunk}", before + 1, entry.lines().count()));
+    let runners = e.head.text("configs/runners.yaml").unwrap().to_owned();
+    e.head.insert("configs/runners.yaml", format!("{runners}  gb200: [gb200-nv_0]\n"));
+    e.head.insert(
+        "runners/launch_gb200-nv.sh",
+        format!("SRT_REPO_DIR=\"srt-slurm\"\ngit clone https://github.com/NVIDIA/srt-slurm.git \"$SRT_REPO_DIR\"\ncd \"$SRT_REPO_DIR\"\ngit checkout {SRT_REF}\nsrtctl apply -f \"$CONFIG_FILE\"\n"),
+    );
+    e
+}
+
+/// Issue 33 item 2 end to end: `collect` fetches the recipe the launcher reads from its srt-slurm
+/// checkout at the pinned ref; the bundle holds it; Check 3 judges it, naming a setting the
+/// cookbook lacks at `owner/repo@ref:path:line`. A fetch that fails is a named unavailable fact,
+/// and Check 3 FAILs naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recipe_of_the_launchers_srt_slurm_checkout_is_collected_and_judged() {
+    let (original, fake, upstream, url) = served(with_external_recipe()).await;
+    // A recipe of srt-slurm's shape (schema 1: `backend.sglang_config.<role>`), written for the test.
+    let recipe = "name: dsr1-gb200-fp8-low-latency\nmodel: {path: dsr1-fp8, container: lmsysorg/sglang:v0.5.8.post1-cu130, precision: fp8}\nresources: {gpu_type: gb200, gpus_per_node: 4, prefill_nodes: 2, decode_nodes: 2, prefill_workers: 1, decode_workers: 1}\nbackend:\n  type: sglang\n  sglang_config:\n    prefill:\n      tensor-parallel-size: 8\n      mem-fraction-static: 0.85\n      chunked-prefill-size: 16384\n    decode:\n      tensor-parallel-size: 8\n      mem-fraction-static: 0.85\nbenchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: [4, 8, 16]}\n";
+    let at_ref = ("NVIDIA/srt-slurm".to_owned(), SRT_REF.to_owned(), SRT_RECIPE.to_owned());
+    upstream.state().contents_at.insert(at_ref, recipe.to_owned());
+    let checkout = format!("NVIDIA/srt-slurm@{SRT_REF}");
+    let pr = original.pull_request.number;
+    let dir = tempfile::tempdir().unwrap();
+
+    let out = collect(&fake, &upstream, pr, &url, &dir.path().join("fetched"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let asked = format!("GET /repos/NVIDIA/srt-slurm/contents/{SRT_RECIPE}?ref={SRT_REF}");
+    assert_eq!(upstream.state().log.iter().filter(|l| **l == asked).count(), 1, "{:#?}", upstream.state().log);
+    let got = read_bundle(&dir.path().join("fetched")).unwrap();
+    assert_eq!(got.upstream.checkouts[&checkout][SRT_RECIPE], Fact::Ok(recipe.to_owned()));
+    let verdict: serde_json::Value =
+        serde_json::from_slice(&verify(&dir.path().join("fetched"), "json").stdout).unwrap();
+    let (status, summary) = check_row(&verdict, 3);
+    assert_eq!(status, "FAIL", "{summary}");
+    assert!(summary.contains("chunked-prefill-size"), "{summary}");
+    assert!(summary.contains(&format!("{checkout}:{SRT_RECIPE}")), "named in the checkout: {summary}");
+
+    // The ref is gone upstream: the fact names the 404, and Check 3 names the checkout and why.
+    upstream.state().contents_at.clear();
+    let out = collect(&fake, &upstream, pr, &url, &dir.path().join("gone"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got = read_bundle(&dir.path().join("gone")).unwrap();
+    let fact = &got.upstream.checkouts[&checkout][SRT_RECIPE];
+    assert!(fact.is_not_found(), "{fact:?}");
+    let verdict: serde_json::Value = serde_json::from_slice(&verify(&dir.path().join("gone"), "json").stdout).unwrap();
+    let (status, summary) = check_row(&verdict, 3);
+    assert_eq!(status, "FAIL", "{summary}");
+    assert!(summary.contains("could not be fetched") && summary.contains("HTTP 404"), "{summary}");
+}

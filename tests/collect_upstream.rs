@@ -257,3 +257,33 @@ async fn a_bearer_realm_off_the_allowlist_is_not_asked_for_a_token() {
     assert!(matches!(&answer, Fact::Unavailable(r) if r.contains("not on the upstream allowlist")), "{answer:?}");
     assert_eq!(probed.load(std::sync::atomic::Ordering::SeqCst), 0, "the realm host was contacted");
 }
+
+/// EX2: a file of a launcher's checkout is read raw at the checkout's ref (the default branch
+/// for `HEAD`); one absent at that ref is a definite "not found"; one over the bound is
+/// unavailable, never cut.
+#[tokio::test]
+async fn a_checkout_file_is_read_at_its_ref_bounded_and_named_when_it_cannot_be() {
+    let fake = FakeUpstream::start().await;
+    let path = "recipes/gb200-fp8/8k1k/low-latency.yaml";
+    let key = |rev: &str| ("NVIDIA/srt-slurm".to_owned(), rev.to_owned(), path.to_owned());
+    fake.state().contents_at.insert(key("sa-submission-q2-2026"), "name: at-the-branch\n".into());
+    fake.state().contents_at.insert(key(""), "name: default-branch\n".into());
+    fake.state().contents_at.insert(key("big"), "x".repeat(2048));
+    let upstream = client(&fake);
+    let read = |rev: Option<&'static str>| upstream.repository_file("NVIDIA/srt-slurm", rev, path, 1024);
+
+    assert_eq!(read(Some("sa-submission-q2-2026")).await, Fact::Ok("name: at-the-branch\n".into()));
+    assert_eq!(read(None).await, Fact::Ok("name: default-branch\n".into()));
+    let log = fake.state().log.clone();
+    assert_eq!(
+        log,
+        [
+            format!("GET /repos/NVIDIA/srt-slurm/contents/{path}?ref=sa-submission-q2-2026"),
+            format!("GET /repos/NVIDIA/srt-slurm/contents/{path}?ref="),
+        ]
+    );
+    let gone = read(Some("v0.0.1")).await;
+    assert!(gone.is_not_found(), "{gone:?}");
+    let big = read(Some("big")).await;
+    assert!(matches!(&big, Fact::Unavailable(r) if r.contains("2048 bytes") && !big.is_not_found()), "{big:?}");
+}

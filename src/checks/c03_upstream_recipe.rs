@@ -1006,6 +1006,48 @@ mod tests {
         assert!(en.contains("NVIDIA/srt-slurm@HEAD") && zh.contains("NVIDIA/srt-slurm@HEAD"), "{en}\n{zh}");
     }
 
+    /// EX3: a recipe of the launcher's srt-slurm checkout that the collector fetched is judged
+    /// like a recipe of the repository, its settings named at `owner/repo@ref:path:line`; a
+    /// setting the cookbook lacks FAILs, a covered recipe PASSes; a fetch that failed FAILs
+    /// naming the checkout and why.
+    #[test]
+    fn a_fetched_recipe_of_the_srt_slurm_checkout_is_judged() {
+        const MASTER: &str = "qwen3.5-fp8-gb300-dynamo-sglang:\n  image: img\n  model: Qwen/Qwen3.5-397B-A17B-FP8\n  model-prefix: qwen3.5\n  runner: gb300-nv\n  precision: fp8\n  framework: dynamo-sglang\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - conc-list: [4]\n        prefill:\n          additional-settings:\n          - \"CONFIG_FILE=recipes/sglang/qwen.yaml\"\n";
+        const RECIPE: &str = "schema: 2\nname: q\nengine: sglang\nroles:\n  agg:\n    nodes: 1\n    workers: 1\n    args: {tensor-parallel-size: 8, attention-backend: aiter, mem-fraction-static: 0.85}\n    env: {SGLANG_USE_AITER: '1'}\n";
+        const CHECKOUT: &str = "NVIDIA/srt-slurm@v1.0.50";
+        const PATH: &str = "recipes/sglang/qwen.yaml";
+        let with = |recipe: Fact<String>| {
+            let mut e = pr("Cookbook PR: sgl-project/sglang#47394");
+            e.head.insert("configs/amd-master.yaml", MASTER);
+            e.head.insert("configs/runners.yaml", "labels:\n  mi355x:\n  - mi355x-amd_0\n");
+            e.head.insert(
+                "runners/launch_gb300-nv.sh",
+                "git clone --branch v1.0.50 --single-branch https://github.com/NVIDIA/srt-slurm.git s\nsrtctl apply -f \"$CONFIG_FILE\"\n",
+            );
+            e.upstream.checkouts.insert(CHECKOUT.into(), [(PATH.to_owned(), recipe)].into());
+            merged(&mut e, COOKBOOK);
+            check(&Context::new(&e))
+        };
+        let o = with(Fact::Ok(RECIPE.into()));
+        assert_eq!(o.status, Status::Pass, "{o:?}");
+
+        let uncovered = RECIPE.replace("mem-fraction-static: 0.85}", "mem-fraction-static: 0.85, hicache-size: 253}");
+        let o = with(Fact::Ok(uncovered));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["uncovered".to_owned()]), "{o:?}");
+        let missing = &o.message.args["problems"][0]["settings"][0];
+        assert_eq!((&missing["name"], &missing["missing"]), (&json!("--hicache-size"), &json!("253")), "{o:?}");
+        assert_eq!(missing["at"], format!("{CHECKOUT}:{PATH}:8"), "{o:?}");
+
+        let why = "not found: http://x/repos/NVIDIA/srt-slurm/contents/recipes/sglang/qwen.yaml?ref=v1.0.50: HTTP 404";
+        let o = with(Fact::Unavailable(why.into()));
+        assert_eq!((o.status, kinds(&o)), (Status::Fail, vec!["settings_unknown".to_owned()]), "{o:?}");
+        let reason = &o.message.args["problems"][0]["reason"];
+        assert_eq!(reason["$reason"], "external_recipe_unavailable", "{o:?}");
+        assert_eq!((&reason["checkout"], &reason["reason"]), (&json!(CHECKOUT), &json!(why)));
+        let [en, zh] = crate::checks::tests_support::assert_renders(3, &o);
+        assert!(en.contains("HTTP 404") && zh.contains("HTTP 404") && zh.contains(CHECKOUT), "{en}\n{zh}");
+    }
+
     /// PM11: an AMD disaggregated config's settings come from the model table its job renders
     /// them from; a table without the model's entry FAILs naming the table and the names tried,
     /// and a table flag the cookbook lacks is uncovered at its table line.

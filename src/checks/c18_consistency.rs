@@ -16,9 +16,9 @@
 //! (h) re-tune deltas per concurrency, informational.
 //! A proven inconsistency FAILs, and so does a sub-item that cannot be decided because evidence
 //! the collector gathers is missing (decision FC1, superseding V3): the row names the fact and
-//! what a maintainer must open. Only (h) and a recipe the collector never gathers (one that
-//! lives in the srt-slurm checkout the runner launcher clones, as the launch model reads it)
-//! WARN, as informational.
+//! what a maintainer must open. Only (h) and a recipe (b)-(e) do not compare (one that lives
+//! in the srt-slurm checkout the runner launcher clones, as the launch model reads it; Check 3
+//! judges its settings when the collector fetched it, decision EX4) WARN, as informational.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,8 +52,8 @@ enum Kind {
     /// Evidence the collector gathers is missing or unreadable: the sub-item cannot be decided,
     /// which blocks (fail closed).
     Missing,
-    /// A fact the collector does not gather at all for this config shape (a recipe outside the
-    /// repository): informational, a human reviews it.
+    /// A fact not compared for this config shape (a recipe of the srt-slurm checkout, EX4):
+    /// informational, a human reviews it.
     NotGathered,
 }
 
@@ -132,8 +132,7 @@ fn is_registry_image(container: &str) -> bool {
 
 /// (b)-(e) for every multinode row that names a recipe: the one variant `domain::srt` selects for
 /// the row, or why there is none, read where the launch model says the launcher reads it
-/// (decision LM12). A recipe of the srt-slurm checkout (which the collector does not gather) is
-/// informational; a recipe the launcher reads from the repository that is not there blocks.
+/// (decision LM12). A recipe of the srt-slurm checkout is informational (EX4); a recipe the launcher reads from the repository that is not there blocks.
 fn check_recipes(book: &mut Result<RecipeBook<'_>, Reason>, key: &str, rows: &[Row], image: &str, out: &mut Findings) {
     let checks = Checks { pool: None, concurrency: ConcurrencyRule::Equal };
     // Single-node rows carry no `prefill` block and run no recipe.
@@ -889,7 +888,7 @@ pub(crate) mod tests {
         assert_eq!((o.status, sub_items(&o, "missing")), (Status::Fail, vec!["b".to_owned()]), "{o:?}");
         assert!(assert_renders(18, &o)[0].contains("demo/gone.yaml: not in the repository"), "{o:?}");
         // The gb200 launcher clones srt-slurm and copies nothing over it: the recipe is the
-        // checkout's, which the collector never gathers (informational).
+        // checkout's, which (b) does not compare (informational).
         let mut e = pr(&gone, 19);
         e.head.insert(
             "runners/launch_gb200-nv.sh",
@@ -902,6 +901,13 @@ pub(crate) mod tests {
         let [en, zh] = assert_renders(18, &o);
         assert!(en.contains("srt-slurm checkout `NVIDIA/srt-slurm@v1`"), "{en}");
         assert!(zh.contains("`NVIDIA/srt-slurm@v1`"), "{zh}");
+        // Fetched by the collector (EX3), the checkout's recipe is Check 3's to judge; (b) stays
+        // informational (`recipe_in_checkout`, decision LM12).
+        let fetched = [("recipes/sglang/demo/gone.yaml".to_owned(), Fact::Ok(RECIPE.to_owned()))].into();
+        e.upstream.checkouts.insert("NVIDIA/srt-slurm@v1".into(), fetched);
+        let o = check(&Context::new(&e));
+        assert_eq!((o.status, sub_items(&o, "noted")), (Status::Warn, vec!["b".to_owned()]), "{o:?}");
+        assert!(sub_items(&o, "missing").is_empty() && sub_items(&o, "fails").is_empty(), "{o:?}");
     }
 
     #[test]

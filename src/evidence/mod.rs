@@ -293,6 +293,12 @@ pub struct Upstream {
     /// a short ref `owner/repo#N`) or by the page URL without its fragment.
     #[serde(default)]
     pub contents: BTreeMap<String, Fact<UpstreamContent>>,
+    /// Files read from the external checkouts the affected configs' launchers clone (issue 33
+    /// item 2, decision EX1): `owner/repo@ref` → checkout-relative path → text, or why it could
+    /// not be read. A recipe a launcher reads from such a checkout is judged from here; one not
+    /// listed was not fetched (offline, or collected before the field).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checkouts: BTreeMap<String, BTreeMap<String, Fact<String>>>,
 }
 
 /// The key of [`Upstream::published_runs`] that applies to every affected config.

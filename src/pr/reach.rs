@@ -10,11 +10,22 @@ use super::scan::{self, Role};
 use super::{reason, Context, Reason};
 use crate::domain::launch::LaunchTree;
 pub use crate::domain::launch::{LaunchPath, ReachKind, Reached, Unreachable, Why};
+use crate::evidence::Fact;
 
 fn compute(cx: &Context) -> Result<Vec<ConfigReach>, Reason> {
     let configs = affected_configs(cx)?;
     let head = &cx.evidence.head;
-    let model = LaunchTree::new(head);
+    // The recipes of the checkouts the launchers clone, as the collector fetched them (EX3).
+    let external = cx.evidence.upstream.checkouts.iter().flat_map(|(checkout, files)| {
+        files.iter().map(move |(path, fact)| {
+            let text = match fact {
+                Fact::Ok(text) => Ok(text.as_str()),
+                Fact::Unavailable(why) => Err(why.as_str()),
+            };
+            (checkout.as_str(), path.as_str(), text)
+        })
+    });
+    let model = LaunchTree::new(head).with_external(external);
     let mut out = Vec::new();
     for config in configs {
         let (root, _) = cx

@@ -30,6 +30,11 @@ fn gap_reason(launch: &ConfigLaunch, gap: &SettingsGap) -> Reason {
             .arg("checkout", checkout.as_str())
             .arg("path", path.as_str())
             .arg("at", at.as_str()),
+        SettingsGap::ExternalUnavailable { checkout, path, at, reason: why } => reason("external_recipe_unavailable")
+            .arg("checkout", checkout.as_str())
+            .arg("path", path.as_str())
+            .arg("at", at.as_str())
+            .arg("reason", why.as_str()),
         SettingsGap::RecipeUnlocated { written, at } => {
             let what = format!("CONFIG_FILE={written}");
             let why = launch.unresolved.iter().find(|u| u.what == what).map_or("no_checkout", |u| u.why);

@@ -27,6 +27,9 @@ pub struct Upstream {
     pub pulls: HashMap<(String, u64), (Value, Vec<String>)>,
     /// (owner/repo, path) → raw file text at any ref (`/repos/{o}/{r}/contents/{path}`).
     pub contents: HashMap<(String, String), String>,
+    /// (owner/repo, ref, path) → raw file text at that ref only (a checkout a launcher clones);
+    /// asked first. The ref is `""` when the request names none (the default branch).
+    pub contents_at: HashMap<(String, String, String), String>,
     /// Request path → (status, body) of a published page.
     pub pages: HashMap<String, (u16, Vec<u8>)>,
     /// 5xx answers to give before serving normally (retries are tested with it).
@@ -172,7 +175,9 @@ async fn file_content(
     if let Some(resp) = injected(&state, format!("GET /repos/{o}/{r}/contents/{path}?ref={reference}")) {
         return resp;
     }
-    match lock(&state).contents.get(&(format!("{o}/{r}"), path)) {
+    let s = lock(&state);
+    let repo = format!("{o}/{r}");
+    match s.contents_at.get(&(repo.clone(), reference, path.clone())).or_else(|| s.contents.get(&(repo, path))) {
         Some(text) => text.clone().into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }

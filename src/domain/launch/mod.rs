@@ -250,11 +250,19 @@ pub enum SettingsGap {
         written: String,
         row: Option<String>,
     },
-    /// The recipe is read from the srt-slurm checkout the launcher clones (`owner/repo@ref`).
+    /// The recipe is read from the srt-slurm checkout the launcher clones (`owner/repo@ref`),
+    /// and the model was given no file of it (offline, not fetched).
     ExternalRecipe {
         checkout: String,
         path: String,
         at: String,
+    },
+    /// The recipe of the checkout was fetched and could not be read (`reason` says why).
+    ExternalUnavailable {
+        checkout: String,
+        path: String,
+        at: String,
+        reason: String,
     },
     /// The launcher's checkout could not be decided (`why` of the unresolved fact).
     RecipeUnlocated {
@@ -353,6 +361,9 @@ pub struct LaunchTree<'t> {
     runners: Result<Runners, Unresolved>,
     recipes_dir: Option<String>,
     references: follow::References,
+    /// Files of the external checkouts the launchers clone, as the collector fetched them
+    /// ([`LaunchTree::with_external`]): `(owner/repo@ref, path)` → text, or why it could not be read.
+    external: BTreeMap<(&'t str, &'t str), Result<&'t str, &'t str>>,
 }
 
 fn text_field(entry: &Node, key: &str) -> String {
@@ -612,7 +623,25 @@ impl<'t> LaunchTree<'t> {
                 .map_err(|e| Unresolved::new(&e.to_string(), "unparsable_runners", &runners_file)),
         };
         let recipes_dir = layout.resolve(tree, Logical::SrtRecipesDir).ok().flatten();
-        LaunchTree { tree, root, runners, recipes_dir, references: follow::References::default() }
+        LaunchTree {
+            tree,
+            root,
+            runners,
+            recipes_dir,
+            references: follow::References::default(),
+            external: BTreeMap::new(),
+        }
+    }
+
+    /// The model with the files of external checkouts (`owner/repo@ref`, checkout-relative
+    /// path, text or why it could not be read), given as data (decision EX3): a recipe a
+    /// launcher reads from a checkout is read from here exactly as a recipe of the tree.
+    pub fn with_external(
+        mut self,
+        files: impl IntoIterator<Item = (&'t str, &'t str, Result<&'t str, &'t str>)>,
+    ) -> LaunchTree<'t> {
+        self.external.extend(files.into_iter().map(|(checkout, path, text)| ((checkout, path), text)));
+        self
     }
 
     pub fn tree(&self) -> &MemTree {
@@ -1060,11 +1089,16 @@ impl<'t> LaunchTree<'t> {
     /// launcher's `--set`s applied (decision TD9).
     fn recipe_settings(&self, out: &mut ConfigLaunch, r: &RecipeUse) {
         if let Some(checkout) = &r.external {
-            out.gaps.push(SettingsGap::ExternalRecipe {
-                checkout: checkout.clone(),
-                path: r.path.clone(),
-                at: r.at.clone(),
-            });
+            let found = self.external.get(&(checkout.as_str(), r.path.as_str())).copied();
+            let (checkout, path, at) = (checkout.clone(), r.path.clone(), r.at.clone());
+            match found {
+                // Named `owner/repo@ref:path`, so every `file:line` says which checkout it is.
+                Some(Ok(text)) => self.read_recipe(out, r, text, &format!("{checkout}:{path}")),
+                Some(Err(reason)) => {
+                    out.gaps.push(SettingsGap::ExternalUnavailable { checkout, path, at, reason: reason.to_owned() })
+                }
+                None => out.gaps.push(SettingsGap::ExternalRecipe { checkout, path, at }),
+            }
             return;
         }
         if r.path.is_empty() {
@@ -1079,7 +1113,12 @@ impl<'t> LaunchTree<'t> {
             out.gaps.push(gap);
             return;
         };
-        let parsed = Recipe::parse(text, &r.path).map_err(|e| e.to_string()).and_then(|mut recipe| {
+        self.read_recipe(out, r, text, &r.path);
+    }
+
+    /// The settings of recipe `r` whose text is `text`, named `file` in every `file:line`.
+    fn read_recipe(&self, out: &mut ConfigLaunch, r: &RecipeUse, text: &str, file: &str) {
+        let parsed = Recipe::parse(text, file).map_err(|e| e.to_string()).and_then(|mut recipe| {
             // The effective values: the recipe with the launcher's `--set`s (decision TD9).
             overrides::parse_sets(r.sets.iter().map(|s| (s.unset, s.arg.as_str(), s.at.as_str())))
                 .and_then(|sets| overrides::apply(&mut recipe.root, &sets))
@@ -1097,7 +1136,7 @@ impl<'t> LaunchTree<'t> {
                     roles.into_iter().map(|settings| SettingScope { variant: variant.clone(), row: None, settings });
                 out.scopes.extend(scopes);
             }
-            Err(error) => out.gaps.push(SettingsGap::UnparsableRecipe { path: r.path.clone(), error }),
+            Err(error) => out.gaps.push(SettingsGap::UnparsableRecipe { path: file.to_owned(), error }),
         }
     }
 
@@ -1481,6 +1520,55 @@ mod tests {
         assert_eq!(copied_source.path, copied.path, "selector and ./ do not change the key");
         assert_eq!(sources.source(&own.written).unwrap().external, own.external);
         assert_eq!(sources.source("recipes/none.yaml"), None);
+    }
+
+    /// Issue 33 item 2 (EX3): an external recipe given to the model is read exactly as a recipe
+    /// of the tree, its `file:line` naming the checkout; one not given stays a gap naming the
+    /// checkout; one that could not be fetched is a gap naming why.
+    #[test]
+    fn an_external_recipe_is_read_from_the_fetched_checkout_files() {
+        const RECIPE: &str = "base:\n  schema: 2\n  name: x\n  engine: trtllm\n  roles:\n    agg: {nodes: 1, workers: 1, gpus: 4, args: {tensor-parallel-size: 4}}\noverride_x:\n  roles:\n    agg: {args: {max-batch-size: 64}}\n";
+        let t = MemTree::new()
+            .with("configs/runners.yaml", "labels:\n  b200-multinode:\n  - b200-dgxc_0\n")
+            .with("configs/nvidia-master.yaml", MULTINODE)
+            .with("runners/launch_b200-dgxc.sh", SRT_LAUNCHER)
+            .with("benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/b200-fp4/1k1k.yaml", "name: x\n");
+        let key = ["dsr1-fp4-b200-dynamo-sglang".to_owned()];
+        let checkout = "NVIDIA/srt-slurm@a98738de";
+        let path = "recipes/trtllm/b200-fp4/1k1k.yaml";
+        let external = |c: &ConfigLaunch| -> Vec<SettingsGap> {
+            c.gaps.iter().filter(|g| !matches!(g, SettingsGap::UnparsableRecipe { .. })).cloned().collect()
+        };
+
+        let offline = LaunchTree::new(&t).all(&key).remove(0);
+        let at = "configs/nvidia-master.yaml:21".to_owned();
+        assert_eq!(
+            external(&offline),
+            [SettingsGap::ExternalRecipe { checkout: checkout.into(), path: path.into(), at: at.clone() }]
+        );
+
+        let read = LaunchTree::new(&t).with_external([(checkout, path, Ok(RECIPE))]).all(&key).remove(0);
+        assert!(external(&read).is_empty(), "{:?}", read.gaps);
+        let batch = read
+            .settings
+            .iter()
+            .find(|s| s.name == "--max-batch-size")
+            .unwrap_or_else(|| panic!("{:?} {:?}", read.settings, read.gaps));
+        assert_eq!((batch.value.as_str(), batch.variant.as_str()), ("64", "override_x"));
+        assert_eq!(batch.at, format!("{checkout}:{path}:9"));
+        let tp = read.settings.iter().find(|s| s.name == "--tensor-parallel-size").unwrap();
+        assert_eq!(tp.at, format!("{checkout}:{path}:6"));
+        assert_eq!(read.recipes.iter().find(|r| r.path == path).and_then(|r| r.external.as_deref()), Some(checkout));
+
+        let why = "not found: http://x/repos/NVIDIA/srt-slurm/contents/recipes/trtllm/b200-fp4/1k1k.yaml?ref=a98738de: HTTP 404";
+        let failed = LaunchTree::new(&t).with_external([(checkout, path, Err(why))]).all(&key).remove(0);
+        assert_eq!(
+            external(&failed),
+            [SettingsGap::ExternalUnavailable { checkout: checkout.into(), path: path.into(), at, reason: why.into() }]
+        );
+        // Another checkout's file is not this one's.
+        let other = LaunchTree::new(&t).with_external([("NVIDIA/srt-slurm@v1.0.50", path, Ok(RECIPE))]);
+        assert!(matches!(external(&other.all(&key).remove(0))[..], [SettingsGap::ExternalRecipe { .. }]));
     }
 
     #[test]

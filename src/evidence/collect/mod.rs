@@ -16,6 +16,7 @@
 //! bound leaves out is recorded per artifact.
 
 pub mod archive;
+pub mod external;
 pub mod head;
 pub mod published;
 pub mod sweepgate;
@@ -565,6 +566,7 @@ async fn collect_from<G: GitHub>(
     sweepgate::drop_unlisted_workflows(&mut evidence, &limits.sweeps);
     evidence.upstream = read_upstream(upstream, &evidence, limits).await;
     evidence.upstream.published_runs = published;
+    evidence.upstream.checkouts = external::read_checkouts(upstream, &evidence, limits).await;
     // Head anchoring (spec 30 §1.6): the verdict says so when the PR moved meanwhile.
     evidence.live_head_sha = match gh.get_pull(repo, pr).await {
         Ok(live) => {
@@ -611,8 +613,11 @@ pub async fn for_signoff<G: GitHub>(
     }
     evidence.team_members = read_teams(gh, &evidence).await;
     let published = std::mem::take(&mut evidence.upstream.published_runs);
+    // The same head reads the same checkouts.
+    let checkouts = std::mem::take(&mut evidence.upstream.checkouts);
     evidence.upstream = read_upstream(upstream, &evidence, limits).await;
     evidence.upstream.published_runs = published;
+    evidence.upstream.checkouts = checkouts;
     evidence
 }
 

@@ -682,6 +682,42 @@ impl UpstreamClient {
         Ok(out)
     }
 
+    /// The text of `path` in GitHub repository `owner_repo` at `rev` (`None`: its default
+    /// branch, what a `git clone` without `--branch` checks out), raw through the contents API.
+    /// A file over `max_bytes`, or not UTF-8, is unavailable, never cut (a recipe read in part
+    /// would be misread). A 404 is a definite [`NOT_FOUND`].
+    pub async fn repository_file(
+        &self,
+        owner_repo: &str,
+        rev: Option<&str>,
+        path: &str,
+        max_bytes: usize,
+    ) -> Fact<String> {
+        let api = self.config.github_api.trim_end_matches('/');
+        let url = match rev {
+            Some(rev) => format!("{api}/repos/{owner_repo}/contents/{path}?ref={rev}"),
+            None => format!("{api}/repos/{owner_repo}/contents/{path}"),
+        };
+        let mut headers = vec![(ACCEPT, "application/vnd.github.raw".to_string())];
+        if let Some(token) = self.config.github_token.as_deref() {
+            headers.push((AUTHORIZATION, format!("Bearer {token}")));
+        }
+        // A file at a commit never changes; at a branch or tag it is asked again with its ETag.
+        let pinned = rev.is_some_and(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()));
+        match self.send_cached(&url, &headers, |_, _| pinned.then_some(PINNED)).await {
+            Ok((StatusCode::NOT_FOUND, _, _)) => Fact::Unavailable(format!("{NOT_FOUND} {url}: HTTP 404")),
+            Ok((status, _, _)) if !status.is_success() => Fact::Unavailable(format!("{url}: HTTP {}", status.as_u16())),
+            Ok((_, _, body)) if body.len() > max_bytes => {
+                Fact::Unavailable(format!("{url}: {} bytes, more than the {max_bytes} read of one file", body.len()))
+            }
+            Ok((_, _, body)) => match String::from_utf8(body) {
+                Ok(text) => Fact::Ok(text),
+                Err(_) => Fact::Unavailable(format!("{url}: not UTF-8 text")),
+            },
+            Err(reason) => Fact::Unavailable(reason),
+        }
+    }
+
     /// A published recipe page as text (scripts, styles and tags removed, entities decoded).
     pub async fn page_text(&self, url: &str) -> Fact<UpstreamContent> {
         let fetched = self.mirrored(url);
