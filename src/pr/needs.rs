@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use super::affected::affected_configs;
 use super::drafts::draft_models;
 use super::overrides::override_models;
+use super::reach::affected_reach;
 use super::Context;
 use crate::domain::upstream_links::{hf_repo_of, upstream_links, UpstreamLink};
 
@@ -20,6 +21,9 @@ pub struct Needs {
     /// Hugging Face repos whose `config.json` a check reads: those the detail section links,
     /// the draft checkpoints (Check 13) and the models a change overrides (Check 8).
     pub models: BTreeSet<String>,
+    /// Every `(owner/repo@ref, path)` an affected config's launch reads from the srt-slurm
+    /// checkout its launcher clones (decision EX1), in order.
+    pub checkout_files: BTreeSet<(String, String)>,
 }
 
 /// What `cx`'s verdict reads from outside the repository and the PR's trees.
@@ -36,5 +40,14 @@ pub fn needs(cx: &Context) -> Needs {
         Ok(configs) => configs.into_iter().map(|c| c.image).filter(|i| !i.is_empty()).collect(),
         Err(_) => BTreeSet::new(),
     };
-    Needs { recipe_links, images, models }
+    Needs { recipe_links, images, models, checkout_files: checkout_files(cx) }
+}
+
+fn checkout_files(cx: &Context) -> BTreeSet<(String, String)> {
+    let Ok(reaches) = affected_reach(cx) else { return BTreeSet::new() };
+    reaches
+        .iter()
+        .flat_map(|r| &r.launch.recipes)
+        .filter_map(|u| u.external.clone().filter(|_| !u.path.is_empty()).map(|c| (c, u.path.clone())))
+        .collect()
 }

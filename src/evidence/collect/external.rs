@@ -11,9 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{bounded, CollectLimits, UpstreamClient};
-use crate::evidence::{Evidence, Fact};
-use crate::pr::reach::affected_reach;
-use crate::pr::Context;
+use crate::evidence::Fact;
 
 /// The repositories whose files are fetched for a launcher's checkout (decision EX2): those
 /// upstream's multi-node launchers clone for `srtctl apply` (`runners/launch_*.sh` of the history
@@ -29,18 +27,6 @@ pub const MAX_CHECKOUT_BYTES: usize = 2 * 1024 * 1024;
 
 /// The files of external checkouts the affected configs read: `owner/repo@ref` → path → text.
 pub type Checkouts = BTreeMap<String, BTreeMap<String, Fact<String>>>;
-
-/// Every `(checkout, path)` an affected config's launch model reads from an external checkout,
-/// in order. The evidence's launch model is the one every check reads (no second reader).
-pub fn wanted(evidence: &Evidence) -> BTreeSet<(String, String)> {
-    let cx = Context::new(evidence);
-    let Ok(reaches) = affected_reach(&cx) else { return BTreeSet::new() };
-    reaches
-        .iter()
-        .flat_map(|r| &r.launch.recipes)
-        .filter_map(|u| u.external.clone().filter(|_| !u.path.is_empty()).map(|c| (c, u.path.clone())))
-        .collect()
-}
 
 /// `owner/repo@ref` → (`owner/repo`, the ref; `None` for `HEAD`, the default branch a clone
 /// without `--branch` checks out). `None`: not a name the contents API may be asked with.
@@ -108,9 +94,14 @@ fn keep_within(out: &mut Checkouts, fetched: Vec<(String, String, Fact<String>)>
     }
 }
 
-/// The files of [`wanted`], fetched through `client` within the bounds.
-pub async fn read_checkouts(client: &UpstreamClient, evidence: &Evidence, limits: &CollectLimits) -> Checkouts {
-    let (mut out, fetch) = plan(wanted(evidence), limits.max_upstream);
+/// The checkout files the PR model needs ([`crate::pr::Needs::checkout_files`]), fetched through
+/// `client` within the bounds.
+pub async fn read_checkouts(
+    client: &UpstreamClient,
+    wanted: BTreeSet<(String, String)>,
+    limits: &CollectLimits,
+) -> Checkouts {
+    let (mut out, fetch) = plan(wanted, limits.max_upstream);
     let get = |(checkout, path): (String, String)| async move {
         let (repo, rev) = split_checkout(&checkout).unwrap_or((checkout.as_str(), None));
         let fact = client.repository_file(repo, rev, &path, MAX_CHECKOUT_FILE_BYTES).await;

@@ -564,9 +564,10 @@ async fn collect_from<G: GitHub>(
     evidence.artifacts = artifacts;
     sweepgate::attach(&mut evidence, &sweeps, &limits.sweeps);
     sweepgate::drop_unlisted_workflows(&mut evidence, &limits.sweeps);
-    evidence.upstream = read_upstream(upstream, &evidence, limits).await;
+    let needs = needs(&Context::new(&evidence));
+    evidence.upstream = read_upstream(upstream, &needs, limits).await;
     evidence.upstream.published_runs = published;
-    evidence.upstream.checkouts = external::read_checkouts(upstream, &evidence, limits).await;
+    evidence.upstream.checkouts = external::read_checkouts(upstream, needs.checkout_files, limits).await;
     // Head anchoring (spec 30 §1.6): the verdict says so when the PR moved meanwhile.
     evidence.live_head_sha = match gh.get_pull(repo, pr).await {
         Ok(live) => {
@@ -615,7 +616,7 @@ pub async fn for_signoff<G: GitHub>(
     let published = std::mem::take(&mut evidence.upstream.published_runs);
     // The same head reads the same checkouts.
     let checkouts = std::mem::take(&mut evidence.upstream.checkouts);
-    evidence.upstream = read_upstream(upstream, &evidence, limits).await;
+    evidence.upstream = read_upstream(upstream, &needs(&Context::new(&evidence)), limits).await;
     evidence.upstream.published_runs = published;
     evidence.upstream.checkouts = checkouts;
     evidence
@@ -1055,16 +1056,11 @@ async fn read_teams<G: GitHub>(gh: &G, evidence: &Evidence) -> BTreeMap<String, 
     teams
 }
 
-/// Upstream PR links of the sign-off's additional detail section, the images of the affected
-/// master-config entries, and the Hugging Face repositories the detail section links or the
-/// effective recipe serves as a draft.
-async fn read_upstream(
-    client: &UpstreamClient,
-    evidence: &Evidence,
-    limits: &CollectLimits,
-) -> crate::evidence::Upstream {
+/// What the PR model needs from upstream ([`Needs`]): the recipe links of the sign-off's
+/// detail section, the images of the affected entries, and the Hugging Face configs.
+async fn read_upstream(client: &UpstreamClient, needs: &Needs, limits: &CollectLimits) -> crate::evidence::Upstream {
     let mut out = crate::evidence::Upstream::default();
-    let Needs { recipe_links, images, models } = needs(&Context::new(evidence));
+    let Needs { recipe_links, images, models, .. } = needs.clone();
     let n = limits.concurrency;
     let recipe = |link: UpstreamLink| async move {
         match &link.kind {
