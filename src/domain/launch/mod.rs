@@ -18,6 +18,7 @@
 pub mod amd_disagg;
 pub mod class;
 pub mod follow;
+pub mod handoff;
 pub mod runner;
 pub mod settings;
 pub mod shell;
@@ -935,7 +936,17 @@ impl<'t> LaunchTree<'t> {
                         None => read_rows.push((roles, vec![&row.label])),
                     },
                     None => {
-                        out.gaps.push(SettingsGap::NoServerStarted { path: script.to_owned() });
+                        // A script that hands the job to another script is read through it.
+                        let handed = handoff::scopes(text, script, &resolve, master.as_ref().ok(), &job.variant);
+                        if handed.is_empty() {
+                            out.gaps.push(SettingsGap::NoServerStarted { path: script.to_owned() });
+                        }
+                        let scopes = handed.into_iter().map(|(row, settings)| SettingScope {
+                            variant: job.variant.clone(),
+                            row,
+                            settings,
+                        });
+                        out.scopes.extend(scopes);
                         read_rows.clear();
                         break;
                     }

@@ -381,6 +381,8 @@ fn is_engine_command(words: &[String]) -> bool {
         || joined.contains("atom.entrypoints.openai_server")
         // TRT-LLM's server (`mpirun … trtllm-serve $MODEL …`, the `*_trt.sh` launchers).
         || words.iter().any(|w| w.ends_with("trtllm-serve"))
+        // TileRT's decode server (`python -m tilert.pd_vllm.decode_server`, `tilert_utils/run_node.sh`).
+        || joined.contains("tilert.pd_vllm.decode_server")
 }
 
 /// Variables of a script and the scripts it sources, with every value each is assigned.
@@ -389,8 +391,9 @@ struct Scope {
     vars: BTreeMap<String, BTreeSet<String>>,
     exports: BTreeMap<String, String>,
     /// Bash arrays (`EXTRA=(…)`, `EXTRA+=(…)`): the words of every assignment and append, all
-    /// branches included, in file order (`"${EXTRA[@]}"` in the engine command splices them).
-    arrays: BTreeMap<String, Vec<String>>,
+    /// branches included, in file order, each with its line (`"${EXTRA[@]}"` in the engine
+    /// command splices them). A function's `local` array is keyed `function:name`.
+    arrays: BTreeMap<String, Vec<(String, u32)>>,
     /// Strings the script builds by appending (`SIZES+=","` in a loop): no value of theirs is
     /// known, so they stay as written (`$SIZES`), never their first literal.
     appended: BTreeSet<String>,
@@ -399,12 +402,14 @@ struct Scope {
     called: BTreeSet<String>,
     /// The workflow inputs the tests of the script decide on ([`serving_inputs`]).
     inputs: Vec<(String, String)>,
+    /// Variables the script is handed by the script that runs it ([`from_script_with`]).
+    inherited: BTreeSet<String>,
 }
 
 /// The functions `text` defines (`name() {`, `function name {`), each with the lines of its
 /// body, the definition line through the `}` that closes it at the definition's indentation
 /// (a one-line `f() { …; }` is its own line).
-fn function_bodies(text: &str) -> Vec<(String, std::ops::RangeInclusive<u32>)> {
+pub(super) fn function_bodies(text: &str) -> Vec<(String, std::ops::RangeInclusive<u32>)> {
     let lines = logical_lines(text);
     let mut out = Vec::new();
     for (i, (start, line)) in lines.iter().enumerate() {
@@ -436,6 +441,12 @@ fn array_open(word: &str) -> Option<(&str, &str)> {
     is_var_name(name).then_some((name, rest))
 }
 
+/// Whether a command's words open a bash array (`CMD=(vllm serve …`, `local cmd=(…`): its items
+/// are data until the closing `)`, whatever command they spell.
+fn opens_array(words: &[String]) -> bool {
+    words.iter().take(2).any(|w| array_open(w).is_some())
+}
+
 /// A `case` arm's pattern (`10)`, `*)`, `a|b)`): the commands after it start fresh.
 fn is_case_pattern(word: &str) -> bool {
     word.len() > 1 && word.ends_with(')') && !word.contains(['=', '(', '$'])
@@ -446,26 +457,39 @@ impl Scope {
         self.inputs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
     }
 
-    /// The engine command's words with `${NAME[@]}` of a known array spliced in, arrays inside
-    /// arrays too (a command array holding `"${SPEC_ARGS[@]}"`), [`MAX_SOURCE_DEPTH`] levels deep
-    /// so an array that names itself stays bounded.
-    fn splice_arrays(&self, words: &[String]) -> Vec<String> {
-        self.splice_depth(words, 0)
+    /// The engine command's words, each with its line, with `${NAME[@]}` of a known array
+    /// spliced in (the items at the lines they are written on; in a `function`, its `local`
+    /// array of that name first), arrays inside arrays too (a command array holding
+    /// `"${SPEC_ARGS[@]}"`), [`MAX_SOURCE_DEPTH`] levels deep so an array that names itself stays
+    /// bounded.
+    fn splice_arrays(&self, words: &[String], line: u32, function: Option<&str>) -> Vec<(String, u32)> {
+        let words: Vec<(String, u32)> = words.iter().map(|w| (w.clone(), line)).collect();
+        self.splice_depth(&words, function, 0)
     }
 
-    fn splice_depth(&self, words: &[String], depth: usize) -> Vec<String> {
+    fn splice_depth(&self, words: &[(String, u32)], function: Option<&str>, depth: usize) -> Vec<(String, u32)> {
         let mut out = Vec::with_capacity(words.len());
-        for word in words {
+        for (word, line) in words {
             let name = word.strip_prefix("${").and_then(|w| w.strip_suffix("[@]}").or_else(|| w.strip_suffix("[*]}")));
-            match name.and_then(|n| self.arrays.get(n)).filter(|_| depth < MAX_SOURCE_DEPTH) {
-                Some(items) => out.extend(self.splice_depth(items, depth + 1)),
-                None => out.push(word.clone()),
+            let items = name.and_then(|n| {
+                function.and_then(|f| self.arrays.get(&format!("{f}:{n}"))).or_else(|| self.arrays.get(n))
+            });
+            match items.filter(|_| depth < MAX_SOURCE_DEPTH) {
+                Some(items) => out.extend(self.splice_depth(items, function, depth + 1)),
+                None => out.push((word.clone(), *line)),
             }
         }
         out
     }
 
     fn assign(&mut self, name: &str, value: &str) {
+        // The script's own default of a variable it is handed set (`X=${X:-d}`) keeps the value.
+        let own_default = [format!("${{{name}:-"), format!("${{{name}-")];
+        let handed = self.inherited.contains(name)
+            && self.vars.get(name).is_some_and(|v| !v.is_empty() && v.iter().all(|v| !v.is_empty()));
+        if handed && own_default.iter().any(|d| value.trim_matches('"').starts_with(d.as_str())) {
+            return;
+        }
         let values = self.vars.entry(name.to_owned()).or_default();
         if values.len() < MAX_VALUES {
             values.insert(value.to_owned());
@@ -733,13 +757,15 @@ fn read_scope(
     let mut array: Option<String> = None;
     // A sourced library's function binds its variables only where something calls it
     // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
-    let bodies = if depth == 0 { Vec::new() } else { function_bodies(text) };
+    let all_bodies = function_bodies(text);
+    let bodies = if depth == 0 { &[][..] } else { &all_bodies[..] };
     let in_body = |number: u32| bodies.iter().find(|(_, lines)| lines.contains(&number));
+    let function_of = |number: u32| all_bodies.iter().find(|(_, lines)| lines.contains(&number)).map(|(n, _)| n);
     // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
     // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
     let split: Vec<Vec<String>> = lines.iter().map(|(_, l)| shell_words(l)).collect();
     let server_at = (depth == 0)
-        .then(|| lines.iter().zip(&split).find(|(_, w)| is_engine_command(w)).map(|((n, _), _)| *n))
+        .then(|| lines.iter().zip(&split).find(|(_, w)| is_engine_command(w) && !opens_array(w)).map(|((n, _), _)| *n))
         .flatten();
     for ((number, _), words) in lines.iter().zip(&split) {
         let number = *number;
@@ -766,13 +792,15 @@ fn read_scope(
                 }
                 continue;
             }
-            if is_engine_command(&words) {
+            if is_engine_command(&words) && !opens_array(&words) {
                 continue;
             }
         }
         // Assignments open a command: at the line start and after `;`, `then`, `&&`, a case
         // arm's pattern, ….
         let (mut at_start, mut exported) = (true, false);
+        // `local NAME=(…)` in a function: an array of that function only.
+        let mut local = false;
         for word in &words {
             if let Some(name) = &array {
                 // The `)` that closes the array, not one of an item's own (`"$((2 * CONC))"`),
@@ -783,10 +811,10 @@ fn read_scope(
                 let items = scope.arrays.entry(name.clone()).or_default();
                 match item {
                     Some(last) => {
-                        items.extend((!last.is_empty()).then(|| last.to_owned()));
+                        items.extend((!last.is_empty()).then(|| (last.to_owned(), number)));
                         array = None;
                     }
-                    None => items.push(word.clone()),
+                    None => items.push((word.clone(), number)),
                 }
                 continue;
             }
@@ -797,18 +825,33 @@ fn read_scope(
             if matches!(w, "if" | "then" | "else" | "elif" | "do" | "&&" | "||" | "fi" | "done" | "{" | "}" | ";")
                 || is_case_pattern(w)
             {
-                (at_start, exported) = (true, false);
+                (at_start, exported, local) = (true, false, false);
+                continue;
+            }
+            if at_start && !local && w == "local" {
+                local = true;
                 continue;
             }
             if let Some((name, rest)) = array_open(w).filter(|_| at_start) {
-                let items = scope.arrays.entry(name.to_owned()).or_default();
+                // In a function, `local NAME=(…)` and later `NAME+=(…)` are the function's array.
+                let own = function_of(number).map(|f| format!("{f}:{name}"));
+                let key = match own.filter(|own| local || scope.arrays.contains_key(own)) {
+                    Some(own) => own,
+                    None => name.to_owned(),
+                };
+                let items = scope.arrays.entry(key.clone()).or_default();
                 match rest.strip_suffix(')') {
-                    Some(last) => items.extend((!last.is_empty()).then(|| last.to_owned())),
+                    Some(last) => items.extend((!last.is_empty()).then(|| (last.to_owned(), number))),
                     None => {
-                        items.extend((!rest.is_empty()).then(|| rest.to_owned()));
-                        array = Some(name.to_owned());
+                        items.extend((!rest.is_empty()).then(|| (rest.to_owned(), number)));
+                        array = Some(key);
                     }
                 }
+                continue;
+            }
+            if local {
+                // A `local` scalar is the function's own, not a variable of the script.
+                (at_start, exported, local) = (false, false, false);
                 continue;
             }
             if at_start {
@@ -948,15 +991,116 @@ fn option_file_settings(h: &Heredoc, path: &str, scope: &Scope, settings: &mut B
 /// `resolve(from, target)` finds a sourced script's path and text. `None` when the script
 /// starts no vLLM/SGLang/ATOM/TRT-LLM server.
 pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(String, String)]) -> Option<RoleSettings> {
+    from_script_with(text, path, resolve, row, &[])
+}
+
+/// One variable a script hands to the script it runs: name, value, and the file that exports it.
+pub type Inherited = (String, String, String);
+
+/// A script read for one row: its scope, the heredocs it writes, its command lines, the dead ones.
+struct ReadScript {
+    scope: Scope,
+    written: Vec<Heredoc>,
+    lines: Vec<(u32, String)>,
+    dead: BTreeSet<u32>,
+}
+
+/// The scope of a script: its inputs for `row`, what it inherits, its variables, arrays and
+/// exports (sourced scripts included), its command lines and the dead ones.
+fn script_scope(
+    text: &str,
+    path: &str,
+    resolve: &SourceResolver,
+    row: &[(String, String)],
+    inherited: &[Inherited],
+) -> ReadScript {
     let (written, lines) = script_commands(text);
     let mut scope = Scope { inputs: serving_inputs(&lines, row), ..Scope::default() };
+    for (name, value, from) in inherited {
+        scope.assign(name, value);
+        scope.exports.insert(name.clone(), from.clone());
+        scope.inherited.insert(name.clone());
+    }
     let dead = dead_lines(&lines, &scope.inputs());
     read_scope(text, (&lines, &dead), path, resolve, &mut scope, 0);
+    ReadScript { scope, written, lines, dead }
+}
+
+/// What a script exports to the programs it runs for `row` (what it inherits included), each
+/// value expanded.
+pub fn exports(
+    text: &str,
+    path: &str,
+    resolve: &SourceResolver,
+    row: &[(String, String)],
+    inherited: &[Inherited],
+) -> Vec<Inherited> {
+    let scope = script_scope(text, path, resolve, row, inherited).scope;
+    let mut out = Vec::new();
+    for (name, from) in &scope.exports {
+        let values = scope.vars.get(name).cloned().unwrap_or_default();
+        for v in values.iter().flat_map(|v| scope.expand(v, 0)) {
+            out.push((name.clone(), v, from.clone()));
+        }
+    }
+    out
+}
+
+/// The functions a live line outside every function body calls (a word naming them), and those
+/// the bodies of called functions call in turn.
+fn called_functions(
+    lines: &[(u32, String)],
+    dead: &BTreeSet<u32>,
+    bodies: &[(String, std::ops::RangeInclusive<u32>)],
+) -> BTreeSet<String> {
+    let in_body = |n: u32| bodies.iter().find(|(_, l)| l.contains(&n)).map(|(f, _)| f.as_str());
+    let mut called: BTreeSet<String> = BTreeSet::new();
+    // Each round adds a function or stops: at most one round per function.
+    for _ in 0..=bodies.len() {
+        let before = called.len();
+        for (number, logical) in lines.iter().filter(|(n, _)| !dead.contains(n)) {
+            if in_body(*number).is_some_and(|f| !called.contains(f)) {
+                continue;
+            }
+            for word in words(logical) {
+                if bodies.iter().any(|(f, _)| *f == word) && in_body(*number) != Some(word.as_str()) {
+                    called.insert(word);
+                }
+            }
+        }
+        if called.len() == before {
+            break;
+        }
+    }
+    called
+}
+
+/// [`from_script`] for a script another script runs: `inherited` are the variables it is handed
+/// (exported by the scripts before it, or bound by the command that runs it).
+pub fn from_script_with(
+    text: &str,
+    path: &str,
+    resolve: &SourceResolver,
+    row: &[(String, String)],
+    inherited: &[Inherited],
+) -> Option<RoleSettings> {
+    let ReadScript { scope, written, lines, dead } = script_scope(text, path, resolve, row, inherited);
     let mut settings = BTreeMap::new();
     let mut found = false;
     let written: Vec<&Heredoc> = written.iter().filter(|h| !dead.contains(&h.line)).collect();
+    // A server started in a function runs only when a live line calls it (`start_prefill` in
+    // the `prefill)` arm of a role `case`).
+    let bodies = function_bodies(text);
+    let called = called_functions(&lines, &dead, &bodies);
     for (line, logical) in lines.iter().filter(|(line, _)| !dead.contains(line)) {
-        let (line, words) = (*line, scope.splice_arrays(&shell_words(logical)));
+        let function = bodies.iter().find(|(_, l)| l.contains(line)).map(|(f, _)| f.as_str());
+        let written_words = shell_words(logical);
+        // An array's items are data: the command that splices them is the engine command.
+        if function.is_some_and(|f| !called.contains(f)) || opens_array(&written_words) {
+            continue;
+        }
+        let spliced = scope.splice_arrays(&written_words, *line, function);
+        let (line, words) = (*line, spliced.iter().map(|(w, _)| w.clone()).collect::<Vec<_>>());
         let engine = |w: &String| {
             w.contains("sglang")
                 || w == "vllm"
@@ -979,7 +1123,12 @@ pub fn from_script(text: &str, path: &str, resolve: &SourceResolver, row: &[(Str
                 }
             }
         }
-        for (name, value) in flag_pairs(&words[start + 1..], |w| is_value(&scope, w)) {
+        // Each `--flag` word gives one pair, in order: its line is the flag's.
+        let flag_lines = spliced[start + 1..].iter().filter(|(w, _)| w.len() > 2 && w.starts_with("--"));
+        for ((name, value), (_, flag_line)) in
+            flag_pairs(&words[start + 1..], |w| is_value(&scope, w)).into_iter().zip(flag_lines)
+        {
+            let at = format!("{path}:{flag_line}");
             if OPTION_FILE_FLAGS.contains(&name.as_str()) {
                 // The file the script writes with a heredoc holds the engine's settings.
                 let files = scope.expand(&value, 0);
