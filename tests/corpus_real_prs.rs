@@ -14,7 +14,8 @@
 //! All 19 checks are judged: none may FAIL a merged PR unless `fixtures/corpus/exceptions.toml`
 //! writes down the rule it really broke (in force at its date) with the offending lines, or lists
 //! the FAIL as an `open` sweepgate defect with its class. The table of FAIL counts per check is
-//! printed.
+//! printed, and each PR's build, bundle and verify times (two PRs are verified at a time,
+//! decision CP2).
 //!
 //! The bundle must be present: a missing one fails the test (CI has `../shared/` beside the
 //! clone). `SWEEPGATE_SKIP_CORPUS=1` skips it deliberately on a machine without it.
@@ -818,7 +819,7 @@ fn result_filename(row: &Row, concs: &[i64]) -> String {
 
 /// The eval artifact of one eval row as the templates upload it (`eval_${EXP_NAME}_${RF}`
 /// single-node, `eval_${RF}` multi-node, by `src/results/shapes.toml`), with the `meta_env.json` `benchmark_lib.sh` writes
-/// (`hw` is the runner label, `cluster:` prefix included) and a passing results file.
+/// (`hw` is the runner label, `cluster:` prefix included) and a passing GSM8K results file.
 fn eval_artifact(row: &Row, conc: i64) -> (String, String, String) {
     let multinode = row.get("prefill").is_some();
     let int = |v: String| v.parse::<i64>().unwrap_or(1);
