@@ -14,7 +14,8 @@
 //! All 19 checks are judged: none may FAIL a merged PR unless `fixtures/corpus/exceptions.toml`
 //! writes down the rule it really broke (in force at its date) with the offending lines, or lists
 //! the FAIL as an `open` sweepgate defect with its class. The table of FAIL counts per check is
-//! printed.
+//! printed, and each PR's build, bundle and verify times (two PRs are verified at a time,
+//! decision CP2).
 //!
 //! The bundle must be present: a missing one fails the test (CI has `../shared/` beside the
 //! clone). `SWEEPGATE_SKIP_CORPUS=1` skips it deliberately on a machine without it.
@@ -25,6 +26,7 @@ mod history;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -432,7 +434,7 @@ fn join_flag_values(lines: &[String]) -> Vec<String> {
 /// The values a launcher gives each variable, as its author reads them: every `NAME=value`
 /// (plain, `export`/`local`, after `;` or a case pattern), shell quotes removed; a variable the
 /// script appends to (`NAME+=`) has no value of its own. The search-space keys of the master
-/// entry give `TP`, `EP_SIZE`/`EP` and `DP_ATTENTION`.
+/// entry give `TP`, `EP_SIZE`/`EP`, `DP_ATTENTION`, `DCP_SIZE` and `PCP_SIZE`.
 fn definitions(script: &str, space: &BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
     let mut defs: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut appended = BTreeSet::new();
@@ -463,7 +465,14 @@ fn definitions(script: &str, space: &BTreeMap<String, Vec<String>>) -> BTreeMap<
     for name in appended {
         defs.remove(&name);
     }
-    for (var, key) in [("TP", "tp"), ("EP_SIZE", "ep"), ("EP", "ep"), ("DP_ATTENTION", "dp-attn")] {
+    for (var, key) in [
+        ("TP", "tp"),
+        ("EP_SIZE", "ep"),
+        ("EP", "ep"),
+        ("DP_ATTENTION", "dp-attn"),
+        ("DCP_SIZE", "dcp-size"),
+        ("PCP_SIZE", "pcp-size"),
+    ] {
         if let Some(values) = space.get(key) {
             defs.insert(var.to_owned(), values.clone());
         }
@@ -616,7 +625,7 @@ fn requote(line: &str) -> String {
 /// The values each search-space key of a master entry takes (`tp: 8`, `{ tp: 4, ep: 4 }`).
 fn search_space(entry: &str) -> BTreeMap<String, Vec<String>> {
     let mut space: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for key in ["tp", "ep", "dp-attn"] {
+    for key in ["tp", "ep", "dp-attn", "dcp-size", "pcp-size"] {
         let pattern = format!("{key}:");
         for (at, _) in entry.match_indices(&pattern) {
             if entry[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -631,6 +640,14 @@ fn search_space(entry: &str) -> BTreeMap<String, Vec<String>> {
             if !value.is_empty() && !values.contains(&value) {
                 values.push(value);
             }
+        }
+    }
+    // A row without `dcp-size`/`pcp-size` runs with the generator's default, 1.
+    let rows = entry.matches("conc-list:").count() + entry.matches("conc-start:").count();
+    for key in ["dcp-size", "pcp-size"] {
+        let stated = entry.matches(&format!(" {key}:")).count();
+        if let Some(values) = space.get_mut(key).filter(|v| stated < rows && !v.iter().any(|v| v == "1")) {
+            values.push("1".to_owned());
         }
     }
     space
@@ -803,8 +820,8 @@ fn result_filename(row: &Row, concs: &[i64]) -> String {
 
 /// The eval artifact of one eval row as the templates upload it (`eval_${EXP_NAME}_${RF}`
 /// single-node, `eval_${RF}` multi-node, by `src/results/shapes.toml`), with the `meta_env.json` `benchmark_lib.sh` writes
-/// (`hw` is the runner label, `cluster:` prefix included) and a passing results file.
-fn eval_artifact(row: &Row, conc: i64, task: &str) -> (String, String, String) {
+/// (`hw` is the runner label, `cluster:` prefix included) and a passing GSM8K results file.
+fn eval_artifact(row: &Row, conc: i64) -> (String, String, String) {
     let multinode = row.get("prefill").is_some();
     let int = |v: String| v.parse::<i64>().unwrap_or(1);
     let pick =
@@ -821,7 +838,7 @@ fn eval_artifact(row: &Row, conc: i64, task: &str) -> (String, String, String) {
     let mut meta = serde_json::json!({
         "is_multinode": multinode, "framework": text(row, "framework"), "precision": text(row, "precision"),
         "spec_decoding": text(row, "spec-decoding"), "recipe_fingerprint": "", "tp": int(pick("tp")), "pp": 1,
-        "dcp_size": 1, "pcp_size": 1, "conc": conc, "ep": int(pick("ep")), "dp_attention": pick("dp-attn") == "true",
+        "dcp_size": int(pick("dcp-size")), "pcp_size": int(pick("pcp-size")), "conc": conc, "ep": int(pick("ep")), "dp_attention": pick("dp-attn") == "true",
         "model": text(row, "model"), "infmax_model_prefix": text(row, "model-prefix"), "hw": text(row, "runner"),
         "isl": text(row, "isl"), "osl": text(row, "osl"),
     });
@@ -831,7 +848,10 @@ fn eval_artifact(row: &Row, conc: i64, task: &str) -> (String, String, String) {
         meta[format!("{r}_dp_attention")] = (role(r, "dp-attn") == "true").into();
         meta[format!("{r}_num_workers")] = int(role(r, "num-worker")).into();
     }
-    let (score, filter, n) = if task == "gsm8k" { (0.97, "strict-match", 1319) } else { (0.62, "resolved", 300) };
+    // Every eval job runs GSM8K: `run_eval`'s default framework is lm-eval for agentic rows too
+    // (benchmark_lib.sh, since #2464 "run gsm8k for agentic evals", 2026-08-03; no template sets
+    // EVAL_FRAMEWORK).
+    let (task, score, filter, n) = ("gsm8k", 0.97, "strict-match", 1319);
     let results = serde_json::json!({
         "lm_eval_version": "0.4.9", "model_name": text(row, "model"),
         "results": {task: {"alias": task, format!("exact_match,{filter}"): score, format!("exact_match_stderr,{filter}"): 0.005}},
@@ -929,7 +949,6 @@ fn sweep(evidence: &mut Evidence, run_id: u64) {
                     }
                     continue;
                 }
-                let task = if family.contains("agentic") { "swebench_lite" } else { "gsm8k" };
                 // A multi-node eval job evaluates `eval-conc`, else the largest of its conc list
                 // (benchmark-multinode-tmpl.yml:141-142, 493-495).
                 let eval_concs = match row.get("eval-conc").and_then(Value::as_i64) {
@@ -938,7 +957,7 @@ fn sweep(evidence: &mut Evidence, run_id: u64) {
                     None => concs(row),
                 };
                 for conc in eval_concs {
-                    let (name, meta, results) = eval_artifact(row, conc, task);
+                    let (name, meta, results) = eval_artifact(row, conc);
                     evidence.artifacts.insert(format!("{run_id}/{name}/meta_env.json"), meta);
                     evidence.artifacts.insert(format!("{run_id}/{name}/results_2026-08-19T12-00-00.json"), results);
                     artifacts.insert(name, Fact::Ok(()));
@@ -1008,6 +1027,43 @@ fn judged_fail(verdict: &Verdict, id: u8) -> bool {
     verdict.result(id).is_some_and(|r| r.outcome.status == Status::Fail)
 }
 
+/// One PR's verdict, with the frameworks and vendors of the configs it affects.
+struct Verified {
+    configs: Vec<(String, &'static str)>,
+    verdict: Verdict,
+}
+
+/// Builds PR `entry`'s evidence, writes it as a bundle under `bundles` and verifies what reads
+/// back (the bundle is removed after reading unless kept); prints where the time went.
+fn verify_pr(clone: &Path, entry: &PrEntry, bundles: &Path, remove: bool) -> Verified {
+    let at = std::time::Instant::now();
+    let built = build_evidence(clone, entry);
+    let build_time = at.elapsed();
+    let dir = bundles.join(format!("pr-{}", entry.number));
+    write_bundle(&dir, &built).unwrap();
+    drop(built);
+    let evidence = read_bundle(&dir).unwrap();
+    if remove {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    let bundle_time = at.elapsed() - build_time;
+    let cx = Context::new(&evidence);
+    let configs = affected_configs(&cx)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.framework.clone(), if is_nvidia_sku(&sku(&c.runner)) { "nvidia" } else { "amd" }))
+        .collect();
+    drop(cx);
+    let verify_at = std::time::Instant::now();
+    let verdict = verify(&evidence);
+    eprintln!(
+        "#{}: build {build_time:.1?}, bundle {bundle_time:.1?}, verify {:.1?}",
+        entry.number,
+        verify_at.elapsed()
+    );
+    Verified { configs, verdict }
+}
+
 #[test]
 fn real_merged_prs_are_not_falsely_rejected() {
     let Some(history) = history::history_bundle("the real-PR corpus") else { return };
@@ -1030,7 +1086,10 @@ fn real_merged_prs_are_not_falsely_rejected() {
     }
     assert!(prs.pr.len() >= 40, "the corpus needs at least 40 PRs");
 
-    let work = tempfile::tempdir().unwrap();
+    // Bundles are thousands of small files each: on a memory file system where there is one
+    // (at most the clone and two bundles, ~40 MB, at a time), written and removed several times
+    // faster than on a loaded disk.
+    let work = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
     let clone = work.path().join("ix");
     history::clone_history(&history, &clone);
 
@@ -1047,17 +1106,34 @@ fn real_merged_prs_are_not_falsely_rejected() {
     let keep = std::env::var_os("SWEEPGATE_CORPUS_OUT").map(PathBuf::from);
     let selected: Vec<&PrEntry> =
         prs.pr.iter().filter(|p| only.as_ref().is_none_or(|o| o.contains(&p.number))).collect();
-    for entry in selected.iter().copied() {
-        let built = build_evidence(&clone, entry);
-        let dir = keep.as_deref().unwrap_or(work.path()).join(format!("pr-{}", entry.number));
-        write_bundle(&dir, &built).unwrap();
-        let evidence = read_bundle(&dir).unwrap();
-        let cx = Context::new(&evidence);
-        for config in affected_configs(&cx).unwrap_or_default() {
-            frameworks.insert(config.framework.clone());
-            vendors.insert(if is_nvidia_sku(&sku(&config.runner)) { "nvidia" } else { "amd" });
+    eprintln!("history cloned in {:.1?}", started.elapsed());
+    // Two PRs at a time (each has its own bundle directory, evidence and verdict); the verdicts
+    // are judged below in the list's order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
+    let next = AtomicUsize::new(0);
+    let bundles = keep.as_deref().unwrap_or(work.path());
+    let mut verified: Vec<(usize, Verified)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(entry) = selected.get(index) else { break };
+                        out.push((index, verify_pr(&clone, entry, bundles, keep.is_none())));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a corpus worker panicked")).collect()
+    });
+    verified.sort_by_key(|(index, _)| *index);
+    for (entry, Verified { configs, verdict }) in selected.iter().zip(verified.into_iter().map(|(_, v)| v)) {
+        for (framework, vendor) in configs {
+            frameworks.insert(framework);
+            vendors.insert(vendor);
         }
-        let verdict = verify(&evidence);
         for result in verdict.with_status(Status::Fail) {
             fails_per_check.entry(result.id).or_default().push(entry.number);
         }
@@ -1079,7 +1155,8 @@ fn real_merged_prs_are_not_falsely_rejected() {
         }
     }
 
-    eprintln!("real-PR corpus: {} merged PRs in {:.1?}", selected.len(), started.elapsed());
+    drop(work);
+    eprintln!("real-PR corpus: {} merged PRs in {:.1?} on {threads} threads", selected.len(), started.elapsed());
     eprintln!("check | FAILs | exception | open | PRs");
     for id in 0..CHECKS {
         let prs = fails_per_check.get(&id).cloned().unwrap_or_default();
