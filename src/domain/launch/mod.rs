@@ -847,6 +847,15 @@ impl<'t> LaunchTree<'t> {
             if r.exists && !roots.iter().any(|x| x.path == r.path) {
                 roots.push(Reached { path: r.path.clone(), kind: ReachKind::Recipe, via: r.at.clone(), depth: 0 });
             } else if !r.exists {
+                // A checkout file the collector fetched is read like a file of the tree (EX1):
+                // its settings are in the model, nothing of it is missing.
+                let fetched = r
+                    .external
+                    .as_deref()
+                    .is_some_and(|checkout| matches!(self.external.get(&(checkout, r.path.as_str())), Some(Ok(_))));
+                if fetched {
+                    continue;
+                }
                 let why = if r.path.is_empty() || r.external.is_some() { Why::ExternalRecipe } else { Why::Missing };
                 if why == Why::Missing {
                     // Decision TD5: a recipe the tree lacks is named, like a missing script.
@@ -1570,6 +1579,12 @@ mod tests {
         let tp = read.settings.iter().find(|s| s.name == "--tensor-parallel-size").unwrap();
         assert_eq!(tp.at, format!("{checkout}:{path}:6"));
         assert_eq!(read.recipes.iter().find(|r| r.path == path).and_then(|r| r.external.as_deref()), Some(checkout));
+        // Read, the checkout file is no unreachable part of the launch path (Check 13's missing
+        // evidence); unread or unavailable, it is.
+        let external_unreachable =
+            |c: &ConfigLaunch| c.reach.unavailable.iter().filter(|u| u.why == Why::ExternalRecipe).count();
+        assert_eq!(external_unreachable(&offline), 1, "{:?}", offline.reach.unavailable);
+        assert_eq!(external_unreachable(&read), 0, "{:?}", read.reach.unavailable);
 
         let why = "not found: http://x/repos/NVIDIA/srt-slurm/contents/recipes/trtllm/b200-fp4/1k1k.yaml?ref=a98738de: HTTP 404";
         let failed = LaunchTree::new(&t).with_external([(checkout, path, Err(why))]).all(&key).remove(0);
@@ -1577,6 +1592,7 @@ mod tests {
             external(&failed),
             [SettingsGap::ExternalUnavailable { checkout: checkout.into(), path: path.into(), at, reason: why.into() }]
         );
+        assert_eq!(external_unreachable(&failed), 1);
         // Another checkout's file is not this one's.
         let other = LaunchTree::new(&t).with_external([("NVIDIA/srt-slurm@v1.0.50", path, Ok(RECIPE))]);
         assert!(matches!(external(&other.all(&key).remove(0))[..], [SettingsGap::ExternalRecipe { .. }]));
