@@ -92,7 +92,13 @@ pub fn run(args: &LaunchArgs) -> anyhow::Result<ExitCode> {
     }
     match args.format {
         OutputFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&model.iter().map(to_json).collect::<Vec<_>>())?)
+            // One config's JSON at a time, straight to stdout: the whole document as one value
+            // and one string cost a third of the peak memory on a real tree.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut json = serde_json::Serializer::pretty(&mut out);
+            serde::Serializer::collect_seq(&mut json, model.iter().map(to_json))?;
+            std::io::Write::write_all(&mut out, b"\n")?;
+            std::io::Write::flush(&mut out)?;
         }
         OutputFormat::Text => model.iter().for_each(|c| print!("{}", text(c))),
     }
