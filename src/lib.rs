@@ -12,6 +12,7 @@ pub mod github;
 pub mod intake;
 pub mod lint;
 pub mod matrix;
+pub mod offload;
 pub mod pr;
 pub mod repo;
 pub mod report;

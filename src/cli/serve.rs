@@ -402,7 +402,9 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
         Some(settings) => Some(InstanceLock::acquire(&settings.state_dir)?),
         None => None,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // A main thread's 8 MiB, not tokio's 2 MiB: a sign-off's handler nests collect, octocrab and
+    // hyper futures, and a debug build's poll frames of that chain overflowed 2 MiB in the reconcile.
+    let runtime = tokio::runtime::Builder::new_multi_thread().thread_stack_size(8 << 20).enable_all().build()?;
     let served = runtime.block_on(serve(&args));
     // The drain already had its time: blocking tasks still stuck (a hung Slurm call) must not
     // keep a stopped server alive (dropping the runtime would wait for them).
@@ -415,7 +417,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let mut verify = args.verifier.verify_config()?;
     verify.details = details_store(args)?;
     verify.limits.sweeps = sweep_options(args)?;
-    verify.deadline = Duration::from_secs(args.verify_deadline_secs);
+    verify.limits.deadline = Duration::from_secs(args.verify_deadline_secs);
     let config = ServerConfig {
         secrets: args.webhook_secrets.iter().map(|s| SecretString::from(s.clone())).collect(),
         bot: BotConfig {

@@ -5,7 +5,6 @@
 //! text changed, reactions are set-like, so a redelivered or retried event changes nothing.
 
 mod merge_group;
-pub mod offload;
 pub(crate) mod preflight;
 mod shared_head;
 mod signoff;
@@ -81,7 +80,7 @@ pub enum HandlerError {
     #[error(transparent)]
     Collect(#[from] crate::evidence::collect::CollectError),
     #[error(transparent)]
-    Checks(#[from] offload::Overrun),
+    Checks(#[from] crate::offload::Overrun),
 }
 
 /// What a handler did, one line per side effect or decision (logged, and the job summary).

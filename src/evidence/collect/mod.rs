@@ -38,6 +38,7 @@ use crate::github::types::Artifact;
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::command::{self, Scan};
 use crate::intake::signoff::{self, SignoffUrl};
+use crate::offload::{run_checks, Overrun};
 use crate::pr::scan::{role, Role};
 use crate::pr::sweep_runs::qualifying_run;
 use crate::pr::{needs, Context, Needs};
@@ -83,6 +84,10 @@ pub struct CollectLimits {
     /// Protected target branches that hold their own policy (`--policy-branch`); a PR that
     /// targets any other branch is judged with the default branch's policy.
     pub policy_branches: Vec<String>,
+    /// How long the pure work over the PR's files may take: the PR model that names what to
+    /// read upstream here, the checks after (`serve --verify-deadline-secs`). A PR's launcher
+    /// can make that work slow (issue 35 case 4); past the deadline it is a named overrun.
+    pub deadline: std::time::Duration,
 }
 
 impl Default for CollectLimits {
@@ -101,6 +106,7 @@ impl Default for CollectLimits {
             concurrency: 6,
             sweeps: sweepgate::SweepOptions::default(),
             policy_branches: Vec::new(),
+            deadline: crate::offload::DEFAULT_DEADLINE,
         }
     }
 }
@@ -115,6 +121,9 @@ pub enum CollectError {
     Signoff { repo: RepoRef, key: String, source: GitHubError },
     #[error("sign-off {key} belongs to {found}, not to {repo} PR #{pr}; check the URL")]
     ForeignSignoff { key: String, found: String, repo: RepoRef, pr: u64 },
+    /// The PR model over the collected files ran past the deadline or stopped.
+    #[error(transparent)]
+    Overrun(#[from] Overrun),
 }
 
 fn unavailable<T>(what: &str, err: impl std::fmt::Display) -> Fact<T> {
@@ -564,7 +573,7 @@ async fn collect_from<G: GitHub>(
     evidence.artifacts = artifacts;
     sweepgate::attach(&mut evidence, &sweeps, &limits.sweeps);
     sweepgate::drop_unlisted_workflows(&mut evidence, &limits.sweeps);
-    let needs = needs(&Context::new(&evidence));
+    let (mut evidence, needs) = needs_of(evidence, limits.deadline).await?;
     evidence.upstream = read_upstream(upstream, &needs, limits).await;
     evidence.upstream.published_runs = published;
     evidence.upstream.checkouts = external::read_checkouts(upstream, needs.checkout_files, limits).await;
@@ -601,7 +610,7 @@ pub async fn for_signoff<G: GitHub>(
     evidence: &Evidence,
     signoff: Signoff,
     limits: &CollectLimits,
-) -> Evidence {
+) -> Result<Evidence, Overrun> {
     let mut evidence = evidence.clone();
     evidence.signoff = signoff;
     let author = evidence.signoff.author.clone();
@@ -616,10 +625,22 @@ pub async fn for_signoff<G: GitHub>(
     let published = std::mem::take(&mut evidence.upstream.published_runs);
     // The same head reads the same checkouts.
     let checkouts = std::mem::take(&mut evidence.upstream.checkouts);
-    evidence.upstream = read_upstream(upstream, &needs(&Context::new(&evidence)), limits).await;
+    let (mut evidence, needs) = needs_of(evidence, limits.deadline).await?;
+    evidence.upstream = read_upstream(upstream, &needs, limits).await;
     evidence.upstream.published_runs = published;
     evidence.upstream.checkouts = checkouts;
-    evidence
+    Ok(evidence)
+}
+
+/// What the PR model over `evidence` needs read upstream. The model evaluates the PR's
+/// launchers, which a PR can make slow: it runs off the async runtime, within `deadline`, like
+/// the checks (a slow launcher here once held a worker past every deadline, issue 35 case 4).
+async fn needs_of(evidence: Evidence, deadline: std::time::Duration) -> Result<(Evidence, Needs), Overrun> {
+    let shared = std::sync::Arc::new(evidence);
+    let needs = run_checks(deadline, shared.clone(), |ev| needs(&Context::new(ev))).await?;
+    // The blocking thread dropped its handle when it returned.
+    let evidence = std::sync::Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
+    Ok((evidence, needs))
 }
 
 /// The master configs whose blob differs between the qualifying commit `sweep` and the head, as

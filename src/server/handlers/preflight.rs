@@ -16,15 +16,15 @@ use std::time::Instant;
 
 use crate::evidence::collect::head::{author_signoff, head_request};
 use crate::evidence::collect::upstream::RequestBudget;
-use crate::evidence::collect::{collect, for_signoff, UpstreamClient};
+use crate::evidence::collect::{collect, for_signoff, CollectError, UpstreamClient};
 use crate::github::types::{CheckRunInput, CheckRunOutput, PullRequest};
 use crate::github::{sticky, GitHub, GitHubError, RepoRef};
-use crate::report::render_bilingual;
 use crate::report::verdict::message_text;
+use crate::report::{render_bilingual, RenderError};
 
-use super::offload::{run_checks, Overrun};
 use super::unchanged::{Posted, PostedPreflight};
 use super::{HandlerError, Outcome};
+use crate::offload::{run_checks, Overrun};
 
 /// The check run's name.
 pub const PREFLIGHT_CHECK: &str = "sweepgate/preflight";
@@ -101,7 +101,7 @@ impl PreflightBudgets {
 }
 
 /// The check run's body: each would-be FAIL with its fix, then what waits for the sign-off.
-fn render(preflight: &Preflight, head: &str) -> Result<String, crate::report::RenderError> {
+fn render(preflight: &Preflight, head: &str) -> Result<String, RenderError> {
     let catalog = Catalog::embedded();
     let rows: Vec<serde_json::Value> = preflight
         .fails
@@ -174,7 +174,9 @@ pub(super) async fn preflight<G: GitHub>(
     let collected = match out.reads.evidence_of(pull) {
         Some(shared) => {
             out.note(format!("preflight on {head}: the evidence this event collected is reused"));
-            Ok(for_signoff(gh, &upstream, repo, &shared, author_signoff(repo, pull), limits).await)
+            for_signoff(gh, &upstream, repo, &shared, author_signoff(repo, pull), limits)
+                .await
+                .map_err(CollectError::from)
         }
         None => {
             let (request, mut known) = head_request(repo, pull);
@@ -184,7 +186,7 @@ pub(super) async fn preflight<G: GitHub>(
     };
     let (conclusion, title, summary) = match collected {
         Ok(evidence) => {
-            let checked = run_checks(cfg.verify.deadline, std::sync::Arc::new(evidence), |ev| {
+            let checked = run_checks(cfg.verify.limits.deadline, std::sync::Arc::new(evidence), |ev| {
                 let verdict = verify(ev);
                 Preflight::of(ev, &verdict)
             });
@@ -196,23 +198,10 @@ pub(super) async fn preflight<G: GitHub>(
                     };
                     (preflight.conclusion(), title, render(&preflight, &head)?)
                 }
-                // The PR's files made the checks overrun: a conclusion that names it, not a
-                // check run left in progress.
-                Err(overrun) => {
-                    out.note(format!("preflight on {head}: {overrun}"));
-                    let seconds = match overrun {
-                        Overrun::Deadline(d) => Some(d.as_secs()),
-                        Overrun::Panicked(_) => None,
-                    };
-                    let context = json!({"head": head, "seconds": seconds});
-                    (
-                        "failure",
-                        "Preflight could not finish / 预检未能完成".to_owned(),
-                        render_bilingual("preflight_overrun", &context)?,
-                    )
-                }
+                Err(overrun) => overran(&head, &overrun, out)?,
             }
         }
+        Err(CollectError::Overrun(overrun)) => overran(&head, &overrun, out)?,
         Err(err) => {
             let context = json!({"head": head, "error": err.to_string()});
             (
@@ -243,6 +232,22 @@ pub(super) async fn preflight<G: GitHub>(
         Err(err) => return Err(err.into()),
     }
     Ok(())
+}
+
+/// The PR's files made the PR model or the checks overrun: a conclusion that names it, not a
+/// check run left in progress.
+fn overran(head: &str, overrun: &Overrun, out: &mut Outcome) -> Result<(&'static str, String, String), RenderError> {
+    out.note(format!("preflight on {head}: {overrun}"));
+    let seconds = match overrun {
+        Overrun::Deadline(d) => Some(d.as_secs()),
+        Overrun::Panicked(_) => None,
+    };
+    let context = json!({"head": head, "seconds": seconds});
+    Ok((
+        "failure",
+        "Preflight could not finish / 预检未能完成".to_owned(),
+        render_bilingual("preflight_overrun", &context)?,
+    ))
 }
 
 /// GitHub refused the token (no `checks` permission): not a failure worth retrying.

@@ -12,13 +12,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::offload::{run_checks, Overrun};
 use crate::checks::c03_upstream_recipe::{awaited_pulls, MAX_AWAITED};
 use crate::checks::c14_pareto_coverage::FrontierChart;
 use crate::checks::{verify, VerdictWord};
 use crate::domain::upstream_links::RECIPE_REPOSITORIES;
 use crate::evidence::collect::{
-    collect, resolve_policy, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig,
+    collect, resolve_policy, CollectError, CollectLimits, CollectRequest, Known, UpstreamClient, UpstreamConfig,
 };
 use crate::evidence::Fact;
 use crate::github::types::{
@@ -27,6 +26,7 @@ use crate::github::types::{
 use crate::github::{GitHub, GitHubError, RepoRef};
 use crate::intake::eligibility::{self, Eligibility};
 use crate::intake::signoff::{has_signoff_phrase, SignoffKey, SignoffKind, SignoffUrl};
+use crate::offload::{run_checks, Overrun};
 use crate::pr::fingerprint::{changed_files, changes, file_states, Changes, Fingerprint};
 use crate::report::marker::Marker;
 use crate::report::render_bilingual;
@@ -54,8 +54,6 @@ pub struct VerifyConfig {
     /// Run preflight (the check run `sweepgate/preflight`) on each push; on unless
     /// `--preflight=false`.
     pub preflight: bool,
-    /// How long the checks of one verification or preflight may run (`--verify-deadline-secs`).
-    pub deadline: std::time::Duration,
     /// What each PR's last judged head got, for pushes that change no file (HT12).
     pub judged: std::sync::Arc<super::JudgedHeads>,
     /// Each PR's preflight upstream budget (HT14).
@@ -152,7 +150,6 @@ impl Default for VerifyConfig {
             details: None,
             watch: Default::default(),
             preflight: true,
-            deadline: super::offload::DEFAULT_DEADLINE,
             judged: Default::default(),
             preflight_budgets: Default::default(),
         }
@@ -535,6 +532,10 @@ pub async fn verify_signoff<G: GitHub>(
             out.reads.evidence = Some(evidence.clone());
             evidence
         }
+        // The PR's files took the PR model past the deadline: named like the checks' overrun.
+        Err(CollectError::Overrun(overrun)) => {
+            return overran(gh, cfg, (repo, pr), key, &head, own_pending, overrun, out).await
+        }
         Err(err) => {
             let description = format!("sign-off {key} could not be verified: evidence unavailable");
             set_status(gh, cfg, (repo, pr), &head, StatusState::Failure, description, own_pending, out).await?;
@@ -545,12 +546,13 @@ pub async fn verify_signoff<G: GitHub>(
     let pinned = evidence.pull_request.head_sha.clone();
     let signed_head = carried.map_or(pinned.as_str(), |f| f.signed.as_str());
     let signed = signed_head.to_owned();
-    let fingerprint = match run_checks(cfg.deadline, evidence.clone(), move |ev| Fingerprint::of(ev, &signed)).await {
-        Ok(fingerprint) => fingerprint,
-        Err(overrun) => {
-            return overran(gh, cfg, (repo, pr), key, &pinned, own_pending && pinned == head, overrun, out).await
-        }
-    };
+    let fingerprint =
+        match run_checks(cfg.limits.deadline, evidence.clone(), move |ev| Fingerprint::of(ev, &signed)).await {
+            Ok(fingerprint) => fingerprint,
+            Err(overrun) => {
+                return overran(gh, cfg, (repo, pr), key, &pinned, own_pending && pinned == head, overrun, out).await
+            }
+        };
     let comments = gh.list_issue_comments(repo, pr).await?;
     let find = Marker::new("verdict").with("signoff", key);
     let existing = find_own(&comments, bot_login, &find).map(|(c, _)| c);
@@ -568,7 +570,7 @@ pub async fn verify_signoff<G: GitHub>(
         }
     }
     let fingerprint = fingerprint.map_err(|why| out.note(format!("no fingerprint recorded at {pinned}: {why}"))).ok();
-    let verdict = match run_checks(cfg.deadline, evidence.clone(), verify).await {
+    let verdict = match run_checks(cfg.limits.deadline, evidence.clone(), verify).await {
         Ok(verdict) => verdict,
         Err(overrun) => {
             return overran(gh, cfg, (repo, pr), key, &pinned, own_pending && pinned == head, overrun, out).await
