@@ -361,6 +361,53 @@ fn script_commands(text: &str) -> (Vec<Heredoc>, Vec<(u32, String)>) {
     (written, logical_lines(text).into_iter().filter(|(line, _)| !bodies.contains(line)).collect())
 }
 
+/// A script's text read once: the heredocs it writes, its command lines with their shell words,
+/// and its function bodies. Every config and row that runs or sources the same script reads
+/// from this (decision TR2).
+struct ParsedScript {
+    written: Vec<Heredoc>,
+    lines: Vec<(u32, String)>,
+    /// [`shell_words`] of each of `lines`.
+    words: Vec<Vec<String>>,
+    bodies: Vec<(String, std::ops::RangeInclusive<u32>)>,
+}
+
+impl ParsedScript {
+    fn of(text: &str) -> ParsedScript {
+        let (written, lines) = script_commands(text);
+        let words = lines.iter().map(|(_, l)| shell_words(l)).collect();
+        ParsedScript { written, lines, words, bodies: function_bodies(text) }
+    }
+}
+
+/// Most script text whose reading one thread keeps; past it the memo starts over.
+const MAX_PARSED_BYTES: usize = 8 << 20;
+
+thread_local! {
+    /// Script text → its reading, and the bytes of text held. A memo of a pure function: the
+    /// history tip's 262 scripts are 1.5 MB, and each was read again for every config and row
+    /// that runs or sources it (`benchmark_lib.sh` by nearly every launcher).
+    static PARSED: std::cell::RefCell<(std::collections::HashMap<String, std::rc::Rc<ParsedScript>>, usize)> =
+        Default::default();
+}
+
+/// The reading of `text`, from the memo when this thread read it before.
+fn parsed(text: &str) -> std::rc::Rc<ParsedScript> {
+    PARSED.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(found) = memo.0.get(text) {
+            return found.clone();
+        }
+        let read = std::rc::Rc::new(ParsedScript::of(text));
+        if memo.1 + text.len() > MAX_PARSED_BYTES {
+            *memo = Default::default();
+        }
+        memo.1 += text.len();
+        memo.0.insert(text.to_owned(), read.clone());
+        read
+    })
+}
+
 fn is_var_name(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !s.as_bytes()[0].is_ascii_digit()
 }
@@ -602,12 +649,12 @@ const SERVING_INPUTS: &[(&str, &str)] = &[("EVAL_ONLY", "false")];
 /// search-space row's (`TP`, `DCP_SIZE`, `KV_OFFLOAD_BACKEND`, … as the workflow binds them),
 /// less any the script assigns itself other than as its own default (`X="${X:-1}"`). Tests on
 /// anything else stay undecided: every branch is read.
-fn serving_inputs(lines: &[(u32, String)], row: &[(String, String)]) -> Vec<(String, String)> {
+fn serving_inputs(words: &[Vec<String>], row: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> =
         SERVING_INPUTS.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     let mut assigned: BTreeSet<String> = BTreeSet::new();
-    for word in lines.iter().flat_map(|(_, line)| shell_words(line)) {
-        if let Some((name, value)) = assignment(&word) {
+    for word in words.iter().flatten() {
+        if let Some((name, value)) = assignment(word) {
             let value = value.trim_matches('"');
             if !(value.starts_with(&format!("${{{name}:-")) || value.starts_with(&format!("${{{name}-"))) {
                 assigned.insert(name.to_owned());
@@ -686,10 +733,16 @@ struct Branch {
 /// The lines of `text` inside an `if`/`elif`/`else` branch or a `case` arm that `inputs` rule
 /// out. Tests it cannot decide keep every branch (the reader then takes every value).
 pub(super) fn dead_lines(lines: &[(u32, String)], inputs: &[(&str, &str)]) -> BTreeSet<u32> {
+    let words: Vec<Vec<String>> = lines.iter().map(|(_, l)| shell_words(l)).collect();
+    dead_lines_of(lines, &words, inputs)
+}
+
+/// [`dead_lines`] of lines whose shell words are read already.
+fn dead_lines_of(lines: &[(u32, String)], words: &[Vec<String>], inputs: &[(&str, &str)]) -> BTreeSet<u32> {
     let mut open: Vec<Branch> = Vec::new();
     let mut dead = BTreeSet::new();
-    for (line, logical) in lines {
-        let (line, words) = (*line, shell_words(logical));
+    for ((line, _), words) in lines.iter().zip(words) {
+        let line = *line;
         let first = words.first().map(|w| w.trim_end_matches(';')).unwrap_or_default();
         let one_line = words.iter().any(|w| matches!(w.trim_end_matches(';'), "fi" | "esac"));
         let live_before = open.iter().all(|b| b.live);
@@ -745,8 +798,8 @@ pub(super) fn dead_lines(lines: &[(u32, String)], inputs: &[(&str, &str)]) -> BT
 /// Reads the variables, arrays and exports of a script's command `lines` (`dead` ones skipped),
 /// and of the scripts it sources.
 fn read_scope(
-    text: &str,
-    (lines, dead): (&[(u32, String)], &BTreeSet<u32>),
+    script: &ParsedScript,
+    dead: &BTreeSet<u32>,
     path: &str,
     resolve: &SourceResolver,
     scope: &mut Scope,
@@ -757,17 +810,16 @@ fn read_scope(
     let mut array: Option<String> = None;
     // A sourced library's function binds its variables only where something calls it
     // (`bridge_disagg_eval_metadata` sets `TP` from `PREFILL_TP` for the eval's metadata only).
-    let all_bodies = function_bodies(text);
+    let (lines, split, all_bodies) = (&script.lines, &script.words, &script.bodies);
     let bodies = if depth == 0 { &[][..] } else { &all_bodies[..] };
     let in_body = |number: u32| bodies.iter().find(|(_, lines)| lines.contains(&number));
     let function_of = |number: u32| all_bodies.iter().find(|(_, lines)| lines.contains(&number)).map(|(n, _)| n);
     // A function the launcher calls once its server runs (`run_eval` after the benchmark sets
     // `CONC="$eval_conc"`, #2433) binds nothing the server's command read.
-    let split: Vec<Vec<String>> = lines.iter().map(|(_, l)| shell_words(l)).collect();
     let server_at = (depth == 0)
-        .then(|| lines.iter().zip(&split).find(|(_, w)| is_engine_command(w) && !opens_array(w)).map(|((n, _), _)| *n))
+        .then(|| lines.iter().zip(split).find(|(_, w)| is_engine_command(w) && !opens_array(w)).map(|((n, _), _)| *n))
         .flatten();
-    for ((number, _), words) in lines.iter().zip(&split) {
+    for ((number, _), words) in lines.iter().zip(split) {
         let number = *number;
         if in_body(number).is_none() && !dead.contains(&number) && server_at.is_none_or(|at| number < at) {
             scope.called.extend(words.iter().cloned());
@@ -782,17 +834,17 @@ fn read_scope(
             continue;
         }
         if array.is_none() {
-            if let Some(target) = sourced_path(&words) {
+            if let Some(target) = sourced_path(words) {
                 if depth < MAX_SOURCE_DEPTH {
                     if let Some((sub_path, sub_text)) = resolve(path, &target) {
-                        let (_, sub_lines) = script_commands(&sub_text);
-                        let sub_dead = dead_lines(&sub_lines, &scope.inputs());
-                        read_scope(&sub_text, (&sub_lines, &sub_dead), &sub_path, resolve, scope, depth + 1);
+                        let sub = parsed(&sub_text);
+                        let sub_dead = dead_lines_of(&sub.lines, &sub.words, &scope.inputs());
+                        read_scope(&sub, &sub_dead, &sub_path, resolve, scope, depth + 1);
                     }
                 }
                 continue;
             }
-            if is_engine_command(&words) && !opens_array(&words) {
+            if is_engine_command(words) && !opens_array(words) {
                 continue;
             }
         }
@@ -801,7 +853,7 @@ fn read_scope(
         let (mut at_start, mut exported) = (true, false);
         // `local NAME=(…)` in a function: an array of that function only.
         let mut local = false;
-        for word in &words {
+        for word in words {
             if let Some(name) = &array {
                 // The `)` that closes the array, not one of an item's own (`"$((2 * CONC))"`),
                 // also where a `;` ends the command (`then A+=(--x 1); fi`).
@@ -1000,8 +1052,7 @@ pub type Inherited = (String, String, String);
 /// A script read for one row: its scope, the heredocs it writes, its command lines, the dead ones.
 struct ReadScript {
     scope: Scope,
-    written: Vec<Heredoc>,
-    lines: Vec<(u32, String)>,
+    script: std::rc::Rc<ParsedScript>,
     dead: BTreeSet<u32>,
 }
 
@@ -1014,16 +1065,16 @@ fn script_scope(
     row: &[(String, String)],
     inherited: &[Inherited],
 ) -> ReadScript {
-    let (written, lines) = script_commands(text);
-    let mut scope = Scope { inputs: serving_inputs(&lines, row), ..Scope::default() };
+    let script = parsed(text);
+    let mut scope = Scope { inputs: serving_inputs(&script.words, row), ..Scope::default() };
     for (name, value, from) in inherited {
         scope.assign(name, value);
         scope.exports.insert(name.clone(), from.clone());
         scope.inherited.insert(name.clone());
     }
-    let dead = dead_lines(&lines, &scope.inputs());
-    read_scope(text, (&lines, &dead), path, resolve, &mut scope, 0);
-    ReadScript { scope, written, lines, dead }
+    let dead = dead_lines_of(&script.lines, &script.words, &scope.inputs());
+    read_scope(&script, &dead, path, resolve, &mut scope, 0);
+    ReadScript { scope, script, dead }
 }
 
 /// What a script exports to the programs it runs for `row` (what it inherits included), each
@@ -1054,17 +1105,19 @@ fn called_functions(
     bodies: &[(String, std::ops::RangeInclusive<u32>)],
 ) -> BTreeSet<String> {
     let in_body = |n: u32| bodies.iter().find(|(_, l)| l.contains(&n)).map(|(f, _)| f.as_str());
+    let live: Vec<(u32, Vec<String>)> =
+        lines.iter().filter(|(n, _)| !dead.contains(n)).map(|(n, logical)| (*n, words(logical))).collect();
     let mut called: BTreeSet<String> = BTreeSet::new();
     // Each round adds a function or stops: at most one round per function.
     for _ in 0..=bodies.len() {
         let before = called.len();
-        for (number, logical) in lines.iter().filter(|(n, _)| !dead.contains(n)) {
+        for (number, split) in &live {
             if in_body(*number).is_some_and(|f| !called.contains(f)) {
                 continue;
             }
-            for word in words(logical) {
-                if bodies.iter().any(|(f, _)| *f == word) && in_body(*number) != Some(word.as_str()) {
-                    called.insert(word);
+            for word in split {
+                if bodies.iter().any(|(f, _)| f == word) && in_body(*number) != Some(word.as_str()) {
+                    called.insert(word.clone());
                 }
             }
         }
@@ -1084,22 +1137,21 @@ pub fn from_script_with(
     row: &[(String, String)],
     inherited: &[Inherited],
 ) -> Option<RoleSettings> {
-    let ReadScript { scope, written, lines, dead } = script_scope(text, path, resolve, row, inherited);
+    let ReadScript { scope, script, dead } = script_scope(text, path, resolve, row, inherited);
+    let (lines, bodies) = (&script.lines, &script.bodies);
     let mut settings = BTreeMap::new();
     let mut found = false;
-    let written: Vec<&Heredoc> = written.iter().filter(|h| !dead.contains(&h.line)).collect();
+    let written: Vec<&Heredoc> = script.written.iter().filter(|h| !dead.contains(&h.line)).collect();
     // A server started in a function runs only when a live line calls it (`start_prefill` in
     // the `prefill)` arm of a role `case`).
-    let bodies = function_bodies(text);
-    let called = called_functions(&lines, &dead, &bodies);
-    for (line, logical) in lines.iter().filter(|(line, _)| !dead.contains(line)) {
+    let called = called_functions(lines, &dead, bodies);
+    for ((line, _), written_words) in lines.iter().zip(&script.words).filter(|((line, _), _)| !dead.contains(line)) {
         let function = bodies.iter().find(|(_, l)| l.contains(line)).map(|(f, _)| f.as_str());
-        let written_words = shell_words(logical);
         // An array's items are data: the command that splices them is the engine command.
-        if function.is_some_and(|f| !called.contains(f)) || opens_array(&written_words) {
+        if function.is_some_and(|f| !called.contains(f)) || opens_array(written_words) {
             continue;
         }
-        let spliced = scope.splice_arrays(&written_words, *line, function);
+        let spliced = scope.splice_arrays(written_words, *line, function);
         let (line, words) = (*line, spliced.iter().map(|(w, _)| w.clone()).collect::<Vec<_>>());
         let engine = |w: &String| {
             w.contains("sglang")
@@ -1145,7 +1197,7 @@ pub fn from_script_with(
     if !found {
         return None;
     }
-    rendered_recipe_settings(&lines, path, resolve, &scope, &dead, &mut settings);
+    rendered_recipe_settings(lines, path, resolve, &scope, &dead, &mut settings);
     for (name, from) in &scope.exports {
         let values = scope.vars.get(name).cloned().unwrap_or_default();
         for v in values.iter().flat_map(|v| scope.expand(v, 0)) {
