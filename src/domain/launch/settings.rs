@@ -381,7 +381,7 @@ impl ParsedScript {
 }
 
 /// Most script text whose reading one thread keeps; past it the memo starts over.
-const MAX_PARSED_BYTES: usize = 8 << 20;
+const MAX_PARSED_BYTES: usize = 4 << 20;
 
 thread_local! {
     /// Script text → its reading, and the bytes of text held. A memo of a pure function: the
