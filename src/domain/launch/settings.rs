@@ -399,6 +399,9 @@ fn parsed(text: &str) -> std::rc::Rc<ParsedScript> {
             return found.clone();
         }
         let read = std::rc::Rc::new(ParsedScript::of(text));
+        if text.len() > MAX_PARSED_BYTES {
+            return read;
+        }
         if memo.1 + text.len() > MAX_PARSED_BYTES {
             *memo = Default::default();
         }
@@ -1499,6 +1502,21 @@ mod tests {
         assert_eq!(s.settings["ROCM_QUICK_REDUCE_QUANTIZATION"].at, "amd_utils/server_sglang.sh");
         assert_eq!(s.settings["--mem-fraction-static"].at, "bench/x.sh:10");
         assert!(!s.settings.contains_key("MEM"), "plain variables are not env settings");
+    }
+
+    #[test]
+    fn a_scripts_text_is_read_once_per_thread_and_the_memo_is_bounded() {
+        let script = "source lib.sh\nvllm serve $MODEL --tp 8\n";
+        let first = parsed(script);
+        assert!(std::rc::Rc::ptr_eq(&first, &parsed(script)), "the same text is read once");
+        assert_eq!(first.words[1], ["vllm", "serve", "$MODEL", "--tp", "8"]);
+        assert!(!std::rc::Rc::ptr_eq(&first, &parsed("vllm serve $MODEL --tp 4\n")));
+        // A text past the bound is not kept; texts that fill it make the memo start over.
+        parsed(&"#\n".repeat(MAX_PARSED_BYTES / 2 + 1));
+        assert!(std::rc::Rc::ptr_eq(&first, &parsed(script)), "nothing was dropped for a text not kept");
+        parsed(&"#\n".repeat(MAX_PARSED_BYTES / 2 - 8));
+        assert!(PARSED.with(|m| m.borrow().1 <= MAX_PARSED_BYTES));
+        assert!(!std::rc::Rc::ptr_eq(&first, &parsed(script)), "the memo started over");
     }
 
     #[test]
