@@ -231,6 +231,37 @@ async fn intake_answers_while_the_checks_run_to_their_deadline() {
     assert!(summary.contains("8 秒的时限内"), "{summary}");
 }
 
+/// Case 4 on the sign-off path: the PR model over the slow launcher runs past the deadline
+/// while the evidence is collected; the sign-off's status is a `failure` naming the deadline,
+/// never left `pending`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signoff_whose_pr_model_runs_past_the_deadline_is_a_named_failure() {
+    let ev = hostile(&[(LAUNCHER, slow_launcher())]);
+    let fake = FakeGitHub::start(TOKEN, BOT).await;
+    let upstream = FakeUpstream::start().await;
+    serve_upstream(&upstream, &ev);
+    let url = serve(&fake, &ev);
+    let id: u64 = url.rsplit_once("issuecomment-").and_then(|(_, id)| id.parse().ok()).unwrap();
+    let server = start_server(&fake, &upstream, &["--verify-deadline-secs", "8", "--preflight=false"]).await;
+    let (pr, head) = (ev.pull_request.number, ev.pull_request.head_sha.clone());
+    let mut event = support::comment_event(pr, id, &ev.signoff.author, "MEMBER", &ev.signoff.body, None);
+    event["repository"]["full_name"] = json!(REPO);
+    let started = Instant::now();
+    assert_eq!(server.deliver("issue_comment", "slow-signoff", &event).await.0, 202);
+    server.wait_handled(1).await;
+    let statuses: Vec<(String, String)> = fake
+        .world()
+        .statuses
+        .iter()
+        .filter(|(_, sha, body)| *sha == head && body["context"] == "codeowner-signoff-verify")
+        .map(|(_, _, b)| (b["state"].as_str().unwrap().to_owned(), b["description"].as_str().unwrap().to_owned()))
+        .collect();
+    println!("sign-off past its 8 s deadline: {statuses:?} after {:?}", started.elapsed());
+    let (state, description) = statuses.last().expect("a status on the head").clone();
+    assert_eq!(state, "failure", "{statuses:?}");
+    assert!(description.contains("could not be verified: the checks ran past 8 s"), "{description}");
+}
+
 /// `sweepgate queue` on a state file.
 fn queue(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_sweepgate")).arg("queue").args(args).output().unwrap();
