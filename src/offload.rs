@@ -1,9 +1,9 @@
 //! The CPU work of a verification or a preflight (the PR model and the checks over a collected
 //! Evidence) runs on a blocking thread with a deadline (issue 35, decision HT3). On the async
 //! runtime's threads a PR's launcher that took the checks 17 s left `/healthz` and every other
-//! PR's webhook unanswered as long; here the runtime only waits. Past the deadline the verification is a
-//! named failure; the thread finishes on its own (every evaluation is bounded) while holding
-//! one of the few slots, so overrunning PRs cannot take every core.
+//! PR's webhook unanswered as long; here the runtime only waits. Past the deadline the
+//! verification is a named failure; the thread finishes on its own (every evaluation is
+//! bounded) while holding one of the few slots, so overrunning PRs cannot take every core.
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;

@@ -383,30 +383,36 @@ impl ParsedScript {
 /// Most script text whose reading one thread keeps; past it the memo starts over.
 const MAX_PARSED_BYTES: usize = 4 << 20;
 
+/// The scripts one thread has read, and the bytes of their text.
+#[derive(Default)]
+struct Readings {
+    by_text: std::collections::HashMap<String, std::rc::Rc<ParsedScript>>,
+    bytes: usize,
+}
+
 thread_local! {
-    /// Script text → its reading, and the bytes of text held. A memo of a pure function: the
-    /// history tip's 262 scripts are 1.5 MB, and each was read again for every config and row
-    /// that runs or sources it (`benchmark_lib.sh` by nearly every launcher).
-    static PARSED: std::cell::RefCell<(std::collections::HashMap<String, std::rc::Rc<ParsedScript>>, usize)> =
-        Default::default();
+    /// A memo of a pure function of the text: the history tip's 262 scripts are 1.5 MB, and
+    /// each was read again for every config and row that runs or sources it (`benchmark_lib.sh`
+    /// by nearly every launcher).
+    static PARSED: std::cell::RefCell<Readings> = Default::default();
 }
 
 /// The reading of `text`, from the memo when this thread read it before.
 fn parsed(text: &str) -> std::rc::Rc<ParsedScript> {
     PARSED.with(|memo| {
         let mut memo = memo.borrow_mut();
-        if let Some(found) = memo.0.get(text) {
+        if let Some(found) = memo.by_text.get(text) {
             return found.clone();
         }
         let read = std::rc::Rc::new(ParsedScript::of(text));
         if text.len() > MAX_PARSED_BYTES {
             return read;
         }
-        if memo.1 + text.len() > MAX_PARSED_BYTES {
-            *memo = Default::default();
+        if memo.bytes + text.len() > MAX_PARSED_BYTES {
+            *memo = Readings::default();
         }
-        memo.1 += text.len();
-        memo.0.insert(text.to_owned(), read.clone());
+        memo.bytes += text.len();
+        memo.by_text.insert(text.to_owned(), read.clone());
         read
     })
 }
@@ -1515,7 +1521,7 @@ mod tests {
         parsed(&"#\n".repeat(MAX_PARSED_BYTES / 2 + 1));
         assert!(std::rc::Rc::ptr_eq(&first, &parsed(script)), "nothing was dropped for a text not kept");
         parsed(&"#\n".repeat(MAX_PARSED_BYTES / 2 - 8));
-        assert!(PARSED.with(|m| m.borrow().1 <= MAX_PARSED_BYTES));
+        assert!(PARSED.with(|m| m.borrow().bytes <= MAX_PARSED_BYTES));
         assert!(!std::rc::Rc::ptr_eq(&first, &parsed(script)), "the memo started over");
     }
 
